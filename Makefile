@@ -1,0 +1,105 @@
+# sandpit — one plain Makefile.  Objects go to build/.
+CC       ?= gcc
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SAN      ?=
+
+WARN     := -Wall -Wextra -Werror
+CPPFLAGS := -Iinclude -I. -I$(BUILD)/include -D_GNU_SOURCE
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) -fPIC -std=gnu11
+LIBS     := -lseccomp -lZydis -lZycore -lpthread
+
+# The untrusted-side runtime runs inside the sandbox: freestanding, no libc,
+# no sanitizers, no stack protector.  Its files are named user/u_*.c.
+U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
+            -fno-stack-protector -fno-sanitize=all -fcf-protection=none \
+            -mgeneral-regs-only -fno-asynchronous-unwind-tables
+
+U_SRCS   := $(wildcard user/u_*.c)
+C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(wildcard policy/*.c) $(wildcard compat/*.c)
+S_SRCS   := $(wildcard asm/x86_64/*.S)
+LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
+
+CLI_SRCS := $(wildcard loader/*.c)
+TEST_SRCS:= $(wildcard selftests/*_test.c)
+TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCHES  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+HARNESS  := $(BUILD)/include/kselftest_harness.h
+
+all: $(BUILD)/libsandpit.a $(BUILD)/libsandpit.so $(BUILD)/sandpit
+
+deps:
+	@./scripts/deps.sh $(BUILD)
+
+$(HARNESS):
+	@./scripts/deps.sh $(BUILD)
+
+$(BUILD)/user/u_%.o: user/u_%.c $(wildcard user/*.h policy/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(U_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(wildcard user/*.h policy/*.h compat/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/libsandpit.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libsandpit.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libsandpit.so -Wl,-z,noexecstack -o $@ $^ $(LIBS)
+
+$(BUILD)/sandpit: $(CLI_SRCS) $(BUILD)/libsandpit.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS)
+
+$(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libsandpit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsandpit.a $(LIBS) -lm
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))
+
+tests: $(TESTS)
+
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	@./scripts/run-tests.sh $(TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(EXAMPLES)
+	@SANDPIT_MODE=strict $(BUILD)/examples/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCHES)
+	@for b in $(BENCHES); do $$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(BUILD)/libsandpit.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libsandpit.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/sandpit.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BUILD)/sandpit $(DESTDIR)$(PREFIX)/bin/
+	[ ! -f docs/sandpit.1 ] || install -m 644 docs/sandpit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. user policy compat loader
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps tests check demo bench install lint clean
+.SECONDARY:

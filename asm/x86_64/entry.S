@@ -1,0 +1,53 @@
+/* The syscall stub.  Every patched site's trampoline replaces `syscall` with
+ *     lea -128(%rsp),%rsp ; call *slot(%rip) ; lea 128(%rsp),%rsp
+ * and the slot points here.  Registers arrive as for `syscall`; like the
+ * instruction, the stub returns in rax, clobbers only rcx and r11, and keeps
+ * the flags.  rt_sigreturn must run natively on the very stack the kernel
+ * built the frame on, so the stub undoes the call and the red-zone step and
+ * issues it itself. */
+
+	.section sandpit_text,"ax",@progbits
+
+	.globl sandpit_syscall_stub
+	.hidden sandpit_syscall_stub
+	.type sandpit_syscall_stub,@function
+sandpit_syscall_stub:
+	pushfq
+	cmp $15, %rax
+	je 2f
+	cld
+	push %rbx
+	push %rdi
+	push %rsi
+	push %rdx
+	push %r10
+	push %r8
+	push %r9
+	mov %rsp, %rbx
+	and $-16, %rsp
+	sub $8, %rsp
+	push %r9
+	mov %r8, %r9
+	mov %r10, %r8
+	mov %rdx, %rcx
+	mov %rsi, %rdx
+	mov %rdi, %rsi
+	mov %rax, %rdi
+	call sandpit_entry
+	mov %rbx, %rsp
+	pop %r9
+	pop %r8
+	pop %r10
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	pop %rbx
+	popfq
+	ret
+2:	popfq
+	lea 136(%rsp), %rsp
+	syscall
+	ud2
+	.size sandpit_syscall_stub, .-sandpit_syscall_stub
+
+	.section .note.GNU-stack,"",@progbits

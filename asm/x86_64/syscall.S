@@ -1,0 +1,49 @@
+/* Raw system call wrappers and the signal restorer for the untrusted-side
+ * runtime.  They live in section sandpit_text, which the patcher never
+ * touches: these are the only `syscall` instructions U may run natively
+ * (seccomp strict allows read, write, exit and rt_sigreturn), and the ones
+ * sandpit_start uses before the sandbox is in force. */
+#include <asm/unistd.h>
+
+	.section sandpit_text,"ax",@progbits
+
+/* long sandpit_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5) */
+	.globl sandpit_raw_syscall6
+	.hidden sandpit_raw_syscall6
+	.type sandpit_raw_syscall6,@function
+sandpit_raw_syscall6:
+	mov %rdi, %rax
+	mov %rsi, %rdi
+	mov %rdx, %rsi
+	mov %rcx, %rdx
+	mov %r8, %r10
+	mov %r9, %r8
+	mov 8(%rsp), %r9
+	syscall
+	ret
+	.size sandpit_raw_syscall6, .-sandpit_raw_syscall6
+
+/* the sa_restorer of sandpit's own signal handlers */
+	.globl sandpit_restorer
+	.hidden sandpit_restorer
+	.type sandpit_restorer,@function
+sandpit_restorer:
+	mov $__NR_rt_sigreturn, %eax
+	syscall
+	ud2
+	.size sandpit_restorer, .-sandpit_restorer
+
+/* unsigned sandpit_getcpu(void): the CPU we run on, without a system call and
+ * without the TSC (which strict mode turns off): the limit of the per-CPU
+ * GDT segment the kernel sets up for the vDSO's getcpu. */
+	.globl sandpit_getcpu
+	.hidden sandpit_getcpu
+	.type sandpit_getcpu,@function
+sandpit_getcpu:
+	mov $0x7b, %eax
+	lsl %eax, %eax
+	and $0xfff, %eax
+	ret
+	.size sandpit_getcpu, .-sandpit_getcpu
+
+	.section .note.GNU-stack,"",@progbits

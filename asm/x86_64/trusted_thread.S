@@ -1,0 +1,520 @@
+/* The trusted thread T (DESIGN §1, §2).
+ *
+ * T shares the address space with U, so it trusts only its registers.  Its
+ * long-lived state is held in registers that nothing else can change:
+ *     r15  secure page  (read-only in P: T's configuration, B's verdicts)
+ *     r14  mailbox      (read-write in P: U's requests; never trusted)
+ *     r13  T table      (read-only, sealed)
+ *     r12  sequence number of the last request T accepted
+ * A request is loaded from the mailbox exactly once, into xmm0 (number) and
+ * xmm1..xmm6 (arguments); every check and the system call itself use those
+ * registers (invariant 2: load, check, use).  T has no stack (rsp = 0): it
+ * never pushes, and a stray push faults and, with every signal blocked,
+ * kills the whole process (invariant 5).  All signals are blocked in T, so
+ * no handler of U's choosing ever runs on it (invariant 1). */
+#include <asm/unistd.h>
+#include "user/secure_mem.h"
+#include "policy/t_table.h"
+
+#define CLONE_THREAD_FLAGS 0x50f00 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM */
+#define POLLIN   1
+#define POLLERR  8
+#define POLLHUP  0x10
+#define MSG_NOSIGNAL 0x4000
+#define SIGKILL  9
+#define SIGSEGV  11
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define ETIMEDOUT 110
+
+	.section sandpit_text,"ax",@progbits
+
+/* long sandpit_clone_trusted(struct secure_page *sp)
+ * Called with every signal blocked.  Returns T's tid (or -errno) in the
+ * caller; the child starts in trusted_thread_main with its registers set. */
+	.globl sandpit_clone_trusted
+	.hidden sandpit_clone_trusted
+	.type sandpit_clone_trusted,@function
+sandpit_clone_trusted:
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	mov %rdi, %r15
+	mov SP_CFG_MAILBOX(%r15), %r14
+	mov SP_CFG_TABLE(%r15), %r13
+	mov MB_REQ_SEQ(%r14), %r12
+	mov $CLONE_THREAD_FLAGS, %edi
+	xor %esi, %esi
+	xor %edx, %edx
+	xor %r10d, %r10d
+	xor %r8d, %r8d
+	mov $__NR_clone, %eax
+	syscall
+	test %rax, %rax
+	jz trusted_thread_main
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	ret
+	.size sandpit_clone_trusted, .-sandpit_clone_trusted
+
+/* ARG idx, dst: dst = syscall argument number idx (a register holding 0..5).
+ * An index out of range (a corrupt table) fails the rule. */
+.macro ARG idx, dst
+	cmp $0, \idx
+	jne .Larg1_\@
+	movq %xmm1, \dst
+	jmp .Larg_done_\@
+.Larg1_\@:
+	cmp $1, \idx
+	jne .Larg2_\@
+	movq %xmm2, \dst
+	jmp .Larg_done_\@
+.Larg2_\@:
+	cmp $2, \idx
+	jne .Larg3_\@
+	movq %xmm3, \dst
+	jmp .Larg_done_\@
+.Larg3_\@:
+	cmp $3, \idx
+	jne .Larg4_\@
+	movq %xmm4, \dst
+	jmp .Larg_done_\@
+.Larg4_\@:
+	cmp $4, \idx
+	jne .Larg5_\@
+	movq %xmm5, \dst
+	jmp .Larg_done_\@
+.Larg5_\@:
+	cmp $5, \idx
+	jne .Lrule_fail
+	movq %xmm6, \dst
+.Larg_done_\@:
+.endm
+
+/* CHECK_B: B exited if its end of the socket pair hung up (invariant 5) */
+.macro CHECK_B
+	lea MB_POLLFD(%r14), %rdi
+	mov SP_CFG_TB_FD(%r15), %eax
+	mov %eax, 0(%rdi)
+	movl $POLLIN, 4(%rdi)
+	mov $1, %esi
+	lea zero_timeout(%rip), %rdx
+	xor %r10d, %r10d
+	mov $8, %r8d
+	mov $__NR_ppoll, %eax
+	syscall
+	testw $(POLLERR | POLLHUP), MB_POLLFD + 6(%r14)
+	jnz .Ldie_b
+.endm
+
+/* CPU dst32: the CPU we run on (per-CPU GDT segment limit, as vDSO getcpu) */
+.macro CPU dst
+	mov $0x7b, \dst
+	lsl \dst, \dst
+	and $0xfff, \dst
+.endm
+
+	.type trusted_thread_main,@function
+trusted_thread_main:
+	xor %esp, %esp
+
+/* ---- wait for U's next request: spin while U runs on another CPU, then block */
+.Lwait:
+	mov MB_REQ_SEQ(%r14), %rax
+	cmp %rax, %r12
+	jne .Lrequest
+	CPU %eax
+	mov %eax, MB_T_CPU(%r14)
+	cmp MB_U_CPU(%r14), %eax
+	je .Lsleep
+	mov SP_CFG_SPIN(%r15), %ecx
+.Lspin:
+	pause
+	mov MB_REQ_SEQ(%r14), %rax
+	cmp %rax, %r12
+	jne .Lrequest
+	dec %ecx
+	jnz .Lspin
+.Lsleep:
+	movl $1, MB_T_SLEEP(%r14)
+	mfence
+	mov MB_REQ_SEQ(%r14), %rax
+	cmp %rax, %r12
+	jne .Lawake
+	lea MB_POLLFD(%r14), %rdi
+	mov SP_CFG_T_FD(%r15), %eax
+	mov %eax, 0(%rdi)
+	movl $POLLIN, 4(%rdi)
+	mov SP_CFG_TB_FD(%r15), %eax
+	mov %eax, 8(%rdi)
+	movl $POLLIN, 12(%rdi)
+	mov $2, %esi
+	xor %edx, %edx
+	xor %r10d, %r10d
+	mov $8, %r8d
+	mov $__NR_ppoll, %eax
+	syscall
+	/* B never writes to its socket; it only hangs up by exiting, which
+	 * must end P (invariant 5) */
+	testw $(POLLIN | POLLERR | POLLHUP), MB_POLLFD + 14(%r14)
+	jnz .Ldie_b
+	testw $POLLIN, MB_POLLFD + 6(%r14)
+	jz .Lawake
+	mov SP_CFG_T_FD(%r15), %edi
+	lea MB_DRAIN(%r14), %rsi
+	mov $64, %edx
+	mov $__NR_read, %eax
+	syscall
+.Lawake:
+	movl $0, MB_T_SLEEP(%r14)
+	jmp .Lwait
+
+/* ---- a request: load it once into registers, then classify */
+.Lrequest:
+	mov %rax, %r12
+	movq MB_NR(%r14), %xmm0
+	movq MB_ARGS + 0(%r14), %xmm1
+	movq MB_ARGS + 8(%r14), %xmm2
+	movq MB_ARGS + 16(%r14), %xmm3
+	movq MB_ARGS + 24(%r14), %xmm4
+	movq MB_ARGS + 32(%r14), %xmm5
+	movq MB_ARGS + 40(%r14), %xmm6
+	movq %xmm0, %rax
+	cmp $SANDPIT_NR_RDTSC, %rax
+	je .Lrdtsc
+	cmp $SANDPIT_NR_SEGV_DFL, %rax
+	je .Lsegv_dfl
+	cmp $TT_MAX_NR, %rax
+	jae .Lenosys
+	lea TT_ENTRIES(%r13,%rax,8), %rbx
+	movzbl TTE_CLS(%rbx), %ecx
+	cmp $TT_ALLOW, %ecx
+	je .Lexec
+	cmp $TT_THREAD, %ecx
+	je .Lrules
+	cmp $TT_PROCESS, %ecx
+	je .Lprocess
+	cmp $TT_EMU, %ecx
+	je .Lemu
+	cmp $TT_KILL, %ecx
+	je .Lkill
+	cmp $TT_DENY, %ecx
+	jne .Lenosys
+	movslq TTE_ERR(%rbx), %rax
+	neg %rax
+	jmp .Lresult
+.Lenosys:
+	mov $-38, %rax
+	jmp .Lresult
+
+/* ---- register rules (DESIGN §2 path 3); every rule must pass */
+.Lrules:
+	movzbl TTE_NRULES(%rbx), %ebp
+	movzwl TTE_FIRST(%rbx), %eax
+	cmp $TT_MAX_RULES, %eax
+	jae .Lenosys
+	lea (%rax,%rbp), %ecx
+	cmp $TT_MAX_RULES, %ecx
+	ja .Lenosys
+	shl $5, %rax
+	lea TT_RULES(%r13,%rax), %rbx
+.Lrule_loop:
+	test %ebp, %ebp
+	jz .Lexec
+	movzbl TTR_CARG(%rbx), %eax
+	cmp $TT_NOARG, %eax
+	je 1f
+	ARG %eax, %rcx
+	test TTR_CMASK(%rbx), %rcx
+	jz .Lrule_next
+1:	movzbl TTR_ARG(%rbx), %eax
+	ARG %eax, %rcx
+	movzbl TTR_OP(%rbx), %eax
+	cmp $TR_MASK_ZERO, %eax
+	je .Lop_mask_zero
+	cmp $TR_MASKED_EQ, %eax
+	je .Lop_masked_eq
+	cmp $TR_MASKED_NE, %eax
+	je .Lop_masked_ne
+	cmp $TR_FD_FREE, %eax
+	je .Lop_fd_free
+	cmp $TR_RANGE_FREE, %eax
+	je .Lop_range_free
+	cmp $TR_SELF_PID, %eax
+	je .Lop_self_pid
+	cmp $TR_NOT_TID, %eax
+	je .Lop_not_tid
+	cmp $TR_LE, %eax
+	je .Lop_le
+	cmp $TR_BITSET, %eax
+	je .Lop_bitset
+	jmp .Lrule_fail
+.Lrule_next:
+	add $TTR_SIZE, %rbx
+	dec %ebp
+	jmp .Lrule_loop
+.Lrule_fail:
+	movslq TTR_ERR(%rbx), %rax
+	neg %rax
+	jmp .Lresult
+
+.Lop_mask_zero:
+	test TTR_MASK(%rbx), %rcx
+	jnz .Lrule_fail
+	jmp .Lrule_next
+.Lop_masked_eq:
+	and TTR_MASK(%rbx), %rcx
+	cmp TTR_VAL(%rbx), %rcx
+	jne .Lrule_fail
+	jmp .Lrule_next
+.Lop_masked_ne:
+	and TTR_MASK(%rbx), %rcx
+	cmp TTR_VAL(%rbx), %rcx
+	je .Lrule_fail
+	jmp .Lrule_next
+.Lop_le:
+	cmp TTR_VAL(%rbx), %rcx
+	ja .Lrule_fail
+	jmp .Lrule_next
+/* a[arg] - val is a set bit of mask: a small set of allowed values */
+.Lop_bitset:
+	sub TTR_VAL(%rbx), %rcx
+	cmp $63, %rcx
+	ja .Lrule_fail
+	mov TTR_MASK(%rbx), %rdx
+	bt %rcx, %rdx
+	jnc .Lrule_fail
+	jmp .Lrule_next
+/* invariant 3: sandpit's descriptors cannot be closed, dup'ed over, changed */
+.Lop_fd_free:
+	cmp SP_CFG_FD_LO(%r15), %ecx
+	jl .Lrule_next
+	cmp SP_CFG_FD_HI(%r15), %ecx
+	jg .Lrule_next
+	jmp .Lrule_fail
+/* invariant 7: signals only to this process, never to a trusted thread */
+.Lop_self_pid:
+	cmp SP_CFG_PID(%r15), %ecx
+	jne .Lrule_fail
+	jmp .Lrule_next
+.Lop_not_tid:
+	mov SP_CFG_NTIDS(%r15), %edx
+	cmp $SM_MAX_TIDS, %edx
+	jbe 1f
+	mov $SM_MAX_TIDS, %edx
+1:	lea SP_CFG_TIDS(%r15), %rsi
+2:	test %edx, %edx
+	jz .Lrule_next
+	cmp (%rsi), %ecx
+	je .Lrule_fail
+	add $4, %rsi
+	dec %edx
+	jmp 2b
+/* invariant 3: [a, a+len) rounded out to pages must miss every protected
+ * range (S, the T table, T's code, the trampolines) */
+.Lop_range_free:
+	movzbl TTR_ARG2(%rbx), %eax
+	mov %rcx, %rdi
+	mov $1, %edx
+	cmp $TT_NOARG, %eax
+	je 1f
+	ARG %eax, %rdx
+	test %rdx, %rdx
+	jnz 1f
+	mov $1, %edx
+1:	add %rdi, %rdx
+	jc .Lrule_fail
+	add $0xfff, %rdx
+	jc .Lrule_fail
+	and $-4096, %rdx
+	and $-4096, %rdi
+	mov SP_CFG_NRANGES(%r15), %rax
+	cmp $SM_MAX_RANGES, %rax
+	jbe 2f
+	mov $SM_MAX_RANGES, %eax
+2:	lea SP_CFG_RANGES(%r15), %rsi
+3:	test %rax, %rax
+	jz .Lrule_next
+	cmp 8(%rsi), %rdi
+	jae 4f
+	cmp 0(%rsi), %rdx
+	ja .Lrule_fail
+4:	add $16, %rsi
+	dec %rax
+	jmp 3b
+
+/* ---- execute the call from the registers */
+.Lexec:
+	movq %xmm0, %rax
+	movq %xmm1, %rdi
+	movq %xmm2, %rsi
+	movq %xmm3, %rdx
+	movq %xmm4, %r10
+	movq %xmm5, %r8
+	movq %xmm6, %r9
+	syscall
+	jmp .Lresult
+
+.Lemu:
+	cmpl $TE_GETTID, TTE_ERR(%rbx)
+	jne .Lenosys
+	movslq SP_CFG_U_TID(%r15), %rax
+	jmp .Lresult
+
+.Lrdtsc:
+	rdtscp
+	mov %rdx, MB_RES2(%r14)
+	mov %rcx, MB_RES3(%r14)
+	jmp .Lresult
+
+/* sandpit's SIGSEGV handler met a fault that is not an rdtsc: restore the
+ * default action so the retried instruction kills the process */
+.Lsegv_dfl:
+	lea MB_PAYLOAD(%r14), %rsi
+	movq $0, 0(%rsi)
+	movq $0, 8(%rsi)
+	movq $0, 16(%rsi)
+	movq $0, 24(%rsi)
+	mov $SIGSEGV, %edi
+	xor %edx, %edx
+	mov $8, %r10d
+	mov $__NR_rt_sigaction, %eax
+	syscall
+	jmp .Lresult
+
+/* ---- memory arguments: U -> T -> B -> S (DESIGN §2 path 4, invariant 2).
+ * T rings B's doorbell with FUTEX_WAKE, a call U can never make (strict
+ * mode, and T refuses futex on sandpit's memory), so B acts only on T's
+ * requests and never rewrites S while T uses it.  The request itself sits
+ * in the mailbox, where U may change it: B copies and checks whatever it
+ * finds, and T executes only what B wrote into S. */
+.Lprocess:
+	lea MB_PAYLOAD(%r14), %rdi
+	movq %xmm0, 0(%rdi)
+	movq %xmm1, 8(%rdi)
+	movq %xmm2, 16(%rdi)
+	movq %xmm3, 24(%rdi)
+	movq %xmm4, 32(%rdi)
+	movq %xmm5, 40(%rdi)
+	movq %xmm6, 48(%rdi)
+	mov SP_SEQ(%r15), %rbx
+	inc %rbx
+	mov SP_CFG_SPIN(%r15), %ebp
+.Lring:
+	lea MB_B_BELL(%r14), %rdi
+	mov $FUTEX_WAKE, %esi
+	mov $1, %edx
+	mov $__NR_futex, %eax
+	syscall
+	cmp $1, %rax
+	je .Lb_wait
+	/* B is not waiting yet: it is finishing the previous request, maybe
+	 * preempted by us on this CPU, so give it the CPU */
+	mov $__NR_sched_yield, %eax
+	syscall
+	dec %ebp
+	jnz .Lring
+	mov SP_CFG_SPIN(%r15), %ebp
+	CHECK_B
+	jmp .Lring
+.Lb_wait:
+	mov SP_SEQ(%r15), %rax
+	cmp %rax, %rbx
+	je .Lverdict
+	lea -1(%rbx), %rcx
+	cmp %rax, %rcx
+	jne .Ldie_proto
+	/* spin only while B runs on another CPU than ours */
+	CPU %eax
+	mov SP_B_CPU(%r15), %ecx
+	cmp %ecx, %eax
+	je .Lb_sleep
+	cmp $-1, %ecx
+	je .Lb_sleep
+	mov SP_CFG_SPIN(%r15), %ecx
+1:	pause
+	cmp SP_SEQ(%r15), %rbx
+	je .Lverdict
+	dec %ecx
+	jnz 1b
+.Lb_sleep:
+	lea SP_SEQ(%r15), %rdi
+	mov $FUTEX_WAIT, %esi
+	lea -1(%rbx), %rdx
+	lea futex_timeout(%rip), %r10
+	mov $__NR_futex, %eax
+	syscall
+	cmp $-ETIMEDOUT, %rax
+	jne .Lb_wait
+	CHECK_B
+	jmp .Lb_wait
+.Lverdict:
+	mov SP_VERDICT(%r15), %rax
+	test %rax, %rax
+	jnz .Lresult
+	mov SP_NR(%r15), %rax
+	mov SP_ARGS + 0(%r15), %rdi
+	mov SP_ARGS + 8(%r15), %rsi
+	mov SP_ARGS + 16(%r15), %rdx
+	mov SP_ARGS + 24(%r15), %r10
+	mov SP_ARGS + 32(%r15), %r8
+	mov SP_ARGS + 40(%r15), %r9
+	cmp SP_SEQ(%r15), %rbx
+	jne .Ldie_proto
+	syscall
+
+/* ---- publish the result; wake U only if it sleeps */
+.Lresult:
+	mov %rax, MB_RESULT(%r14)
+	mov %r12, MB_RES_SEQ(%r14)
+	mfence
+	cmpl $0, MB_U_SLEEP(%r14)
+	je .Lwait
+	mov SP_CFG_T_FD(%r15), %edi
+	lea MB_DRAIN(%r14), %rsi
+	mov $1, %edx
+	mov $__NR_write, %eax
+	syscall
+	jmp .Lwait
+
+/* ---- fail closed (invariant 5) */
+.Lkill:
+	lea msg_kill(%rip), %rsi
+	mov $msg_kill_len, %edx
+	jmp .Ldie
+.Ldie_b:
+	lea msg_b(%rip), %rsi
+	mov $msg_b_len, %edx
+	jmp .Ldie
+.Ldie_proto:
+	lea msg_proto(%rip), %rsi
+	mov $msg_proto_len, %edx
+.Ldie:
+	mov $2, %edi
+	mov $__NR_write, %eax
+	syscall
+	mov SP_CFG_PID(%r15), %edi
+	mov $SIGKILL, %esi
+	mov $__NR_kill, %eax
+	syscall
+	ud2
+	.size trusted_thread_main, .-trusted_thread_main
+
+zero_timeout:
+	.quad 0, 0
+futex_timeout:
+	.quad 0, 100000000
+msg_kill:
+	.ascii "sandpit: forbidden system call (policy: kill); killing the process\n"
+	.set msg_kill_len, . - msg_kill
+msg_b:
+	.ascii "sandpit: the trusted process is gone; killing the process\n"
+	.set msg_b_len, . - msg_b
+msg_proto:
+	.ascii "sandpit: trusted process protocol violation; killing the process\n"
+	.set msg_proto_len, . - msg_proto
+
+	.section .note.GNU-stack,"",@progbits

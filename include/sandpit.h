@@ -1,0 +1,46 @@
+/* sandpit — run untrusted native code on Linux under seccomp.
+ *
+ * The only public header.  Link with -lsandpit (libsandpit.a needs
+ * -lseccomp -lZydis -lZycore -lpthread as well). */
+#ifndef SANDPIT_H
+#define SANDPIT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum sandpit_mode {
+	SANDPIT_MODE_AUTO,   /* filter if the kernel has seccomp-bpf, else strict */
+	SANDPIT_MODE_STRICT, /* seccomp strict mode + trusted thread + trusted process */
+	SANDPIT_MODE_FILTER, /* seccomp-bpf filter + trusted process for memory arguments */
+	SANDPIT_MODE_NONE,   /* what sandpit_mode() says before a successful start */
+};
+
+struct sandpit_options {
+	enum sandpit_mode mode;         /* overridden by $SANDPIT_MODE */
+	const char *policy_file;        /* NULL: the built-in default policy */
+	const char *const *allow_read;  /* NULL-terminated: extra read-only path grants */
+	const char *const *allow_write; /* NULL-terminated: read-write(-create) grants */
+	unsigned flags;                 /* reserved, must be 0 */
+};
+
+/* 1 if this kernel and CPU can run the sandbox, 0 if not. */
+int sandpit_supported(void);
+
+/* Enter the sandbox.  opts == NULL means the defaults.  Returns 0, or a
+ * negative errno with a message in sandpit_error().  On success the calling
+ * thread runs under seccomp from here on; it can never leave.  Fails with
+ * -EBUSY on a second call and when other threads exist.  A failure after
+ * the point of no return kills the process rather than run it unsandboxed. */
+int sandpit_start(const struct sandpit_options *opts);
+
+/* The mode in force (SANDPIT_MODE_NONE before a successful sandpit_start). */
+enum sandpit_mode sandpit_mode(void);
+
+/* The message for the last failure of sandpit_start, "" if none. */
+const char *sandpit_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,265 @@
+/* The built-in default policy: read-only, no network, no exec (DESIGN §5).
+ * Written in syscall names; libseccomp turns them into numbers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <linux/futex.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "policy/policy.h"
+
+#define N POLICY_NOARG
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* seccomp strict mode lets U make these itself */
+static const char *const native_calls[] = { "read", "write", "exit", "rt_sigreturn" };
+
+static const char *const allow_calls[] = {
+	/* I/O on descriptors U already holds */
+	"pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2",
+	"lseek", "fstat", "fstatfs", "fsync", "fdatasync",
+	/* who and where am I */
+	"getpid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getgroups",
+	"getresuid", "getresgid", "getpgrp", "getpgid", "getsid", "uname", "getcwd",
+	"getrlimit", "getrusage", "times", "sysinfo", "getcpu", "sched_getaffinity",
+	"sched_getparam", "sched_getscheduler", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_rr_get_interval",
+	/* time */
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	/* waiting and events; the descriptors they create are U's */
+	"sched_yield", "poll", "ppoll", "select", "pselect6", "epoll_create",
+	"epoll_create1", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",
+	"pipe", "pipe2", "wait4",
+	/* socketpair sockets */
+	"getsockname", "getpeername", "getsockopt",
+	/* memory: the kernel never places these over an existing mapping */
+	"brk", "mincore",
+	"getrandom", "restart_syscall", "exit_group",
+};
+
+#define FD_FREE(a) { .op = RULE_FD_FREE, .arg = (a), .arg2 = N, .carg = N, .err = EBADF }
+#define RANGE_FREE(a, len) { .op = RULE_RANGE_FREE, .arg = (a), .arg2 = (len), .carg = N }
+#define RANGE_FREE_IF(a, len, c, m) \
+	{ .op = RULE_RANGE_FREE, .arg = (a), .arg2 = (len), .carg = (c), .cmask = (m) }
+#define EQ(a, v) { .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = N, .mask = ~0ULL, .val = (v) }
+#define EQ_IF(a, v, c, m) \
+	{ .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = (c), .mask = ~0ULL, .val = (v), .cmask = (m) }
+#define BITSET(a, base, bits) \
+	{ .op = RULE_BITSET, .arg = (a), .arg2 = N, .carg = N, .mask = (bits), .val = (base) }
+#define BIT(v, base) (1ULL << ((v) - (base)))
+#define NE_MASKED(a, m, v) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .val = (v) }
+#define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
+#define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N }
+
+/* fcntl commands 0..7 are F_DUPFD .. F_SETLKW; the one other allowed is 1030 */
+_Static_assert(F_DUPFD == 0 && F_GETFD == 1 && F_SETFD == 2 && F_GETFL == 3 && F_SETFL == 4 &&
+		       F_GETLK == 5 && F_SETLK == 6 && F_SETLKW == 7,
+	       "fcntl command numbers");
+
+static const struct thread_call {
+	const char *name;
+	int err;
+	struct policy_rule rules[POLICY_MAX_RULES];
+} thread_calls[] = {
+	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
+	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED) } },
+	{ "mprotect", EPERM, { RANGE_FREE(0, 1) } },
+	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1) } },
+	{ "munmap", EPERM, { RANGE_FREE(0, 1) } },
+	{ "madvise", EPERM, { RANGE_FREE(0, 1) } },
+	{ "mremap", EPERM, { RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED) } },
+	/* B's doorbell and T's verdict word are futexes in sandpit's pages:
+	 * U may not wake them (only T may ring B), nor requeue onto them */
+	{ "futex", EPERM,
+	  { RANGE_FREE(0, N), NE_MASKED(1, 0x7f, FUTEX_REQUEUE), NE_MASKED(1, 0x7f, FUTEX_CMP_REQUEUE),
+	    NE_MASKED(1, 0x7f, FUTEX_WAKE_OP), NE_MASKED(1, 0x7f, FUTEX_WAIT_REQUEUE_PI),
+	    NE_MASKED(1, 0x7f, FUTEX_CMP_REQUEUE_PI) } },
+	/* sandpit's descriptors are not U's to close, replace or change */
+	{ "close", EBADF, { FD_FREE(0) } },
+	{ "dup", EBADF, { FD_FREE(0) } },
+	{ "dup2", EBADF, { FD_FREE(0), FD_FREE(1) } },
+	{ "dup3", EBADF, { FD_FREE(0), FD_FREE(1) } },
+	{ "fcntl", EINVAL, { FD_FREE(0), EQ_IF(1, F_DUPFD_CLOEXEC, 1, ~7ULL) } },
+	{ "ioctl", ENOTTY,
+	  { FD_FREE(0), BITSET(1, TCGETS,
+			       BIT(TCGETS, TCGETS) | BIT(TIOCGWINSZ, TCGETS) |
+				       BIT(FIONREAD, TCGETS) | BIT(FIONBIO, TCGETS)) } },
+	{ "getdents64", EBADF, { FD_FREE(0) } },
+	/* B reads P's cwd when it checks a relative path, and hands T absolute ones */
+	{ "fchdir", EBADF, { FD_FREE(0) } },
+	{ "ftruncate", EBADF, { FD_FREE(0) } },
+	{ "fallocate", EBADF, { FD_FREE(0) } },
+	{ "shutdown", EBADF, { FD_FREE(0) } },
+	{ "recvfrom", EBADF, { FD_FREE(0) } },
+	{ "recvmsg", EBADF, { FD_FREE(0) } },
+	{ "epoll_ctl", EBADF, { FD_FREE(2) } },
+	/* an address would reach a named AF_UNIX socket outside */
+	{ "sendto", EACCES, { EQ(4, 0) } },
+	{ "socketpair", EACCES, { EQ(0, AF_UNIX) } },
+	/* signals stay within P and never reach a trusted thread */
+	{ "kill", EPERM, { SELF_PID(0) } },
+	{ "tgkill", EPERM, { SELF_PID(0), NOT_TID(1) } },
+	{ "prlimit64", EPERM, { EQ(2, 0) } },
+	{ "prctl", EPERM,
+	  { BITSET(0, 0, BIT(PR_GET_DUMPABLE, 0) | BIT(PR_SET_NAME, 0) | BIT(PR_GET_NAME, 0)) } },
+};
+
+static const struct process_call {
+	const char *name;
+	struct policy_proc_arg a;
+} process_calls[] = {
+	{ "open", { PK_PATH, 0, N, 1, PA_OPEN, 0 } },
+	{ "openat", { PK_PATH, 1, 0, 2, PA_OPEN, 0 } },
+	{ "stat", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "lstat", { PK_PATH, 0, N, N, PA_READ, 1 } },
+	{ "newfstatat", { PK_PATH, 1, 0, 3, PA_READ, 0 } },
+	{ "statx", { PK_PATH, 1, 0, 2, PA_READ, 0 } },
+	{ "statfs", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "access", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "faccessat", { PK_PATH, 1, 0, N, PA_READ, 0 } },
+	{ "faccessat2", { PK_PATH, 1, 0, 3, PA_READ, 0 } },
+	{ "readlink", { PK_PATH, 0, N, N, PA_READ, 1 } },
+	{ "readlinkat", { PK_PATH, 1, 0, N, PA_READ, 1 } },
+	{ "chdir", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
+};
+
+static const struct deny_calls {
+	int err;
+	const char *const *names;
+} deny_calls[] = {
+	{ EACCES, (const char *const[]){
+		/* no exec, no network (AF_UNIX only through socketpair) */
+		"execve", "execveat", "socket", "connect", "bind", "listen", "accept", "accept4",
+		/* SCM_RIGHTS would hand U copies of sandpit's descriptors */
+		"sendmsg", "sendmmsg",
+		/* read-only: nothing is created, removed or changed */
+		"creat", "mkdir", "mkdirat", "mknod", "mknodat", "unlink", "unlinkat", "rmdir",
+		"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
+		"chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "truncate",
+		"utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
+		"removexattr", "lremovexattr", "fremovexattr", NULL } },
+	{ EPERM, (const char *const[]){
+		"ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "kcmp",
+		"pidfd_open", "pidfd_getfd", "process_madvise",
+		/* threads and processes: not yet */
+		"clone", "fork", "vfork",
+		/* they would act on T, not U */
+		"arch_prctl", "set_tid_address", "set_robust_list", "rseq",
+		"rt_sigprocmask", "sigaltstack", "tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+		"sched_setaffinity", "sched_setparam", "sched_setscheduler", "setrlimit",
+		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+		"setfsgid", "setgroups", "capset",
+		/* paths that bypass the path checks */
+		"open_by_handle_at", "name_to_handle_at",
+		/* the system, not the process */
+		"personality", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot",
+		"reboot", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+		"delete_module", "bpf", "perf_event_open", "io_uring_setup", "io_uring_enter",
+		"io_uring_register", "userfaultfd", "modify_ldt", "iopl", "ioperm", "swapon",
+		"swapoff", "acct", "syslog", "settimeofday", "clock_settime", "adjtimex",
+		"clock_adjtime", "sethostname", "setdomainname", "quotactl", "keyctl", "add_key",
+		"request_key", "fanotify_init", NULL } },
+	{ ENOSYS, (const char *const[]){
+		/* glibc then falls back to clone (invariant 4) */
+		"clone3",
+		/* could close sandpit's descriptors; callers fall back to close */
+		"close_range",
+		/* its flags live in memory */
+		"openat2", NULL } },
+};
+
+static const char *const default_read[] = {
+	"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/dev/zero", "/dev/urandom",
+	"/proc/self", "/sys/devices/system/cpu",
+};
+
+/* Each name once: a second mention would silently override the first. */
+static int once(struct policy *p, const char *name, char *err, size_t errlen)
+{
+	int nr = policy_syscall_nr(name, err, errlen);
+
+	if (nr >= 0 && policy_call(p, nr)->mentioned) {
+		if (err && errlen)
+			snprintf(err, errlen, "default policy names '%s' twice", name);
+		return -EEXIST;
+	}
+	return nr < 0 ? nr : 0;
+}
+
+static int set(struct policy *p, const char *name, int cls, int e, char *err, size_t errlen)
+{
+	int rc = once(p, name, err, errlen);
+
+	return rc < 0 ? rc : policy_set(p, name, cls, e, err, errlen);
+}
+
+static int build(struct policy *p, const char *const *allow_read, const char *const *allow_write,
+		 char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < NELEM(native_calls); i++)
+		if ((rc = set(p, native_calls[i], POLICY_NATIVE, 0, err, errlen)) < 0)
+			return rc;
+	for (size_t i = 0; i < NELEM(allow_calls); i++)
+		if ((rc = set(p, allow_calls[i], POLICY_ALLOW, 0, err, errlen)) < 0)
+			return rc;
+	for (size_t i = 0; i < NELEM(thread_calls); i++) {
+		const struct thread_call *t = &thread_calls[i];
+
+		if ((rc = set(p, t->name, POLICY_THREAD, t->err, err, errlen)) < 0)
+			return rc;
+		for (int j = 0; j < POLICY_MAX_RULES && t->rules[j].op; j++)
+			if ((rc = policy_add_rule(p, t->name, &t->rules[j], err, errlen)) < 0)
+				return rc;
+	}
+	for (size_t i = 0; i < NELEM(process_calls); i++)
+		if ((rc = once(p, process_calls[i].name, err, errlen)) < 0 ||
+		    (rc = policy_set_process(p, process_calls[i].name, &process_calls[i].a, err,
+					     errlen)) < 0)
+			return rc;
+	if ((rc = set(p, "gettid", POLICY_EMU, POLICY_EMU_GETTID, err, errlen)) < 0)
+		return rc;
+	for (size_t i = 0; i < NELEM(deny_calls); i++)
+		for (const char *const *n = deny_calls[i].names; *n; n++)
+			if ((rc = set(p, *n, POLICY_DENY, deny_calls[i].err, err, errlen)) < 0)
+				return rc;
+
+	for (size_t i = 0; i < NELEM(default_read); i++)
+		if ((rc = policy_grant(p, default_read[i], 0, err, errlen)) < 0)
+			return rc;
+	/* writing to /dev/null writes nothing, and programs open it O_RDWR */
+	if ((rc = policy_grant(p, "/dev/null", 1, err, errlen)) < 0)
+		return rc;
+	for (; allow_read && *allow_read; allow_read++)
+		if ((rc = policy_grant(p, *allow_read, 0, err, errlen)) < 0)
+			return rc;
+	for (; allow_write && *allow_write; allow_write++)
+		if ((rc = policy_grant(p, *allow_write, 1, err, errlen)) < 0)
+			return rc;
+	return 0;
+}
+
+int policy_new_default(struct policy **out, const char *const *allow_read,
+		       const char *const *allow_write, char *err, size_t errlen)
+{
+	struct policy *p;
+	int rc = policy_new(&p);
+
+	if (rc < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	rc = build(p, allow_read, allow_write, err, errlen);
+	if (rc < 0) {
+		policy_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,292 @@
+/* Path resolution and grant checks, as B makes them for U's path arguments.
+ * A path is checked only after it has been made absolute, normalised and
+ * resolved: string prefixes of what U wrote mean nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+
+#define MAX_LINKS     40 /* as the kernel: then ELOOP */
+#define PROC_ROOT_INO 1
+
+int path_normalise(const char *path, char *out, size_t outlen)
+{
+	size_t n = 0;
+	const char *p = path, *q;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		for (q = p; *q && *q != '/'; q++)
+			;
+		if (q - p == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[--n] != '/')
+				;
+		} else if (q - p != 1 || p[0] != '.') {
+			if (n + 1 + (size_t)(q - p) + 1 > outlen)
+				return -ENAMETOOLONG;
+			out[n++] = '/';
+			memcpy(out + n, p, q - p);
+			n += q - p;
+		}
+		p = q;
+	}
+	if (n + 2 > outlen)
+		return -ENAMETOOLONG;
+	if (!n)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+/* 0: not procfs, 1: the root of a procfs mount, 2: inside one. */
+static int proc_dir(const char *dir)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(dir, &sfs) < 0 || stat(dir, &st) < 0)
+		return -errno;
+	if (sfs.f_type != PROC_SUPER_MAGIC)
+		return 0;
+	return st.st_ino == PROC_ROOT_INO ? 1 : 2;
+}
+
+/* res holds the resolved prefix without a trailing slash ("" is the root). */
+int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+		 size_t outlen)
+{
+	char res[PATH_MAX], link[PATH_MAX], pend[2 * PATH_MAX + 2], tmp[2 * PATH_MAX + 2];
+	const char *p, *q;
+	int links = 0, missing = 0, follow_last = !(flags & PATH_NOFOLLOW);
+	size_t rl, len;
+
+	if (!path || !*path)
+		return -ENOENT;
+	if (path[0] == '/') {
+		if (strlen(path) >= sizeof(pend))
+			return -ENAMETOOLONG;
+		strcpy(pend, path);
+	} else {
+		if (!cwd || cwd[0] != '/')
+			return -EINVAL;
+		if ((size_t)snprintf(pend, sizeof(pend), "%s/%s", cwd, path) >= sizeof(pend))
+			return -ENAMETOOLONG;
+	}
+	res[0] = '\0';
+	p = pend;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		for (q = p; *q && *q != '/'; q++)
+			;
+		len = q - p;
+		if (len == 1 && p[0] == '.') {
+			p = q;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			/* the kernel cannot walk back out of a directory that is not there */
+			if (missing)
+				return -ENOENT;
+			char *slash = strrchr(res, '/');
+			if (slash)
+				*slash = '\0';
+			p = q;
+			continue;
+		}
+		if (len > NAME_MAX)
+			return -ENAMETOOLONG;
+		rl = strlen(res);
+		if (rl + 1 + len >= sizeof(res))
+			return -ENAMETOOLONG;
+		res[rl] = '/';
+		memcpy(res + rl + 1, p, len);
+		res[rl + 1 + len] = '\0';
+		p = q;
+		if (missing)
+			continue;
+
+		/* In B, /proc/self would be B; U means P. */
+		if ((len == 4 && !memcmp(res + rl + 1, "self", 4)) ||
+		    (len == 11 && !memcmp(res + rl + 1, "thread-self", 11))) {
+			res[rl] = '\0';
+			int pd = proc_dir(rl ? res : "/");
+			res[rl] = '/';
+			if (pd < 0)
+				return pd;
+			if (pd == 1) {
+				if ((size_t)snprintf(res + rl, sizeof(res) - rl, "/%d", (int)pid) >=
+				    sizeof(res) - rl)
+					return -ENAMETOOLONG;
+				continue;
+			}
+		}
+		if (!*p && !follow_last)
+			continue;
+
+		ssize_t n = readlink(res, link, sizeof(link));
+		if (n < 0) {
+			if (errno == EINVAL) /* not a symlink */
+				continue;
+			if (errno == ENOENT) { /* kept as it is, for creation */
+				missing = 1;
+				continue;
+			}
+			return -errno;
+		}
+		if ((size_t)n >= sizeof(link))
+			return -ENAMETOOLONG;
+		link[n] = '\0';
+		if (++links > MAX_LINKS)
+			return -ELOOP;
+
+		/* A magic link (/proc/<n>/fd/N, cwd, exe, map_files/...) opens the
+		 * object itself, which its text only describes: follow it only when
+		 * the text is a path that exists. */
+		res[rl] = '\0';
+		int pd = proc_dir(rl ? res : "/");
+		if (pd < 0)
+			return pd;
+		if (pd == 2) {
+			struct stat st;
+			if (link[0] != '/' || stat(link, &st) < 0)
+				return -EACCES;
+		}
+		if (link[0] == '/')
+			res[0] = '\0';
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s%s", link, p) >= sizeof(tmp))
+			return -ENAMETOOLONG;
+		strcpy(pend, tmp);
+		p = pend;
+	}
+	rl = strlen(res);
+	if (rl + 2 > outlen)
+		return -ENAMETOOLONG;
+	strcpy(out, rl ? res : "/");
+	return 0;
+}
+
+int policy_open_access(long flags)
+{
+	unsigned int f = (unsigned int)flags; /* the kernel takes an int */
+
+	if ((f & O_ACCMODE) != O_RDONLY || (f & (O_CREAT | O_TRUNC | O_APPEND)) ||
+	    (f & (O_TMPFILE & ~O_DIRECTORY)))
+		return PA_WRITE;
+	return PA_READ;
+}
+
+int policy_proc_access(const struct policy_proc_arg *a, const uint64_t args[6])
+{
+	if (!a || a->kind != PK_PATH)
+		return PA_NEVER;
+	if (a->access == PA_OPEN)
+		return a->flags_arg == POLICY_NOARG ? PA_NEVER
+						    : policy_open_access((long)args[a->flags_arg]);
+	return a->access;
+}
+
+int policy_proc_follow(const struct policy_proc_arg *a, const uint64_t args[6])
+{
+	if (!a || a->nofollow)
+		return 0;
+	if (a->flags_arg == POLICY_NOARG)
+		return 1;
+	if (a->access == PA_OPEN)
+		return !(args[a->flags_arg] & O_NOFOLLOW);
+	return !(args[a->flags_arg] & AT_SYMLINK_NOFOLLOW);
+}
+
+static int all_digits(const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* Skips "/<digits>" at *s; 0 if it is not there. */
+static int skip_pid(const char **s)
+{
+	const char *p = *s, *q;
+
+	if (*p != '/')
+		return 0;
+	for (q = ++p; *q && *q != '/'; q++)
+		;
+	if (!all_digits(p, q - p))
+		return 0;
+	*s = q;
+	return 1;
+}
+
+/* /proc/<n>/mem or /proc/<n>/task/<m>/mem: writing it writes a process's
+ * memory, whatever the grants say (invariant 7). */
+static int proc_mem(const char *path)
+{
+	const char *s = path + 5;
+
+	if (strncmp(path, "/proc/", 6) || !skip_pid(&s))
+		return 0;
+	if (!strncmp(s, "/task", 5) && (s += 5, !skip_pid(&s)))
+		return 0;
+	return !strcmp(s, "/mem");
+}
+
+static int covers(const char *grant, int exact, const char *path)
+{
+	size_t n = strlen(grant);
+
+	if (exact)
+		return !strcmp(grant, path);
+	if (n == 1) /* "/" */
+		return 1;
+	return !strncmp(grant, path, n) && (path[n] == '/' || !path[n]);
+}
+
+int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access)
+{
+	char norm[PATH_MAX], g[PATH_MAX];
+
+	if (!path || path_normalise(path, norm, sizeof(norm)) < 0 || strcmp(norm, path))
+		return -EINVAL;
+	if (access != PA_READ && access != PA_WRITE)
+		return access == PA_NEVER ? -EACCES : -EINVAL;
+	if (access == PA_WRITE && proc_mem(path))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const struct policy_grant *gr = policy_grant_at(p, i);
+		const char *gp = gr->path, *rest = NULL;
+
+		if (access == PA_WRITE && !gr->writable)
+			continue;
+		if (!strncmp(gp, "/proc/self", 10) && (gp[10] == '/' || !gp[10]))
+			rest = gp + 10;
+		else if (!strncmp(gp, "/proc/thread-self", 17) && (gp[17] == '/' || !gp[17]))
+			rest = gp + 17;
+		if (rest) {
+			if ((size_t)snprintf(g, sizeof(g), "/proc/%d%s", (int)pid, rest) >= sizeof(g))
+				continue;
+			gp = g;
+		}
+		if (covers(gp, gr->exact, path))
+			return 0;
+	}
+	return -EACCES;
+}

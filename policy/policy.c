@@ -1,0 +1,273 @@
+/* The policy model: per syscall a class, register rules and a memory-argument
+ * description, plus the path grants.  Argument checking lives here; the back
+ * ends (table.c, dump.c, later BPF) only read the model. */
+#include <errno.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy/policy.h"
+
+struct policy {
+	struct policy_call calls[POLICY_MAX_NR];
+	struct policy_grant *grants;
+	size_t ngrants, grants_cap;
+};
+
+static const struct policy_call unmentioned = { .cls = POLICY_DENY, .err = ENOSYS };
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+int policy_new(struct policy **out)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
+		p->calls[nr] = unmentioned;
+	*out = p;
+	return 0;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->ngrants; i++)
+		free(p->grants[i].path);
+	free(p->grants);
+	free(p);
+}
+
+int policy_syscall_nr(const char *name, char *err, size_t errlen)
+{
+	int nr;
+
+	if (!name || !*name)
+		return fail(err, errlen, -EINVAL, "empty system call name");
+	nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+	if (nr == __NR_SCMP_ERROR)
+		return fail(err, errlen, -ENOENT, "unknown system call '%s'", name);
+	if (nr < 0) /* a libseccomp pseudo-number: the call exists elsewhere */
+		return fail(err, errlen, -EINVAL, "'%s' is not an x86-64 system call", name);
+	if (nr >= POLICY_MAX_NR)
+		return fail(err, errlen, -ERANGE, "system call '%s' (%d) is out of range", name, nr);
+	return nr;
+}
+
+static int valid_errno(int e)
+{
+	return e > 0 && e < 4096;
+}
+
+static int valid_arg(int a)
+{
+	return a >= 0 && a < 6;
+}
+
+/* Seccomp strict mode lets U make these itself; nothing else can be native. */
+static int strict_allows(int nr)
+{
+	static const char *const names[] = { "read", "write", "exit", "rt_sigreturn" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]) == nr)
+			return 1;
+	return 0;
+}
+
+int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, char *err,
+	       size_t errlen)
+{
+	int nr = policy_syscall_nr(name, err, errlen);
+	struct policy_call c = { .mentioned = 1, .cls = cls, .err = errno_or_id };
+
+	if (nr < 0)
+		return nr;
+	switch (cls) {
+	case POLICY_DENY:
+	case POLICY_THREAD:
+		if (!valid_errno(errno_or_id))
+			return fail(err, errlen, -EINVAL, "%s: errno %d is out of range", name,
+				    errno_or_id);
+		break;
+	case POLICY_ALLOW:
+	case POLICY_KILL:
+		if (errno_or_id)
+			return fail(err, errlen, -EINVAL, "%s: allow and kill take no errno", name);
+		break;
+	case POLICY_NATIVE:
+		if (errno_or_id)
+			return fail(err, errlen, -EINVAL, "%s: native takes no errno", name);
+		if (!strict_allows(nr))
+			return fail(err, errlen, -EINVAL,
+				    "%s cannot be native: seccomp strict mode does not allow it", name);
+		break;
+	case POLICY_EMU:
+		if (errno_or_id != POLICY_EMU_GETTID)
+			return fail(err, errlen, -EINVAL, "%s: unknown emulation %d", name,
+				    errno_or_id);
+		break;
+	case POLICY_PROCESS:
+		return fail(err, errlen, -EINVAL, "%s: use policy_set_process for process class",
+			    name);
+	default:
+		return fail(err, errlen, -EINVAL, "%s: unknown class %d", name, cls);
+	}
+	p->calls[nr] = c;
+	return 0;
+}
+
+int policy_add_rule(struct policy *p, const char *name, const struct policy_rule *r,
+		    char *err, size_t errlen)
+{
+	int nr = policy_syscall_nr(name, err, errlen);
+	struct policy_call *c;
+
+	if (nr < 0)
+		return nr;
+	c = &p->calls[nr];
+	if (c->cls != POLICY_THREAD)
+		return fail(err, errlen, -EINVAL, "%s: rules need the thread class", name);
+	if (c->nrules >= POLICY_MAX_RULES)
+		return fail(err, errlen, -E2BIG, "%s: more than %d rules", name, POLICY_MAX_RULES);
+	if (r->op < RULE_MASK_ZERO || r->op > RULE_BITSET)
+		return fail(err, errlen, -EINVAL, "%s: unknown rule op %d", name, r->op);
+	if (!valid_arg(r->arg))
+		return fail(err, errlen, -EINVAL, "%s: rule argument %d out of range", name, r->arg);
+	if (r->op == RULE_RANGE_FREE ? !valid_arg(r->arg2) && r->arg2 != POLICY_NOARG
+				    : r->arg2 != POLICY_NOARG)
+		return fail(err, errlen, -EINVAL, "%s: bad length argument %d", name, r->arg2);
+	if (r->carg != POLICY_NOARG && (!valid_arg(r->carg) || !r->cmask))
+		return fail(err, errlen, -EINVAL, "%s: bad condition (arg %d, mask 0)", name,
+			    r->carg);
+	if (r->err && !valid_errno(r->err))
+		return fail(err, errlen, -EINVAL, "%s: errno %d is out of range", name, r->err);
+	c->rules[c->nrules++] = *r;
+	return 0;
+}
+
+int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
+		       char *err, size_t errlen)
+{
+	int nr = policy_syscall_nr(name, err, errlen);
+	struct policy_call c = { .mentioned = 1, .cls = POLICY_PROCESS, .err = EACCES };
+
+	if (nr < 0)
+		return nr;
+	if (a->kind == PK_PATH) {
+		if (!valid_arg(a->path_arg))
+			return fail(err, errlen, -EINVAL, "%s: path argument %d out of range", name,
+				    a->path_arg);
+		if (a->dirfd_arg != POLICY_NOARG && !valid_arg(a->dirfd_arg))
+			return fail(err, errlen, -EINVAL, "%s: dirfd argument %d out of range",
+				    name, a->dirfd_arg);
+		if (a->flags_arg != POLICY_NOARG && !valid_arg(a->flags_arg))
+			return fail(err, errlen, -EINVAL, "%s: flags argument %d out of range",
+				    name, a->flags_arg);
+		if (a->access < PA_READ || a->access > PA_NEVER)
+			return fail(err, errlen, -EINVAL, "%s: unknown access %d", name, a->access);
+		if (a->access == PA_OPEN && a->flags_arg == POLICY_NOARG)
+			return fail(err, errlen, -EINVAL, "%s: open access needs a flags argument",
+				    name);
+	} else if (a->kind != PK_SIGACTION) {
+		return fail(err, errlen, -EINVAL, "%s: unknown argument kind %d", name, a->kind);
+	}
+	c.proc = *a;
+	p->calls[nr] = c;
+	return 0;
+}
+
+static int add_grant(struct policy *p, const char *path, int writable, int exact)
+{
+	struct policy_grant *g;
+
+	if (p->ngrants == p->grants_cap) {
+		size_t cap = p->grants_cap ? 2 * p->grants_cap : 16;
+
+		g = realloc(p->grants, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		p->grants = g;
+		p->grants_cap = cap;
+	}
+	g = &p->grants[p->ngrants];
+	g->path = strdup(path);
+	if (!g->path)
+		return -ENOMEM;
+	g->writable = writable;
+	g->exact = exact;
+	p->ngrants++;
+	return 0;
+}
+
+static int under_proc(const char *path)
+{
+	return !strncmp(path, "/proc", 5) && (path[5] == '/' || !path[5]);
+}
+
+/* A grant is kept as written (normalised) and, when it names an existing
+ * path through a symlink, also as its target: path_resolve hands the checks
+ * resolved paths, so /lib must also grant /usr/lib.  Nothing under /proc is
+ * resolved here: /proc/self would mean this process, not P. */
+int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen)
+{
+	char norm[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	int exact, rc;
+
+	if (!path || path[0] != '/')
+		return fail(err, errlen, -EINVAL, "grant '%s' is not an absolute path",
+			    path ? path : "");
+	rc = path_normalise(path, norm, sizeof(norm));
+	if (rc < 0)
+		return fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc));
+	if (under_proc(norm)) {
+		rc = add_grant(p, norm, writable, 0);
+	} else {
+		exact = !stat(norm, &st) && !S_ISDIR(st.st_mode);
+		rc = add_grant(p, norm, writable, exact);
+		if (rc == 0 && realpath(norm, real) && strcmp(real, norm))
+			rc = add_grant(p, real, writable, exact);
+	}
+	return rc < 0 ? fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc)) : 0;
+}
+
+const struct policy_call *policy_call(const struct policy *p, int nr)
+{
+	if (nr < 0 || nr >= POLICY_MAX_NR)
+		return &unmentioned;
+	return &p->calls[nr];
+}
+
+const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr)
+{
+	const struct policy_call *c = policy_call(p, nr);
+
+	return c->cls == POLICY_PROCESS ? &c->proc : NULL;
+}
+
+size_t policy_ngrants(const struct policy *p)
+{
+	return p->ngrants;
+}
+
+const struct policy_grant *policy_grant_at(const struct policy *p, size_t i)
+{
+	return i < p->ngrants ? &p->grants[i] : NULL;
+}

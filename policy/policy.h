@@ -1,0 +1,152 @@
+/* The policy: one model of what each system call may do, compiled into the
+ * back ends (the T table now, a libseccomp BPF filter later), and the path
+ * checks B makes for memory-argument calls.
+ *
+ * Syscalls are x86-64 numbers; names are resolved by libseccomp only.
+ * Functions return 0 or a negative errno; those that take `err, errlen`
+ * write one clear message there on failure (err may be NULL). */
+#ifndef SANDPIT_POLICY_H
+#define SANDPIT_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "policy/t_table.h"
+
+#define POLICY_MAX_NR    1024 /* model covers numbers 0..POLICY_MAX_NR-1 */
+#define POLICY_MAX_RULES 8    /* register rules per syscall */
+#define POLICY_NOARG     (-1)
+
+enum policy_class {
+	POLICY_DENY,    /* return -err */
+	POLICY_ALLOW,   /* executed as it is */
+	POLICY_THREAD,  /* register rules checked by T, then executed */
+	POLICY_PROCESS, /* memory argument checked by B (see policy_proc_arg) */
+	POLICY_KILL,    /* the process is killed */
+	POLICY_EMU,     /* emulated by T; err is a POLICY_EMU_* id */
+	POLICY_NATIVE,  /* U executes it itself: only calls seccomp strict allows */
+};
+
+#define POLICY_EMU_GETTID 1
+
+/* Register rules: all of a call's rules must pass, in order; the first that
+ * fails makes the call return -err.  a[i] is argument i (64 bits).  A rule
+ * whose carg is not POLICY_NOARG applies only when (a[carg] & cmask) != 0. */
+enum policy_rule_op {
+	RULE_MASK_ZERO = 1, /* (a[arg] & mask) == 0 */
+	RULE_MASKED_EQ,     /* (a[arg] & mask) == val */
+	RULE_MASKED_NE,     /* (a[arg] & mask) != val */
+	RULE_FD_FREE,       /* (int)a[arg] is not one of sandpit's descriptors */
+	RULE_RANGE_FREE,    /* [a[arg], a[arg] + a[arg2]) touches no protected range;
+			     * with arg2 POLICY_NOARG, the one address a[arg] */
+	RULE_SELF_PID,      /* a[arg] == P's pid */
+	RULE_NOT_TID,       /* a[arg] is not the tid of a trusted thread */
+	RULE_LE,            /* a[arg] <= val (unsigned) */
+	RULE_BITSET,        /* d = a[arg] - val (mod 2^64): d < 64 && (mask >> d) & 1 */
+};
+
+struct policy_rule {
+	int op;       /* enum policy_rule_op */
+	int arg;      /* 0..5 */
+	int arg2;     /* RULE_RANGE_FREE: the length argument (or POLICY_NOARG); else POLICY_NOARG */
+	int carg;     /* condition argument or POLICY_NOARG */
+	int err;      /* errno when the rule fails; 0: the call's err */
+	uint64_t mask;
+	uint64_t val;
+	uint64_t cmask;
+};
+
+/* Access a path argument needs. */
+enum policy_access {
+	PA_READ = 1, /* under a read or write grant */
+	PA_WRITE,    /* write, create or remove: under a write grant */
+	PA_OPEN,     /* decided from the open flags (policy_open_access) */
+	PA_NEVER,    /* always refused */
+};
+
+enum policy_proc_kind {
+	PK_PATH = 1,  /* a path, checked against the grants */
+	PK_SIGACTION, /* rt_sigaction's struct, copied and checked by B */
+};
+
+/* The memory argument of a process-class call. */
+struct policy_proc_arg {
+	int kind;      /* enum policy_proc_kind; the rest is for PK_PATH */
+	int path_arg;  /* argument holding the path pointer */
+	int dirfd_arg; /* argument holding the directory fd; POLICY_NOARG: the cwd */
+	int flags_arg; /* open(2) flags if access is PA_OPEN, else AT_* flags; or POLICY_NOARG */
+	int access;    /* enum policy_access */
+	int nofollow;  /* the last component is never followed (lstat, readlink) */
+};
+
+/* What the model says about one syscall.  Unmentioned numbers read as
+ * { POLICY_DENY, ENOSYS }. */
+struct policy_call {
+	int mentioned;
+	int cls;    /* enum policy_class */
+	int err;    /* deny: the errno; thread: errno of rules that name none; emu: id */
+	int nrules;
+	struct policy_rule rules[POLICY_MAX_RULES];
+	struct policy_proc_arg proc; /* POLICY_PROCESS only */
+};
+
+struct policy_grant {
+	char *path;   /* absolute and normalised */
+	int writable; /* write implies read */
+	int exact;    /* the grant is a file: it covers that path only */
+};
+
+struct policy;
+
+/* Building a policy. */
+int policy_new(struct policy **out);                  /* everything ENOSYS, no grants */
+int policy_new_default(struct policy **out, const char *const *allow_read,
+		       const char *const *allow_write, char *err, size_t errlen);
+void policy_free(struct policy *p);
+
+int policy_syscall_nr(const char *name, char *err, size_t errlen); /* x86-64 number */
+int policy_set(struct policy *p, const char *name, int cls, int errno_or_id,
+	       char *err, size_t errlen);             /* resets the call's rules */
+int policy_add_rule(struct policy *p, const char *name, const struct policy_rule *r,
+		    char *err, size_t errlen);        /* the call must be POLICY_THREAD */
+int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
+		       char *err, size_t errlen);
+int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
+
+/* Reading it (back ends, B). */
+const struct policy_call *policy_call(const struct policy *p, int nr);
+const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr); /* NULL unless process */
+size_t policy_ngrants(const struct policy *p);
+const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
+
+/* Back ends. */
+int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
+void policy_dump(const struct policy *p, FILE *f);
+
+/* Path checks made by B. */
+int policy_open_access(long flags);                   /* PA_READ or PA_WRITE */
+int policy_proc_access(const struct policy_proc_arg *a, const uint64_t args[6]); /* PA_READ/WRITE/NEVER */
+int policy_proc_follow(const struct policy_proc_arg *a, const uint64_t args[6]); /* 1: follow the last link */
+
+/* `path` must be absolute, normalised and resolved (path_resolve's output);
+ * /proc/self in a grant means /proc/<pid>.  0, -EACCES, or -EINVAL for a path
+ * that is not normalised. */
+int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access);
+
+/* Lexical only (".", "..", "//"); for grants, never for U's paths. */
+int path_normalise(const char *path, char *out, size_t outlen);
+
+#define PATH_NOFOLLOW 1 /* do not follow a symlink in the last component */
+
+/* Runs in B.  Joins a relative `path` to `cwd` (absolute), removes ".", ".."
+ * and "//", and resolves symlinks component by component as B sees them,
+ * mapping /proc/self and /proc/thread-self to /proc/<pid>; a missing tail is
+ * kept as it is.  Magic links under /proc/<n>/ are followed only to a path
+ * that exists (never to a pipe, socket, memfd or deleted file: -EACCES).
+ * -ELOOP after 40 links, -ENAMETOOLONG, -ENOTDIR, -ENOENT as the kernel. */
+int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+		 size_t outlen);
+
+#endif

@@ -1,0 +1,473 @@
+/* Attacks on the security invariants of DESIGN §6 that need more than a
+ * single refused call: sandpit's own memory and descriptors, the trusted
+ * process's death, missed system calls, TOCTOU on path arguments. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+
+void sandpit_syscall_stub(void); /* T's code and the stub: section sandpit_text */
+
+/* The address of the mapping whose /proc/self/maps line contains `name`. */
+static uintptr_t find_mapping(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	uintptr_t lo = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, name)) {
+			lo = strtoul(line, NULL, 16);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return lo;
+}
+
+/* The trampoline of libc's getppid wrapper: its site is now a jmp rel32. */
+static uintptr_t getppid_trampoline(void)
+{
+	const uint8_t *p = (const uint8_t *)getppid;
+	for (int i = 0; i < 16; i++)
+		if (p[i] == 0xe9) {
+			int32_t rel;
+			memcpy(&rel, p + i + 1, 4);
+			return (uintptr_t)(p + i + 5) + rel;
+		}
+	return 0;
+}
+
+static int attack_range(uintptr_t addr)
+{
+	void *page = (void *)(addr & ~4095UL);
+	if (!addr)
+		return 10;
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE) != -1 || errno != EPERM)
+		return 11;
+	if (mprotect(page, 4096, PROT_NONE) != -1 || errno != EPERM)
+		return 12;
+	if (munmap(page, 4096) != -1 || errno != EPERM)
+		return 13;
+	if (mmap(page, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+		    MAP_FAILED || errno != EPERM)
+		return 14;
+	if (syscall(SYS_mremap, page, 4096, 4096, 0) != -1 || errno != EPERM)
+		return 15;
+	if (madvise(page, 4096, MADV_DONTNEED) != -1 || errno != EPERM)
+		return 16;
+	/* a range that only overlaps the protected page counts too */
+	if (munmap((char *)page - 4096 * 4, 4096 * 5) != -1 || errno != EPERM)
+		return 17;
+	/* and mremap may not move something on top of it */
+	void *mine = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mine == MAP_FAILED)
+		return 18;
+	if (syscall(SYS_mremap, mine, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, page) != -1 ||
+	    errno != EPERM)
+		return 19;
+	return 0;
+}
+
+static int body_secure_page(void *a)
+{
+	(void)a;
+	uintptr_t s = find_mapping("sandpit-secure");
+	int r = attack_range(s);
+	if (r)
+		return r;
+	/* still read-only: a write must fault, so check the kernel agrees */
+	return 0;
+}
+
+TEST(inv3_secure_page_cannot_be_reprotected_unmapped_or_replaced)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_secure_page, NULL)));
+}
+
+static int body_write_secure_page(void *a)
+{
+	(void)a;
+	volatile uint64_t *s = (volatile uint64_t *)find_mapping("sandpit-secure");
+	if (!s)
+		return 1;
+	*s = 0; /* must fault: S page 1 is read-only in P */
+	return 2;
+}
+
+TEST(inv2_secure_page_is_read_only_for_u)
+{
+	EXPECT_EQ(KILLED(SIGSEGV), outcome(run_sandboxed(body_write_secure_page, NULL)));
+}
+
+static int body_t_code(void *a)
+{
+	(void)a;
+	return attack_range((uintptr_t)sandpit_syscall_stub);
+}
+
+TEST(inv3_trusted_thread_code_cannot_be_reprotected_or_replaced)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_t_code, NULL)));
+}
+
+static int body_trampoline(void *a)
+{
+	(void)a;
+	return attack_range(getppid_trampoline());
+}
+
+TEST(inv3_trampolines_cannot_be_reprotected_or_replaced)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_trampoline, NULL)));
+}
+
+static int body_table(void *a)
+{
+	(void)a;
+	return attack_range(find_mapping("sandpit-table"));
+}
+
+TEST(inv3_policy_table_cannot_be_reprotected_or_replaced)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_table, NULL)));
+}
+
+/* sandpit's descriptors are the sockets of this process */
+static int sandpit_fds(int *fds, int max)
+{
+	int n = 0;
+	for (int fd = 3; fd < 4096 && n < max; fd++) {
+		struct stat sb;
+		if (fstat(fd, &sb) == 0 && (S_ISSOCK(sb.st_mode) || (fd > 900 && S_ISCHR(sb.st_mode))))
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+static int body_fds(void *a)
+{
+	(void)a;
+	int fds[8];
+	int n = sandpit_fds(fds, 8);
+	if (n < 3)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		if (close(fds[i]) != -1 || errno != EBADF)
+			return 2;
+		if (dup2(0, fds[i]) != -1 || errno != EBADF)
+			return 3;
+		if (dup3(0, fds[i], O_CLOEXEC) != -1 || errno != EBADF)
+			return 4;
+		if (fcntl(fds[i], F_SETFL, O_NONBLOCK) != -1 || errno != EBADF)
+			return 5;
+		if (shutdown(fds[i], SHUT_RDWR) != -1)
+			return 6;
+	}
+	/* still working after the attempts */
+	return getppid() > 0 ? 0 : 7;
+}
+
+TEST(inv3_sandpit_descriptors_cannot_be_closed_or_dup2ed_over)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_fds, NULL)));
+}
+
+static int body_tgkill_t(void *a)
+{
+	(void)a;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1;
+	struct dirent *e;
+	int other = 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) != getpid())
+			other = atoi(e->d_name);
+	closedir(d);
+	if (!other)
+		return 2;
+	if (syscall(SYS_tgkill, getpid(), other, SIGKILL) != -1 || errno != EPERM)
+		return 3;
+	if (syscall(SYS_tkill, other, SIGKILL) != -1)
+		return 4;
+	return 0;
+}
+
+TEST(inv7_signal_to_trusted_thread_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_tgkill_t, NULL)));
+}
+
+static int body_sigaction_into_sandpit(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = (void (*)(int))sandpit_syscall_stub };
+	if (sigaction(SIGUSR1, &sa, NULL) != -1 || errno != EPERM)
+		return 1;
+	struct sigaction ok = { .sa_handler = SIG_IGN };
+	if (sigaction(SIGUSR1, &ok, NULL) != 0)
+		return 2;
+	return 0;
+}
+
+TEST(inv1_sigaction_handler_in_sandpit_memory_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_sigaction_into_sandpit, NULL)));
+}
+
+/* ------------------------------------------------------- fail closed (5) */
+
+static int *ready_pipe;
+
+static int body_wait_forever(void *a)
+{
+	(void)a;
+	if (write(ready_pipe[1], "r", 1) != 1)
+		return 1;
+	for (;;)
+		getppid();
+}
+
+static pid_t find_child_named(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *c = strchr(buf, '(');
+			char *ce = c ? strrchr(c, ')') : NULL;
+			int ppid = ce ? atoi(ce + 4) : 0;
+			if (c && ce && !strncmp(c + 1, comm, strlen(comm)) && ppid == getpid())
+				found = atoi(buf);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void kill_b_case(struct __test_metadata *_metadata, int (*body)(void *))
+{
+	int p[2];
+	ASSERT_EQ(0, pipe(p));
+	ready_pipe = p;
+	/* B is double-forked; as subreaper we inherit it and can find it */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	fflush(NULL);
+	pid_t child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		if (sandpit_start(NULL) < 0)
+			_exit(SANDBOX_START_FAILED);
+		_exit(body(NULL));
+	}
+	char c;
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	pid_t b = 0;
+	for (int i = 0; i < 100 && !b; i++) {
+		b = find_child_named("sandpit-B");
+		if (!b)
+			usleep(10000);
+	}
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, kill(b, SIGKILL));
+	int st = 0, done = 0;
+	for (int i = 0; i < 500 && !done; i++) {
+		done = waitpid(child, &st, WNOHANG) == child;
+		if (!done)
+			usleep(10000);
+	}
+	if (!done)
+		kill(child, SIGKILL);
+	EXPECT_TRUE(done);
+	EXPECT_EQ(KILLED(SIGKILL), outcome(st));
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+TEST(inv5_killing_trusted_process_kills_busy_p)
+{
+	kill_b_case(_metadata, body_wait_forever);
+}
+
+static int body_idle_forever(void *a)
+{
+	(void)a;
+	if (write(ready_pipe[1], "r", 1) != 1)
+		return 1;
+	int mine[2];
+	char c;
+	if (pipe(mine) != 0)
+		return 2;
+	return (int)read(mine[0], &c, 1) + 100; /* blocks in U itself: nobody writes */
+}
+
+TEST(inv5_killing_trusted_process_kills_idle_p)
+{
+	kill_b_case(_metadata, body_idle_forever);
+}
+
+/* code written to an executable page after start: the patcher never saw it */
+static int run_new_code(long nr)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 1;
+	uint8_t code[] = { 0xb8, 0, 0, 0, 0, 0x0f, 0x05, 0xc3 }; /* mov $nr,%eax; syscall; ret */
+	memcpy(code + 1, &nr, 4);
+	memcpy(page, code, sizeof(code));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0)
+		return 2;
+	((void (*)(void))page)();
+	return 3; /* the missed call ran: the sandbox failed open */
+}
+
+static int body_missed_getppid(void *a)
+{
+	(void)a;
+	return run_new_code(SYS_getppid);
+}
+
+TEST(inv5_missed_syscall_kills_process)
+{
+	EXPECT_EQ(KILLED(SIGKILL), outcome(run_sandboxed(body_missed_getppid, NULL)));
+}
+
+static int body_missed_exit_group(void *a)
+{
+	(void)a;
+	return run_new_code(SYS_exit_group);
+}
+
+TEST(inv5_missed_exit_group_still_kills_process)
+{
+	/* strict mode kills only the thread: sandpit must end the rest */
+	EXPECT_EQ(KILLED(SIGKILL), outcome(run_sandboxed(body_missed_exit_group, NULL)));
+}
+
+/* ------------------------------------------------------------- TOCTOU (2) */
+
+#define SECRET "/tmp/sandpit-toctou-secret"
+#define SECRET_TEXT "SECRET-CONTENT"
+
+struct flip {
+	volatile int stop;
+	volatile int opened_secret;
+	volatile int opens;
+	char path[64];
+};
+
+static int body_toctou(void *a)
+{
+	struct flip *fl = a;
+	char buf[32];
+	for (int i = 0; i < 4000; i++) {
+		int fd = open(fl->path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		fl->opens++;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (strstr(buf, SECRET_TEXT))
+				fl->opened_secret++;
+		}
+	}
+	fl->stop = 1;
+	return 0;
+}
+
+TEST(inv2_toctou_path_flip_never_opens_forbidden_file)
+{
+	FILE *f = fopen(SECRET, "w");
+	ASSERT_NE(NULL, f);
+	fputs(SECRET_TEXT, f);
+	fclose(f);
+	struct flip *fl = shared_page(sizeof(*fl));
+	ASSERT_NE(NULL, fl);
+	strcpy(fl->path, "/etc/hostname");
+	/* the flipper shares the path buffer with the sandboxed process */
+	pid_t flipper = fork();
+	ASSERT_LE(0, flipper);
+	if (flipper == 0) {
+		static const char a[] = "/etc/hostname", b[] = SECRET;
+		while (!fl->stop) {
+			memcpy(fl->path, b, sizeof(b));
+			memcpy(fl->path, a, sizeof(a));
+		}
+		_exit(0);
+	}
+	int st = run_sandboxed_opts(body_toctou, fl, NULL, 60);
+	fl->stop = 1;
+	waitpid(flipper, NULL, 0);
+	unlink(SECRET);
+	EXPECT_EQ(0, outcome(st));
+	EXPECT_EQ(0, fl->opened_secret);
+	EXPECT_LT(0, fl->opens);
+	TH_LOG("%d opens of the allowed name succeeded, %d of the secret", fl->opens,
+	       fl->opened_secret);
+}
+
+/* ------------------------------------------------------------ the API */
+
+static void *sleeper(void *a)
+{
+	(void)a;
+	pause();
+	return NULL;
+}
+
+TEST(api_start_refused_while_other_threads_exist)
+{
+	pthread_t t;
+	ASSERT_EQ(0, pthread_create(&t, NULL, sleeper, NULL));
+	EXPECT_EQ(-EBUSY, sandpit_start(NULL));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "threads"));
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+}
+
+static int body_twice(void *a)
+{
+	(void)a;
+	if (sandpit_mode() != SANDPIT_MODE_STRICT)
+		return 1;
+	return sandpit_start(NULL) == -EBUSY ? 0 : 2;
+}
+
+TEST(api_second_start_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_twice, NULL)));
+}
+
+TEST(api_bad_and_unavailable_modes_fail_clearly)
+{
+	setenv("SANDPIT_MODE", "bogus", 1);
+	EXPECT_EQ(-EINVAL, sandpit_start(NULL));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "bogus"));
+	setenv("SANDPIT_MODE", "filter", 1);
+	EXPECT_EQ(-EOPNOTSUPP, sandpit_start(NULL));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "filter"));
+	unsetenv("SANDPIT_MODE");
+	/* nothing was applied: this process is not sandboxed */
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+	int fd = open("/tmp/sandpit-selftest-notsandboxed", O_CREAT | O_WRONLY, 0600);
+	EXPECT_LE(0, fd);
+	close(fd);
+	unlink("/tmp/sandpit-selftest-notsandboxed");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,847 @@
+/* The policy model, its T-table back end, its dump, and B's path checks.
+ * Rules are also run through a C model of the trusted thread's interpreter
+ * (tt_eval below) so that each test can name the call it expects refused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kselftest_harness.h>
+
+#include "policy/policy.h"
+
+static int nr_of(const char *name)
+{
+	return seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+}
+
+static struct policy *default_policy(void)
+{
+	struct policy *p = NULL;
+	char err[256] = "";
+
+	if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "policy_new_default: %s\n", err);
+		abort();
+	}
+	return p;
+}
+
+static struct tt_table *default_table(void)
+{
+	static struct tt_table t;
+	struct policy *p = default_policy();
+	char err[256] = "";
+
+	if (policy_compile_table(p, &t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "policy_compile_table: %s\n", err);
+		abort();
+	}
+	policy_free(p);
+	return &t;
+}
+
+static const struct tt_entry *entry(const struct tt_table *t, const char *name)
+{
+	return &t->entries[nr_of(name)];
+}
+
+/* What T sees of the world in these tests. */
+#define SELF_PID  1000
+#define T_TID     1001
+#define SANDPIT_FD 900
+#define PROT_LO   0x70000000ULL /* sandpit's protected pages */
+#define PROT_HI   0x70004000ULL
+
+/* A C model of T's rule interpreter: 0 if T would execute the call, else
+ * -errno; TT_PROCESS etc. return 1 + class so tests can tell them apart. */
+static long tt_eval(const struct tt_table *t, const char *name, uint64_t a0, uint64_t a1,
+		    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	const uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
+	const struct tt_entry *e = entry(t, name);
+
+	if (e->cls == TT_DENY)
+		return -e->err;
+	if (e->cls == TT_ALLOW)
+		return 0;
+	if (e->cls != TT_THREAD)
+		return 1 + e->cls;
+	for (int i = e->first; i < e->first + e->nrules; i++) {
+		const struct tt_rule *r = &t->rules[i];
+		uint64_t v = a[r->arg], d, lo, hi;
+		int ok = 0;
+
+		if (r->carg != TT_NOARG && !(a[r->carg] & r->cmask))
+			continue;
+		switch (r->op) {
+		case TR_MASK_ZERO: ok = (v & r->mask) == 0; break;
+		case TR_MASKED_EQ: ok = (v & r->mask) == r->val; break;
+		case TR_MASKED_NE: ok = (v & r->mask) != r->val; break;
+		case TR_FD_FREE: ok = (int)v != SANDPIT_FD; break;
+		case TR_RANGE_FREE:
+			lo = v & ~4095ULL;
+			hi = (v + a[r->arg2] + 4095) & ~4095ULL;
+			ok = hi >= lo && (hi <= PROT_LO || lo >= PROT_HI);
+			break;
+		case TR_SELF_PID: ok = v == SELF_PID; break;
+		case TR_NOT_TID: ok = v != T_TID; break;
+		case TR_LE: ok = v <= r->val; break;
+		case TR_BITSET:
+			d = v - r->val;
+			ok = d < 64 && (r->mask >> d & 1);
+			break;
+		}
+		if (!ok)
+			return -r->err;
+	}
+	return 0;
+}
+
+#define EVAL(name, ...) tt_eval(default_table(), name, __VA_ARGS__)
+
+/* --- names come from libseccomp --- */
+
+TEST(getppid_is_allowed)
+{
+	const struct tt_entry *e = entry(default_table(), "getppid");
+
+	ASSERT_EQ(110, nr_of("getppid"));
+	EXPECT_EQ(TT_ALLOW, e->cls);
+	EXPECT_EQ(0, e->nrules);
+}
+
+TEST(execve_is_denied_with_eacces)
+{
+	const struct tt_entry *e = entry(default_table(), "execve");
+
+	EXPECT_EQ(TT_DENY, e->cls);
+	EXPECT_EQ(EACCES, e->err);
+	EXPECT_EQ(TT_DENY, entry(default_table(), "execveat")->cls);
+	EXPECT_EQ(EACCES, entry(default_table(), "execveat")->err);
+}
+
+TEST(openat_goes_to_the_trusted_process)
+{
+	struct policy *p = default_policy();
+	const struct policy_proc_arg *a = policy_proc_arg(p, nr_of("openat"));
+
+	EXPECT_EQ(TT_PROCESS, entry(default_table(), "openat")->cls);
+	ASSERT_NE(NULL, a);
+	EXPECT_EQ(PK_PATH, a->kind);
+	EXPECT_EQ(1, a->path_arg);
+	EXPECT_EQ(0, a->dirfd_arg);
+	EXPECT_EQ(2, a->flags_arg);
+	EXPECT_EQ(PA_OPEN, a->access);
+	EXPECT_EQ(PK_SIGACTION, policy_proc_arg(p, nr_of("rt_sigaction"))->kind);
+	EXPECT_NULL(policy_proc_arg(p, nr_of("getppid")));
+	policy_free(p);
+}
+
+TEST(mmap_checks_the_range_only_with_map_fixed)
+{
+	const struct tt_table *t = default_table();
+	const struct tt_entry *e = entry(t, "mmap");
+	int found = 0;
+
+	ASSERT_EQ(TT_THREAD, e->cls);
+	for (int i = e->first; i < e->first + e->nrules; i++) {
+		const struct tt_rule *r = &t->rules[i];
+
+		if (r->op == TR_RANGE_FREE && r->arg == 0 && r->arg2 == 1 && r->carg == 3 &&
+		    r->cmask == MAP_FIXED)
+			found = 1;
+	}
+	EXPECT_TRUE(found);
+	EXPECT_EQ(0, EVAL("mmap", PROT_LO, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	EXPECT_EQ(-EPERM, EVAL("mmap", PROT_LO, 4096, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	EXPECT_EQ(-EPERM, EVAL("mmap", PROT_LO - 4096, 4097, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	EXPECT_EQ(0, EVAL("mmap", PROT_HI, 4096, PROT_READ,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+}
+
+TEST(mmap_of_a_sandpit_descriptor_is_refused)
+{
+	EXPECT_EQ(-EBADF, EVAL("mmap", 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, SANDPIT_FD, 0));
+}
+
+TEST(mremap_cannot_move_onto_protected_pages)
+{
+	EXPECT_EQ(-EPERM, EVAL("mremap", PROT_LO, 4096, 8192, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("mremap", 0x10000000, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       PROT_LO, 0));
+	EXPECT_EQ(0, EVAL("mremap", 0x10000000, 4096, 4096, MREMAP_MAYMOVE, PROT_LO, 0));
+}
+
+TEST(munmap_and_mprotect_of_protected_pages_are_refused)
+{
+	EXPECT_EQ(-EPERM, EVAL("munmap", PROT_LO + 4096, 1, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("mprotect", PROT_LO, 4096, PROT_READ | PROT_WRITE, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("madvise", PROT_LO, 4096, MADV_DONTNEED, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("munmap", 0x10000000, 4096, 0, 0, 0, 0));
+}
+
+TEST(unknown_name_is_refused_with_a_message_naming_it)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-ENOENT, policy_set(p, "no_such_call", POLICY_ALLOW, 0, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "no_such_call"));
+	err[0] = '\0';
+	EXPECT_EQ(-EINVAL, policy_set(p, "socketcall", POLICY_ALLOW, 0, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "socketcall"));
+	policy_free(p);
+}
+
+TEST(unmentioned_syscalls_are_denied_with_enosys)
+{
+	const struct tt_table *t = default_table();
+	struct policy *p;
+	struct tt_table empty;
+
+	EXPECT_EQ(TT_DENY, entry(t, "msgget")->cls);
+	EXPECT_EQ(ENOSYS, entry(t, "msgget")->err);
+	EXPECT_EQ(TT_DENY, t->entries[TT_MAX_NR - 1].cls);
+	EXPECT_EQ(ENOSYS, t->entries[TT_MAX_NR - 1].err);
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_compile_table(p, &empty, NULL, 0));
+	for (int nr = 0; nr < TT_MAX_NR; nr++) {
+		ASSERT_EQ(TT_DENY, empty.entries[nr].cls);
+		ASSERT_EQ(ENOSYS, empty.entries[nr].err);
+	}
+	EXPECT_EQ(TT_MAGIC, empty.magic);
+	policy_free(p);
+}
+
+TEST(native_is_only_for_what_strict_mode_allows)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	EXPECT_EQ(TT_NATIVE, entry(default_table(), "read")->cls);
+	EXPECT_EQ(TT_NATIVE, entry(default_table(), "rt_sigreturn")->cls);
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-EINVAL, policy_set(p, "getpid", POLICY_NATIVE, 0, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "getpid"));
+	EXPECT_EQ(0, policy_set(p, "write", POLICY_NATIVE, 0, NULL, 0));
+	policy_free(p);
+}
+
+TEST(gettid_is_emulated)
+{
+	const struct tt_entry *e = entry(default_table(), "gettid");
+
+	EXPECT_EQ(TT_EMU, e->cls);
+	EXPECT_EQ(TE_GETTID, e->err);
+}
+
+TEST(kill_class_reaches_the_table)
+{
+	struct policy *p;
+	struct tt_table t;
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_set(p, "ptrace", POLICY_KILL, 0, NULL, 0));
+	ASSERT_EQ(0, policy_compile_table(p, &t, NULL, 0));
+	EXPECT_EQ(TT_KILL, t.entries[nr_of("ptrace")].cls);
+	policy_free(p);
+}
+
+TEST(rules_need_the_thread_class)
+{
+	struct policy *p;
+	struct policy_rule r = { .op = RULE_FD_FREE, .arg = 0, .arg2 = POLICY_NOARG,
+				 .carg = POLICY_NOARG };
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_set(p, "close", POLICY_ALLOW, 0, NULL, 0));
+	EXPECT_EQ(-EINVAL, policy_add_rule(p, "close", &r, NULL, 0));
+	ASSERT_EQ(0, policy_set(p, "close", POLICY_THREAD, EBADF, NULL, 0));
+	EXPECT_EQ(0, policy_add_rule(p, "close", &r, NULL, 0));
+	r.arg = 6;
+	EXPECT_EQ(-EINVAL, policy_add_rule(p, "close", &r, NULL, 0));
+	policy_free(p);
+}
+
+TEST(deny_needs_an_errno)
+{
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-EINVAL, policy_set(p, "execve", POLICY_DENY, 0, NULL, 0));
+	EXPECT_EQ(-EINVAL, policy_set(p, "execve", POLICY_DENY, 4096, NULL, 0));
+	EXPECT_EQ(-EINVAL, policy_set(p, "openat", POLICY_PROCESS, 0, NULL, 0));
+	policy_free(p);
+}
+
+TEST(too_many_rules_for_the_table_is_an_error)
+{
+	struct policy *p;
+	struct tt_table t;
+	struct policy_rule r = { .op = RULE_FD_FREE, .arg2 = POLICY_NOARG, .carg = POLICY_NOARG };
+	char err[256] = "";
+	int calls = 0;
+
+	ASSERT_EQ(0, policy_new(&p));
+	for (int nr = 0; calls * POLICY_MAX_RULES <= TT_MAX_RULES; nr++) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+
+		ASSERT_NE(NULL, name);
+		ASSERT_EQ(0, policy_set(p, name, POLICY_THREAD, EPERM, NULL, 0));
+		for (int i = 0; i < POLICY_MAX_RULES; i++)
+			ASSERT_EQ(0, policy_add_rule(p, name, &r, NULL, 0));
+		EXPECT_EQ(-E2BIG, policy_add_rule(p, name, &r, NULL, 0));
+		free(name);
+		calls++;
+	}
+	EXPECT_EQ(-E2BIG, policy_compile_table(p, &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "rules"));
+	policy_free(p);
+}
+
+TEST(default_policy_names_each_syscall_once)
+{
+	/* policy_new_default refuses a name mentioned twice; it must build */
+	struct policy *p = default_policy();
+
+	policy_free(p);
+}
+
+/* --- register rules, as T would run them --- */
+
+TEST(fcntl_allows_only_the_listed_commands)
+{
+	EXPECT_EQ(0, EVAL("fcntl", 3, F_GETFL, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("fcntl", 3, F_SETLKW, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("fcntl", 3, F_DUPFD_CLOEXEC, 10, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, EVAL("fcntl", 3, F_SETOWN, 0, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, EVAL("fcntl", 3, F_SETPIPE_SZ, 0, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, EVAL("fcntl", 3, (1ULL << 32) | F_GETFL, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("fcntl", SANDPIT_FD, F_GETFL, 0, 0, 0, 0));
+}
+
+TEST(ioctl_allows_only_tty_queries)
+{
+	EXPECT_EQ(0, EVAL("ioctl", 0, TCGETS, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("ioctl", 0, TIOCGWINSZ, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("ioctl", 0, FIONREAD, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("ioctl", 0, FIONBIO, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOTTY, EVAL("ioctl", 0, TIOCSTI, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOTTY, EVAL("ioctl", 0, TCSETS, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOTTY, EVAL("ioctl", 0, (1ULL << 32) | TCGETS, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("ioctl", SANDPIT_FD, TCGETS, 0, 0, 0, 0));
+}
+
+TEST(close_and_dup2_cannot_touch_sandpit_descriptors)
+{
+	EXPECT_EQ(-EBADF, EVAL("close", SANDPIT_FD, 0, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("close", 3, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("dup2", 3, SANDPIT_FD, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("dup3", SANDPIT_FD, 4, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("dup", SANDPIT_FD, 0, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("dup2", 3, 4, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("fchdir", SANDPIT_FD, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("ftruncate", SANDPIT_FD, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EBADF, EVAL("epoll_ctl", 5, EPOLL_CTL_ADD, SANDPIT_FD, 0x1000, 0, 0));
+}
+
+TEST(signals_only_to_self_never_to_a_trusted_thread)
+{
+	EXPECT_EQ(0, EVAL("kill", SELF_PID, 15, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("kill", 1, 9, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("kill", 0, 9, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("kill", (uint64_t)-1, 9, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, SELF_PID + 5, 10, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("tgkill", SELF_PID, T_TID, 10, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("tgkill", 1, 1, 10, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("tkill", T_TID, 10, 0, 0, 0, 0));
+}
+
+TEST(prlimit64_may_only_read)
+{
+	EXPECT_EQ(0, EVAL("prlimit64", 0, RLIMIT_NOFILE, 0, 0x1000, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("prlimit64", 0, RLIMIT_NOFILE, 0x1000, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("setrlimit", RLIMIT_NOFILE, 0x1000, 0, 0, 0, 0));
+}
+
+TEST(prctl_allows_names_and_dumpable_only)
+{
+	EXPECT_EQ(0, EVAL("prctl", PR_SET_NAME, 0x1000, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("prctl", PR_GET_NAME, 0x1000, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("prctl", PR_GET_DUMPABLE, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("prctl", PR_SET_SECCOMP, 2, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("prctl", PR_SET_DUMPABLE, 1, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0));
+}
+
+TEST(only_af_unix_socketpairs_and_no_sockets)
+{
+	EXPECT_EQ(0, EVAL("socketpair", AF_UNIX, SOCK_STREAM, 0, 0x1000, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("socketpair", AF_INET, SOCK_STREAM, 0, 0x1000, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("socket", AF_UNIX, SOCK_STREAM, 0, 0, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("connect", 3, 0x1000, 16, 0, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("sendto", 3, 0x1000, 1, 0, 0x2000, 16));
+	EXPECT_EQ(0, EVAL("sendto", 3, 0x1000, 1, 0, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("sendmsg", 3, 0x1000, 0, 0, 0, 0));
+}
+
+TEST(clone3_is_enosys_so_libc_falls_back)
+{
+	EXPECT_EQ(-ENOSYS, EVAL("clone3", 0, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("ptrace", 0, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("process_vm_writev", 0, 0, 0, 0, 0, 0));
+	EXPECT_EQ(-EPERM, EVAL("seccomp", 0, 0, 0, 0, 0, 0));
+}
+
+/* --- paths --- */
+
+static int resolve(const char *cwd, const char *path, int flags, char *out)
+{
+	return path_resolve(getpid(), cwd, path, flags, out, PATH_MAX);
+}
+
+TEST(dotdot_is_removed)
+{
+	char out[PATH_MAX];
+
+	ASSERT_EQ(0, resolve(NULL, "/usr/../etc/passwd", 0, out));
+	EXPECT_STREQ("/etc/passwd", out);
+	ASSERT_EQ(0, resolve(NULL, "/../../etc/./passwd", 0, out));
+	EXPECT_STREQ("/etc/passwd", out);
+}
+
+TEST(slashes_and_dots_are_removed)
+{
+	char out[PATH_MAX];
+
+	ASSERT_EQ(0, resolve(NULL, "//usr///lib/./x", 0, out));
+	EXPECT_STREQ("/usr/lib/x", out);
+	ASSERT_EQ(0, resolve(NULL, "/", 0, out));
+	EXPECT_STREQ("/", out);
+	ASSERT_EQ(0, path_normalise("//a/./b/../c//", out, sizeof(out)));
+	EXPECT_STREQ("/a/c", out);
+}
+
+TEST(relative_paths_join_the_cwd)
+{
+	char out[PATH_MAX];
+
+	ASSERT_EQ(0, resolve("/usr", "share/../include/x.h", 0, out));
+	EXPECT_STREQ("/usr/include/x.h", out);
+	ASSERT_EQ(0, resolve("/usr", "../etc/passwd", 0, out));
+	EXPECT_STREQ("/etc/passwd", out);
+	EXPECT_EQ(-EINVAL, resolve(NULL, "etc/passwd", 0, out));
+	EXPECT_EQ(-EINVAL, resolve("usr", "x", 0, out));
+	EXPECT_EQ(-ENOENT, resolve("/usr", "", 0, out));
+}
+
+TEST(too_long_a_result_is_refused)
+{
+	char out[8];
+
+	EXPECT_EQ(-ENAMETOOLONG, path_resolve(getpid(), NULL, "/usr/lib/x", 0, out, sizeof(out)));
+}
+
+FIXTURE(tmpdir)
+{
+	char dir[PATH_MAX];
+	char path[PATH_MAX];
+	char out[PATH_MAX];
+};
+
+FIXTURE_SETUP(tmpdir)
+{
+	char tmpl[] = "/tmp/policy_test.XXXXXX";
+
+	ASSERT_NE(NULL, mkdtemp(tmpl));
+	ASSERT_NE(NULL, realpath(tmpl, self->dir));
+}
+
+FIXTURE_TEARDOWN(tmpdir)
+{
+	static const char *const names[] = { "out", "loop1", "loop2", "rel", "file",
+					     "sub/back", "sub", "w/link", "w" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", self->dir, names[i]) >= sizeof(p))
+			continue;
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	rmdir(self->dir);
+}
+
+static const char *at(char *buf, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		abort();
+	return buf;
+}
+
+TEST_F(tmpdir, symlink_out_of_a_write_grant_resolves_to_its_target_and_is_refused)
+{
+	char w[PATH_MAX], link[PATH_MAX];
+	struct policy *p;
+
+	ASSERT_EQ(0, mkdir(at(w, self->dir, "w"), 0700));
+	ASSERT_EQ(0, symlink("/etc", at(link, self->dir, "w/link")));
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, w, 1, NULL, 0));
+
+	ASSERT_EQ(0, resolve(NULL, at(self->path, self->dir, "w/link/passwd"), 0, self->out));
+	EXPECT_STREQ("/etc/passwd", self->out);
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), self->out, PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), self->out, PA_READ));
+
+	ASSERT_EQ(0, resolve(w, "new-file", 0, self->out));
+	EXPECT_STREQ(at(self->path, self->dir, "w/new-file"), self->out);
+	EXPECT_EQ(0, policy_check_path(p, getpid(), self->out, PA_WRITE));
+	policy_free(p);
+}
+
+TEST_F(tmpdir, relative_symlinks_resolve_against_their_directory)
+{
+	char sub[PATH_MAX], link[PATH_MAX], expect[PATH_MAX];
+
+	ASSERT_EQ(0, mkdir(at(sub, self->dir, "sub"), 0700));
+	ASSERT_EQ(0, symlink("../file", at(link, self->dir, "sub/back")));
+	ASSERT_EQ(0, resolve(sub, "back", 0, self->out));
+	EXPECT_STREQ(at(expect, self->dir, "file"), self->out);
+	/* "back/.." is the parent of the target, not of the link */
+	ASSERT_EQ(0, symlink("/usr/lib", at(link, self->dir, "rel")));
+	ASSERT_EQ(0, resolve(self->dir, "rel/../bin", 0, self->out));
+	EXPECT_STREQ("/usr/bin", self->out);
+}
+
+TEST_F(tmpdir, symlink_loops_give_eloop)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	ASSERT_EQ(0, symlink("loop2", at(a, self->dir, "loop1")));
+	ASSERT_EQ(0, symlink("loop1", at(b, self->dir, "loop2")));
+	EXPECT_EQ(-ELOOP, resolve(NULL, a, 0, self->out));
+}
+
+TEST_F(tmpdir, nofollow_keeps_the_last_link_but_not_inner_ones)
+{
+	char link[PATH_MAX];
+
+	ASSERT_EQ(0, symlink("/etc/passwd", at(link, self->dir, "out")));
+	ASSERT_EQ(0, resolve(NULL, link, PATH_NOFOLLOW, self->out));
+	EXPECT_STREQ(link, self->out);
+	ASSERT_EQ(0, resolve(NULL, link, 0, self->out));
+	EXPECT_STREQ("/etc/passwd", self->out);
+	/* a trailing slash asks for the directory: the link is followed */
+	ASSERT_EQ(0, symlink("/usr", at(link, self->dir, "rel")));
+	ASSERT_EQ(0, resolve(self->dir, "rel/", PATH_NOFOLLOW, self->out));
+	EXPECT_STREQ("/usr", self->out);
+}
+
+TEST_F(tmpdir, a_missing_tail_is_kept_for_creation)
+{
+	char link[PATH_MAX];
+
+	ASSERT_EQ(0, resolve(self->dir, "no/such/file", 0, self->out));
+	EXPECT_STREQ(at(self->path, self->dir, "no/such/file"), self->out);
+	EXPECT_EQ(-ENOENT, resolve(self->dir, "no/../file", 0, self->out));
+	/* a dangling link creates its target */
+	ASSERT_EQ(0, symlink("/nonexistent-dir/x", at(link, self->dir, "out")));
+	ASSERT_EQ(0, resolve(NULL, link, 0, self->out));
+	EXPECT_STREQ("/nonexistent-dir/x", self->out);
+}
+
+TEST_F(tmpdir, a_file_is_not_a_directory)
+{
+	char f[PATH_MAX];
+	int fd = open(at(f, self->dir, "file"), O_CREAT | O_WRONLY, 0600);
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(-ENOTDIR, resolve(self->dir, "file/x", 0, self->out));
+}
+
+TEST(proc_self_means_the_sandboxed_process_not_b)
+{
+	char out[PATH_MAX], expect[64];
+	pid_t pid = getppid(); /* any process but the resolver */
+
+	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/self/status", 0, out, sizeof(out)));
+	snprintf(expect, sizeof(expect), "/proc/%d/status", (int)pid);
+	EXPECT_STREQ(expect, out);
+	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/thread-self/stat", 0, out, sizeof(out)));
+	snprintf(expect, sizeof(expect), "/proc/%d/stat", (int)pid);
+	EXPECT_STREQ(expect, out);
+	/* /proc/mounts is a link to self/mounts */
+	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/mounts", 0, out, sizeof(out)));
+	snprintf(expect, sizeof(expect), "/proc/%d/mounts", (int)pid);
+	EXPECT_STREQ(expect, out);
+}
+
+TEST(magic_links_to_objects_without_a_path_are_refused)
+{
+	char path[64], out[PATH_MAX];
+	int fds[2], fd;
+
+	ASSERT_EQ(0, pipe(fds));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+	EXPECT_EQ(-EACCES, resolve(NULL, path, 0, out));
+	fd = memfd_create("policy_test", 0);
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	EXPECT_EQ(-EACCES, resolve(NULL, path, 0, out));
+	close(fd);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(magic_links_to_files_resolve_to_the_file)
+{
+	char path[64], out[PATH_MAX];
+	int fd = open("/etc/passwd", O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ASSERT_EQ(0, resolve(NULL, path, 0, out));
+	EXPECT_STREQ("/etc/passwd", out);
+	ASSERT_EQ(0, resolve(NULL, "/proc/self/root/etc/passwd", 0, out));
+	EXPECT_STREQ("/etc/passwd", out);
+	close(fd);
+}
+
+/* --- grants --- */
+
+TEST(grants_match_whole_components)
+{
+	struct policy *p;
+	pid_t pid = getpid();
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/usr", 0, NULL, 0));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/usr", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/usr/lib/x", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/usrx", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/us", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/", PA_READ));
+	policy_free(p);
+}
+
+TEST(a_file_grant_covers_that_file_only)
+{
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/dev/null", 0, NULL, 0));
+	EXPECT_EQ(0, policy_check_path(p, getpid(), "/dev/null", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), "/dev/null/x", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), "/dev/nullx", PA_READ));
+	policy_free(p);
+}
+
+TEST(unnormalised_paths_are_never_prefix_checked)
+{
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/usr", 1, NULL, 0));
+	EXPECT_EQ(-EINVAL, policy_check_path(p, getpid(), "/usr/../etc/passwd", PA_READ));
+	EXPECT_EQ(-EINVAL, policy_check_path(p, getpid(), "/usr//lib", PA_READ));
+	EXPECT_EQ(-EINVAL, policy_check_path(p, getpid(), "/usr/", PA_READ));
+	EXPECT_EQ(-EINVAL, policy_check_path(p, getpid(), "usr/lib", PA_READ));
+	EXPECT_EQ(-EINVAL, policy_check_path(p, getpid(), "/usr/lib", PA_OPEN));
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), "/usr/lib", PA_NEVER));
+	policy_free(p);
+}
+
+TEST(write_implies_read_but_read_is_not_write)
+{
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/var/tmp", 1, NULL, 0));
+	ASSERT_EQ(0, policy_grant(p, "/usr", 0, NULL, 0));
+	EXPECT_EQ(0, policy_check_path(p, getpid(), "/var/tmp/x", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, getpid(), "/var/tmp/x", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), "/usr/x", PA_WRITE));
+	policy_free(p);
+}
+
+TEST(grants_must_be_absolute)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-EINVAL, policy_grant(p, "usr", 0, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "usr"));
+	policy_free(p);
+}
+
+TEST(allow_read_and_allow_write_lists_become_grants)
+{
+	const char *const rd[] = { "/opt/data", NULL };
+	const char *const wr[] = { "/var/tmp/out", NULL };
+	struct policy *p;
+	pid_t pid = getpid();
+
+	ASSERT_EQ(0, policy_new_default(&p, rd, wr, NULL, 0));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/opt/data/x", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/opt/data/x", PA_WRITE));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/var/tmp/out/y", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/var/tmp/y", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/opt/datax", PA_READ));
+	policy_free(p);
+}
+
+TEST(default_grants_are_read_only)
+{
+	struct policy *p = default_policy();
+	pid_t pid = getpid();
+
+	EXPECT_EQ(0, policy_check_path(p, pid, "/etc/passwd", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/etc/passwd", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/usr/bin/x", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/home", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/tmp/x", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/sys/devices/system/cpu/online", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/sys/kernel", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/dev/null", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/dev/zero", PA_WRITE));
+	policy_free(p);
+}
+
+TEST(default_grants_cover_symlinked_system_dirs)
+{
+	struct policy *p = default_policy();
+	char out[PATH_MAX];
+
+	/* /lib64 is a link into /usr on merged-/usr systems; either way it is readable */
+	ASSERT_EQ(0, resolve(NULL, "/lib64/ld-linux-x86-64.so.2", 0, out));
+	EXPECT_EQ(0, policy_check_path(p, getpid(), out, PA_READ));
+	policy_free(p);
+}
+
+TEST(proc_self_grant_means_the_sandboxed_pid_only)
+{
+	struct policy *p = default_policy();
+	char path[64];
+	pid_t pid = getppid();
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	EXPECT_EQ(0, policy_check_path(p, pid, path, PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid + 1, path, PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/proc/1/status", PA_READ));
+	EXPECT_EQ(-EACCES, policy_check_path(p, pid, "/proc/self/status", PA_READ));
+	policy_free(p);
+}
+
+TEST(proc_mem_is_never_writable)
+{
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/proc", 1, NULL, 0));
+	EXPECT_EQ(-EACCES, policy_check_path(p, 42, "/proc/42/mem", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_path(p, 42, "/proc/43/task/44/mem", PA_WRITE));
+	EXPECT_EQ(0, policy_check_path(p, 42, "/proc/42/mem", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, 42, "/proc/42/memx", PA_WRITE));
+	policy_free(p);
+}
+
+/* --- what B decides from the registers --- */
+
+TEST(open_access_comes_from_the_flags)
+{
+	EXPECT_EQ(PA_READ, policy_open_access(O_RDONLY));
+	EXPECT_EQ(PA_READ, policy_open_access(O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_WRONLY));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_RDWR));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_ACCMODE));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_RDONLY | O_CREAT));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_RDONLY | O_TRUNC));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_RDONLY | O_APPEND));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_TMPFILE | O_RDWR));
+	EXPECT_EQ(PA_WRITE, policy_open_access(O_TMPFILE & ~O_DIRECTORY));
+	/* the kernel reads an int: high bits do not hide a write */
+	EXPECT_EQ(PA_WRITE, policy_open_access((1L << 40) | O_WRONLY));
+}
+
+TEST(process_calls_say_which_access_and_whether_to_follow)
+{
+	struct policy *p = default_policy();
+	const struct policy_proc_arg *openat = policy_proc_arg(p, nr_of("openat"));
+	const struct policy_proc_arg *lstat = policy_proc_arg(p, nr_of("lstat"));
+	const struct policy_proc_arg *fstatat = policy_proc_arg(p, nr_of("newfstatat"));
+	uint64_t a[6] = { AT_FDCWD, 0x1000, O_WRONLY | O_NOFOLLOW, 0, 0, 0 };
+
+	EXPECT_EQ(PA_WRITE, policy_proc_access(openat, a));
+	EXPECT_EQ(0, policy_proc_follow(openat, a));
+	a[2] = O_RDONLY;
+	EXPECT_EQ(PA_READ, policy_proc_access(openat, a));
+	EXPECT_EQ(1, policy_proc_follow(openat, a));
+	EXPECT_EQ(0, policy_proc_follow(lstat, a));
+	a[3] = AT_SYMLINK_NOFOLLOW;
+	EXPECT_EQ(0, policy_proc_follow(fstatat, a));
+	EXPECT_EQ(PA_READ, policy_proc_access(fstatat, a));
+	EXPECT_EQ(PA_NEVER, policy_proc_access(policy_proc_arg(p, nr_of("rt_sigaction")), a));
+	policy_free(p);
+}
+
+/* --- the dump --- */
+
+static int has_line(const char *dump, const char *name, const char *what)
+{
+	for (const char *l = dump; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strlen(name);
+		const char *end = strchr(l, '\n');
+
+		if (!strncmp(l, name, n) && l[n] == ' ') {
+			const char *hit = strstr(l, what);
+			return hit && (!end || hit < end);
+		}
+	}
+	return 0;
+}
+
+TEST(the_dump_names_syscalls_by_name)
+{
+	struct policy *p = default_policy();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ASSERT_NE(NULL, f);
+	policy_dump(p, f);
+	fclose(f);
+	EXPECT_TRUE(has_line(buf, "getppid", "allow"));
+	EXPECT_TRUE(has_line(buf, "execve", "deny(EACCES)"));
+	EXPECT_TRUE(has_line(buf, "read", "native"));
+	EXPECT_TRUE(has_line(buf, "gettid", "emu(gettid)"));
+	EXPECT_TRUE(has_line(buf, "mmap", "if (arg3 & 0x10) range_free(arg0, arg1) else EPERM"));
+	EXPECT_TRUE(has_line(buf, "close", "fd_free(arg0) else EBADF"));
+	EXPECT_TRUE(has_line(buf, "ioctl", "arg1 in {0x5401, 0x5413, 0x541b, 0x5421} else ENOTTY"));
+	EXPECT_TRUE(has_line(buf, "openat", "path arg1, dirfd arg0, open flags arg2, access open"));
+	EXPECT_TRUE(has_line(buf, "rt_sigaction", "sigaction"));
+	EXPECT_TRUE(has_line(buf, "default", "deny(ENOSYS)"));
+	EXPECT_NE(NULL, strstr(buf, "grant read  /usr\n"));
+	EXPECT_FALSE(has_line(buf, "msgget", ""));
+	free(buf);
+	policy_free(p);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,83 @@
+/* Helpers for selftests that run code inside the sandbox.
+ *
+ * The harness already runs each TEST in its own child; run_sandboxed forks
+ * once more so that the test body stays outside the sandbox and can check
+ * what the sandboxed side could not (that a file does not exist, how the
+ * sandboxed process ended). */
+#ifndef SANDPIT_SELFTEST_UTIL_H
+#define SANDPIT_SELFTEST_UTIL_H
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <sandpit.h>
+
+#define SANDBOX_START_FAILED 200
+
+/* Shared with the sandboxed child: it writes results here. */
+static inline void *shared_page(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Runs fn(arg) in a sandboxed child and returns its wait status.  fn's
+ * return value becomes the exit status.  Gives up (SIGKILL) after timeout_s. */
+static inline int run_sandboxed_opts(int (*fn)(void *), void *arg,
+				     const struct sandpit_options *o, int timeout_s)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		if (sandpit_start(o) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(fn(arg));
+	}
+	int st;
+	for (int i = 0; i < timeout_s * 100; i++) {
+		pid_t w = waitpid(p, &st, WNOHANG);
+		if (w == p)
+			return st;
+		usleep(10000);
+	}
+	kill(p, SIGKILL);
+	waitpid(p, &st, 0);
+	return -2; /* hung */
+}
+
+static inline int run_sandboxed(int (*fn)(void *), void *arg)
+{
+	return run_sandboxed_opts(fn, arg, NULL, 20);
+}
+
+/* exit status, or 1000 + signal, or the negative run_sandboxed error */
+static inline int outcome(int st)
+{
+	if (st < 0)
+		return st;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 1000 + WTERMSIG(st);
+}
+#define KILLED(sig) (1000 + (sig))
+
+/* a raw system call issued from the test program's own code (not libc) */
+static inline long raw_syscall(long nr, long a0, long a1, long a2)
+{
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#endif

@@ -1,0 +1,362 @@
+/* Strict-mode core: each test attacks one property of DESIGN §6 or checks
+ * that an allowed call still works inside the sandbox. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <linux/seccomp.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+
+/* ---------------------------------------------------------------- allowed */
+
+static pid_t parent_pid;
+
+static int body_getppid(void *a)
+{
+	(void)a;
+	if (getppid() != parent_pid)
+		return 1;
+	if (raw_syscall(SYS_getppid, 0, 0, 0) != parent_pid)
+		return 2;
+	if (getpid() <= 0 || syscall(SYS_gettid) != getpid())
+		return 3;
+	return 0;
+}
+
+TEST(allowed_getppid_libc_and_raw)
+{
+	parent_pid = getpid();
+	EXPECT_EQ(0, outcome(run_sandboxed(body_getppid, NULL)));
+}
+
+static int body_read_passwd(void *a)
+{
+	(void)a;
+	FILE *f = fopen("/etc/passwd", "r");
+	if (!f)
+		return 1;
+	char line[512];
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "root:", 5))
+		return 2;
+	fclose(f);
+	return 0;
+}
+
+TEST(allowed_read_etc_passwd)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_read_passwd, NULL)));
+}
+
+static int body_stat(void *a)
+{
+	(void)a;
+	struct stat sb;
+	if (stat("/etc/passwd", &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 1;
+	if (lstat("/usr/bin", &sb) != 0)
+		return 2;
+	if (access("/etc/passwd", R_OK) != 0)
+		return 3;
+	if (stat("/root", &sb) != -1 || errno != EACCES)
+		return 4;
+	int fd = open("/etc/hostname", O_RDONLY);
+	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 5;
+	close(fd);
+	return 0;
+}
+
+TEST(allowed_stat_in_grants_refused_outside)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_stat, NULL)));
+}
+
+static int body_malloc(void *a)
+{
+	(void)a;
+	for (int i = 0; i < 16; i++) {
+		char *p = malloc(1 << 20);
+		if (!p)
+			return 1;
+		memset(p, i, 1 << 20);
+		if (p[12345] != i)
+			return 2;
+		free(p);
+	}
+	char *small = malloc(100);
+	return small ? 0 : 3;
+}
+
+TEST(allowed_malloc_1mib_mmap_munmap)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_malloc, NULL)));
+}
+
+static struct timespec before_rt;
+
+static int body_time(void *a)
+{
+	(void)a;
+	struct timespec m1, m2, rt;
+	if (clock_gettime(CLOCK_MONOTONIC, &m1) || clock_gettime(CLOCK_REALTIME, &rt))
+		return 1;
+	if (rt.tv_sec < before_rt.tv_sec || rt.tv_sec > before_rt.tv_sec + 60)
+		return 2;
+	usleep(2000);
+	if (clock_gettime(CLOCK_MONOTONIC, &m2))
+		return 3;
+	long d = (m2.tv_sec - m1.tv_sec) * 1000000000L + m2.tv_nsec - m1.tv_nsec;
+	if (d < 2000000 || d > 2000000000L)
+		return 4;
+	time_t t = time(NULL);
+	if (t < before_rt.tv_sec || t > before_rt.tv_sec + 60)
+		return 5;
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu))
+		return 6;
+	return 0;
+}
+
+TEST(time_clock_gettime_consistent_with_real_clock)
+{
+	clock_gettime(CLOCK_REALTIME, &before_rt);
+	EXPECT_EQ(0, outcome(run_sandboxed(body_time, NULL)));
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t rdtscp(uint32_t *aux)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(*aux));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static int body_rdtsc(void *a)
+{
+	(void)a;
+	uint32_t aux;
+	uint64_t t1 = rdtsc();
+	usleep(1000);
+	uint64_t t2 = rdtscp(&aux);
+	uint64_t t3 = rdtsc();
+	return t1 && t2 > t1 && t3 >= t2 ? 0 : 1;
+}
+
+TEST(time_rdtsc_rdtscp_emulated_under_strict)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_rdtsc, NULL)));
+}
+
+/* ---------------------------------------------------------------- refused */
+
+#define FORBIDDEN_FILE "/tmp/sandpit-selftest-created"
+
+static int body_create(void *a)
+{
+	(void)a;
+	int fd = open(FORBIDDEN_FILE, O_CREAT | O_WRONLY, 0644);
+	if (fd != -1 || errno != EACCES)
+		return 1;
+	if (creat(FORBIDDEN_FILE, 0644) != -1)
+		return 2;
+	if (fopen(FORBIDDEN_FILE, "w") != NULL)
+		return 3;
+	return 0;
+}
+
+TEST(inv2_create_outside_grants_refused_and_nothing_created)
+{
+	unlink(FORBIDDEN_FILE);
+	EXPECT_EQ(0, outcome(run_sandboxed(body_create, NULL)));
+	EXPECT_EQ(-1, access(FORBIDDEN_FILE, F_OK));
+}
+
+static int body_raw_open(void *a)
+{
+	(void)a;
+	long r = raw_syscall(SYS_open, (long)FORBIDDEN_FILE, O_CREAT | O_WRONLY, 0644);
+	if (r != -EACCES)
+		return 1;
+	r = raw_syscall(SYS_openat, AT_FDCWD, (long)"/etc/passwd", O_WRONLY);
+	return r == -EACCES ? 0 : 2;
+}
+
+TEST(raw_syscall_open_creat_from_program_code_refused)
+{
+	unlink(FORBIDDEN_FILE);
+	EXPECT_EQ(0, outcome(run_sandboxed(body_raw_open, NULL)));
+	EXPECT_EQ(-1, access(FORBIDDEN_FILE, F_OK));
+}
+
+static int body_write_existing(void *a)
+{
+	(void)a;
+	int fd = open("/etc/passwd", O_RDWR);
+	if (fd != -1 || errno != EACCES)
+		return 1;
+	fd = open("/etc/passwd", O_RDONLY | O_APPEND | O_TRUNC);
+	return fd == -1 && errno == EACCES ? 0 : 2;
+}
+
+TEST(write_open_of_read_only_grant_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_write_existing, NULL)));
+}
+
+static int body_allow_write(void *a)
+{
+	const char *dir = a;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/made-inside", dir);
+	int fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (fd < 0)
+		return 1;
+	if (write(fd, "hello", 5) != 5)
+		return 2;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/../escape", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	return fd == -1 && errno == EACCES ? 0 : 3;
+}
+
+TEST(allow_write_grant_creates_inside_only)
+{
+	char dir[] = "/tmp/sandpit-grant-XXXXXX";
+	ASSERT_NE(NULL, mkdtemp(dir));
+	const char *w[] = { dir, NULL };
+	struct sandpit_options o = { .mode = SANDPIT_MODE_STRICT, .allow_write = w };
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_allow_write, dir, &o, 20)));
+	char path[256];
+	snprintf(path, sizeof(path), "%s/made-inside", dir);
+	EXPECT_EQ(0, access(path, F_OK));
+	EXPECT_EQ(-1, access("/tmp/escape", F_OK));
+	unlink(path);
+	rmdir(dir);
+}
+
+static int body_execve(void *a)
+{
+	(void)a;
+	char *argv[] = { "/bin/true", NULL };
+	execve("/bin/true", argv, NULL);
+	return errno == EACCES ? 0 : 1;
+}
+
+TEST(inv7_execve_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_execve, NULL)));
+}
+
+static int body_socket(void *a)
+{
+	(void)a;
+	if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EACCES)
+		return 1;
+	if (raw_syscall(SYS_socket, AF_INET6, SOCK_DGRAM, 0) != -EACCES)
+		return 2;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return 3;
+	if (write(sv[0], "x", 1) != 1)
+		return 4;
+	char c;
+	return read(sv[1], &c, 1) == 1 && c == 'x' ? 0 : 5;
+}
+
+TEST(socket_inet_refused_unix_socketpair_allowed)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_socket, NULL)));
+}
+
+static int body_ptrace(void *a)
+{
+	(void)a;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != -1 || errno != EPERM)
+		return 1;
+	return raw_syscall(SYS_ptrace, PTRACE_ATTACH, getppid(), 0) == -EPERM ? 0 : 2;
+}
+
+TEST(inv7_ptrace_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_ptrace, NULL)));
+}
+
+static int body_kill_other(void *a)
+{
+	(void)a;
+	if (kill(parent_pid, 0) != -1 || errno != EPERM)
+		return 1;
+	if (kill(-1, SIGKILL) != -1 || errno != EPERM)
+		return 2;
+	if (kill(0, SIGKILL) != -1 || errno != EPERM)
+		return 3;
+	return kill(getpid(), 0) == 0 ? 0 : 4;
+}
+
+TEST(inv7_kill_other_process_refused)
+{
+	parent_pid = getpid();
+	EXPECT_EQ(0, outcome(run_sandboxed(body_kill_other, NULL)));
+}
+
+static int body_seccomp(void *a)
+{
+	(void)a;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) != -1)
+		return 1;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, NULL) != -1 || errno != EPERM)
+		return 2;
+	return 0;
+}
+
+TEST(inv7_own_seccomp_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_seccomp, NULL)));
+}
+
+static int body_vm_writev(void *a)
+{
+	(void)a;
+	char src[8] = "attack", dst[8] = "";
+	struct iovec l = { src, 8 }, r = { dst, 8 };
+	if (syscall(SYS_process_vm_writev, getpid(), &l, 1, &r, 1, 0) != -1 || errno != EPERM)
+		return 1;
+	if (open("/proc/self/mem", O_RDWR) != -1 || errno != EACCES)
+		return 2;
+	return dst[0] == 0 ? 0 : 3;
+}
+
+TEST(inv7_process_vm_writev_and_proc_mem_write_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_vm_writev, NULL)));
+}
+
+static int body_fork(void *a)
+{
+	(void)a;
+	if (fork() != -1 || errno != EPERM)
+		return 1;
+	if (raw_syscall(SYS_clone3, 0, 0, 0) != -ENOSYS)
+		return 2;
+	return 0;
+}
+
+TEST(inv4_fork_refused_clone3_enosys)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_fork, NULL)));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,51 @@
+/* The untrusted-side runtime: what runs in U once the sandbox is in force
+ * (the syscall entry, the raw wrappers, the SIGSEGV handler).  Freestanding:
+ * no libc, no errno; per-thread state through %gs. */
+#ifndef SANDPIT_RUNTIME_H
+#define SANDPIT_RUNTIME_H
+#include <stdint.h>
+#include "user/secure_mem.h"
+#include "policy/t_table.h"
+
+/* per-thread state, in the mailbox page at MB_U_STATE; %gs base = mailbox */
+struct u_state {
+	struct mailbox *mb;
+	const struct tt_table *table;
+	uint64_t seq;
+	int32_t u_fd;
+	uint32_t spin;
+};
+
+/* set once U's thread is sandboxed; before that the entry passes calls through */
+extern int sandpit_u_active __attribute__((visibility("hidden")));
+
+/* asm/x86_64/syscall.S */
+long sandpit_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+	__attribute__((visibility("hidden")));
+void sandpit_restorer(void) __attribute__((visibility("hidden")));
+unsigned sandpit_getcpu(void) __attribute__((visibility("hidden")));
+/* asm/x86_64/entry.S */
+void sandpit_syscall_stub(void) __attribute__((visibility("hidden")));
+/* asm/x86_64/trusted_thread.S */
+long sandpit_clone_trusted(struct secure_page *sp) __attribute__((visibility("hidden")));
+
+/* user/u_entry.c */
+long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+	__attribute__((visibility("hidden")));
+long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+/* user/u_signal.c */
+void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+
+/* section bounds of sandpit's own code (never patched, protected) */
+extern const char __start_sandpit_text[] __attribute__((visibility("hidden")));
+extern const char __stop_sandpit_text[] __attribute__((visibility("hidden")));
+
+/* The first word of u_state is the mailbox's own address, so one
+ * %gs-relative load finds the thread's state. */
+static inline struct u_state *u_self(void)
+{
+	struct mailbox *mb;
+	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(mb) : "i"(MB_U_STATE));
+	return (struct u_state *)mb->u_state;
+}
+#endif

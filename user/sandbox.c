@@ -1,0 +1,348 @@
+/* sandpit_start and the rest of the public API (include/sandpit.h): set up
+ * B, S, T and the patched entry, then put the calling thread into seccomp
+ * strict mode. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <asm/prctl.h>
+
+#include "sandpit.h"
+#include "policy/policy.h"
+#include "user/patch.h"
+#include "user/runtime.h"
+#include "user/trusted_process.h"
+
+#define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
+#define NFDS 4
+
+static char errbuf[512];
+static int started;
+static enum sandpit_mode mode_in_force = SANDPIT_MODE_NONE;
+
+static int fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* After T runs, backing out is no longer possible: never continue
+ * unsandboxed (invariant 5). */
+static void __attribute__((noreturn)) die(const char *what, long err)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "sandpit: %s failed (%s); killing the process\n",
+			 what, strerror((int)-err));
+	sandpit_raw_syscall6(SYS_write, 2, (long)msg, n, 0, 0, 0);
+	sandpit_raw_syscall6(SYS_kill, getpid(), SIGKILL, 0, 0, 0, 0);
+	for (;;)
+		;
+}
+
+const char *sandpit_error(void) { return errbuf; }
+enum sandpit_mode sandpit_mode(void) { return mode_in_force; }
+
+int sandpit_supported(void)
+{
+	/* strict mode exists if PR_GET_SECCOMP answers */
+	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+}
+
+static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
+{
+	enum sandpit_mode m = o ? o->mode : SANDPIT_MODE_AUTO;
+	const char *env = getenv("SANDPIT_MODE");
+	if (env && *env) {
+		if (!strcmp(env, "strict"))
+			m = SANDPIT_MODE_STRICT;
+		else if (!strcmp(env, "filter"))
+			m = SANDPIT_MODE_FILTER;
+		else if (!strcmp(env, "auto"))
+			m = SANDPIT_MODE_AUTO;
+		else
+			return fail(-EINVAL, "SANDPIT_MODE=%s: expected strict, filter or auto", env);
+	}
+	if (m == SANDPIT_MODE_FILTER)
+		return fail(-EOPNOTSUPP, "filter mode is not implemented yet; use strict or auto");
+	if (m != SANDPIT_MODE_AUTO && m != SANDPIT_MODE_STRICT)
+		return fail(-EINVAL, "unknown mode %d", (int)m);
+	*out = SANDPIT_MODE_STRICT; /* auto means strict until filter mode exists */
+	return 0;
+}
+
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -errno;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The T table in a memfd sealed against every write: mapped read-only,
+ * it can never be made writable again (invariant 3). */
+static int make_table(const struct policy *pol, const struct tt_table **out, size_t *len,
+		      char *err, size_t errlen)
+{
+	size_t sz = (sizeof(struct tt_table) + SM_PAGE - 1) & ~(size_t)(SM_PAGE - 1);
+	int fd = memfd_create("sandpit-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	void *rw = MAP_FAILED;
+	if (ftruncate(fd, (off_t)sz) < 0 ||
+	    (rw = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		r = -errno;
+		goto out;
+	}
+	r = policy_compile_table(pol, rw, err, errlen);
+	munmap(rw, sz);
+	if (r < 0)
+		goto out;
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		goto out;
+	}
+	void *ro = mmap(NULL, sz, PROT_READ, MAP_SHARED, fd, 0);
+	if (ro == MAP_FAILED) {
+		r = -errno;
+		goto out;
+	}
+	*out = ro;
+	*len = sz;
+out:
+	close(fd);
+	return r;
+}
+
+/* Move the four descriptors sandpit uses to a block at the top of the
+ * descriptor space, out of the program's way; T refuses close/dup2/fcntl
+ * on [lo, lo + NFDS) (invariant 3). */
+static int park_fds(int fds[NFDS], int *lo)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	long top = rl.rlim_cur > 1024 ? 1024 : (long)rl.rlim_cur;
+	for (long base = top - NFDS; base >= 3; base -= NFDS) {
+		int i;
+		for (i = 0; i < NFDS; i++)
+			if (fcntl((int)base + i, F_GETFD) >= 0)
+				break;
+		if (i < NFDS)
+			continue;
+		for (i = 0; i < NFDS; i++) {
+			if (dup3(fds[i], (int)base + i, O_CLOEXEC) < 0)
+				return -errno;
+			close(fds[i]);
+			fds[i] = (int)base + i;
+		}
+		*lo = (int)base;
+		return 0;
+	}
+	return -EMFILE;
+}
+
+static unsigned calibrate_spin(void)
+{
+	struct timespec a, b;
+	const unsigned n = 20000;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (unsigned i = 0; i < n; i++)
+		__asm__ volatile("pause" ::: "memory");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	long ns = (b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec;
+	if (ns <= 0)
+		ns = 1;
+	unsigned long it = (unsigned long)SPIN_TARGET_NS * n / (unsigned long)ns;
+	return it < 100 ? 100 : it > 1000000 ? 1000000 : (unsigned)it;
+}
+
+static void add_range(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+	struct secure_page *sp = ctx;
+	if (sp->nranges < SM_MAX_RANGES) {
+		sp->ranges[sp->nranges].lo = lo & ~(uintptr_t)(SM_PAGE - 1);
+		sp->ranges[sp->nranges].hi = (hi + SM_PAGE - 1) & ~(uintptr_t)(SM_PAGE - 1);
+	}
+	sp->nranges++;
+}
+
+static long raw(long nr, long a0, long a1, long a2, long a3, long a4)
+{
+	return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, 0);
+}
+
+static struct policy *policy;
+static struct trusted_process_config tp;
+
+int sandpit_start(const struct sandpit_options *opts)
+{
+	enum sandpit_mode mode;
+	char perr[256] = "";
+	int r;
+
+	errbuf[0] = 0;
+	if (started)
+		return fail(-EBUSY, "sandpit_start: the sandbox is already running");
+	if ((r = resolve_mode(opts, &mode)) < 0)
+		return r;
+	if (opts && opts->flags)
+		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
+	if (opts && opts->policy_file)
+		return fail(-EOPNOTSUPP, "policy files are not supported yet (%s)", opts->policy_file);
+	if (!sandpit_supported())
+		return fail(-ENOSYS, "this kernel has no seccomp strict mode");
+	if ((r = count_threads()) != 1)
+		return fail(r < 0 ? r : -EBUSY,
+			    "sandpit_start: %d threads exist; call it before creating any", r);
+
+	r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
+			       opts ? opts->allow_write : NULL, perr, sizeof(perr));
+	if (r < 0)
+		return fail(r, "policy: %s", perr);
+
+	const struct tt_table *table = NULL;
+	size_t table_len = 0;
+	if ((r = make_table(policy, &table, &table_len, perr, sizeof(perr))) < 0)
+		return fail(r, "cannot build the T table: %s", perr[0] ? perr : strerror(-r));
+
+	/* S page 1: a sealable memfd; page 2: shared anonymous (B sees both) */
+	int smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct secure_page *sp = MAP_FAILED;
+	struct mailbox *mb = MAP_FAILED;
+	if (smfd < 0 || ftruncate(smfd, SM_PAGE) < 0 ||
+	    (sp = mmap(NULL, SM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, smfd, 0)) == MAP_FAILED ||
+	    (mb = mmap(NULL, SM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
+		    MAP_FAILED)
+		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
+
+	int ut[2], tb[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ut) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tb) < 0)
+		return fail(-errno, "socketpair: %s", strerror(errno));
+	int fds[NFDS] = { ut[0], ut[1], tb[0], tb[1] }, fd_lo = -1;
+	if ((r = park_fds(fds, &fd_lo)) < 0)
+		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
+	int u_fd = fds[0], t_fd = fds[1], tb_fd = fds[2], b_fd = fds[3];
+
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	sp->t_fd = t_fd;
+	sp->tb_fd = tb_fd;
+	sp->fd_lo = fd_lo;
+	sp->fd_hi = fd_lo + NFDS - 1;
+	sp->pid = pid;
+	sp->u_tid = tid;
+	sp->spin = calibrate_spin();
+	sp->table = (uint64_t)(uintptr_t)table;
+	sp->mailbox = (uint64_t)(uintptr_t)mb;
+	sp->b_cpu = ~0u;
+	mb->ctid = (uint32_t)tid;
+	mb->t_cpu = mb->u_cpu = ~0u;
+
+	/* B: forked before anything is patched, so it runs plain libc */
+	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .spare_fd_lo = fd_lo,
+					      .spare_fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+					      .policy = policy };
+	if ((r = trusted_process_spawn(&tp)) < 0)
+		return fail(r, "cannot start the trusted process: %s", strerror(-r));
+	pid_t bpid;
+	if (read(tb_fd, &bpid, sizeof(bpid)) != sizeof(bpid))
+		return fail(-ECHILD, "the trusted process did not start");
+	/* P must not hold B's end, or T would never see B hang up; a
+	 * placeholder keeps the slot inside sandpit's block */
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup3(null_fd, b_fd, O_CLOEXEC) < 0)
+		return fail(-errno, "cannot close the trusted process's descriptor");
+	close(null_fd);
+	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
+
+	add_range(sp, (uintptr_t)sp, (uintptr_t)sp + SM_PAGE);
+	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + SM_PAGE);
+	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
+	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct patch_config pc = { .stub = (uintptr_t)sandpit_syscall_stub,
+				   .skip_lo = (uintptr_t)__start_sandpit_text,
+				   .skip_hi = (uintptr_t)__stop_sandpit_text,
+				   .on_region = add_range, .ctx = sp };
+	struct patch_stats ps;
+	r = patch_process(&pc, &ps);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r < 0) {
+		kill(bpid, SIGKILL);
+		return fail(r, "cannot patch system calls: %s", strerror(-r));
+	}
+	if (sp->nranges > SM_MAX_RANGES) {
+		kill(bpid, SIGKILL);
+		return fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)sp->nranges);
+	}
+	if (getenv("SANDPIT_DEBUG"))
+		fprintf(stderr, "sandpit: patched %u of %u sites in %u modules in %ld us\n",
+			ps.patched, ps.sites, ps.modules,
+			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000);
+
+	/* T: cloned with every signal blocked, so it never runs a handler */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	sp->ntids = 1;
+	long ttid = sandpit_clone_trusted(sp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (ttid < 0) {
+		kill(bpid, SIGKILL);
+		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
+	}
+	sp->tids[0] = (int32_t)ttid;
+
+	/* ---- point of no return: T runs */
+	if (fcntl(smfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		die("sealing secure memory", -errno);
+	if (mmap(sp, SM_PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
+		die("mapping secure memory read-only", -errno);
+	close(smfd);
+
+	struct u_state *st = (struct u_state *)mb->u_state;
+	st->mb = mb;
+	st->table = table;
+	st->u_fd = u_fd;
+	st->spin = sp->spin;
+	st->seq = mb->req_seq;
+	if ((r = (int)raw(SYS_arch_prctl, ARCH_SET_GS, (long)mb, 0, 0, 0)) < 0)
+		die("arch_prctl(ARCH_SET_GS)", r);
+	raw(SYS_set_tid_address, (long)&mb->ctid, 0, 0, 0, 0);
+
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } sa = {
+		(void *)u_sigsegv, SA_SIGINFO | SANDPIT_SA_RESTORER, (void *)sandpit_restorer, 0
+	};
+	if ((r = (int)raw(SYS_rt_sigaction, SIGSEGV, (long)&sa, 0, 8, 0)) < 0)
+		die("installing the SIGSEGV handler", r);
+
+	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
+	if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0)
+		die("prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)", r);
+	started = 1;
+	mode_in_force = mode;
+	return 0;
+}
