@@ -2,6 +2,7 @@
  * tries things a program might do and prints what it was allowed and what
  * it was refused.  Run it with `make demo`. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
