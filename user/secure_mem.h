@@ -53,6 +53,7 @@
 #define MB_U_CPU        108  /* u32 */
 #define MB_CTID         112  /* u32: U's clear_child_tid word, watched by B    */
 #define MB_B_BELL       116  /* u32: B's doorbell; only T ever FUTEX_WAKEs it  */
+#define MB_T_WAIT_B     120  /* u32: T sleeps on SP_SEQ: B must FUTEX_WAKE it */
 #define MB_PAYLOAD      256  /* T scratch: the request for B, nr + 6 args (56) */
 #define MB_POLLFD       320  /* 2 x struct pollfd                               */
 #define MB_DRAIN        384  /* bytes read to drain wake-ups                    */
@@ -95,8 +96,8 @@ struct mailbox {
 	int64_t result;
 	uint64_t res2, res3;
 	uint32_t t_sleep, u_sleep, t_cpu, u_cpu;
-	uint32_t ctid, b_bell;
-	uint8_t pad1[MB_PAYLOAD - 120];
+	uint32_t ctid, b_bell, t_wait_b;
+	uint8_t pad1[MB_PAYLOAD - 124];
 	struct b_request payload;
 	uint8_t t_scratch[MB_U_STATE - MB_PAYLOAD - sizeof(struct b_request)];
 	uint8_t u_state[SM_PAGE - MB_U_STATE];
@@ -116,6 +117,7 @@ _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RE
 _Static_assert(__builtin_offsetof(struct mailbox, t_sleep) == MB_T_SLEEP, "MB_T_SLEEP");
 _Static_assert(__builtin_offsetof(struct mailbox, ctid) == MB_CTID, "MB_CTID");
 _Static_assert(__builtin_offsetof(struct mailbox, b_bell) == MB_B_BELL, "MB_B_BELL");
+_Static_assert(__builtin_offsetof(struct mailbox, t_wait_b) == MB_T_WAIT_B, "MB_T_WAIT_B");
 _Static_assert(__builtin_offsetof(struct mailbox, payload) == MB_PAYLOAD, "MB_PAYLOAD");
 _Static_assert(__builtin_offsetof(struct mailbox, u_state) == MB_U_STATE, "MB_U_STATE");
 #endif

@@ -232,7 +232,9 @@ static void serve(void)
 		long v2 = trusted_process_check(cfg, &req);
 		sp->verdict = v2;
 		__atomic_store_n(&sp->seq, sp->seq + 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&cfg->mb->t_wait_b, __ATOMIC_RELAXED))
+			syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 	}
 }
 

@@ -26,6 +26,7 @@
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
+#define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
 
 	.section sandpit_text,"ax",@progbits
 
@@ -421,26 +422,25 @@ trusted_thread_main:
 	CHECK_B
 	jmp .Lring
 .Lb_wait:
-	mov SP_SEQ(%r15), %rax
+	/* B needs a CPU: yield ours rather than sleep, which lets B run at
+	 * once if it shares this CPU and costs nothing if it has its own */
+	mov $B_YIELDS, %ebp
+1:	mov SP_SEQ(%r15), %rax
 	cmp %rax, %rbx
 	je .Lverdict
 	lea -1(%rbx), %rcx
 	cmp %rax, %rcx
 	jne .Ldie_proto
-	/* spin only while B runs on another CPU than ours */
-	CPU %eax
-	mov SP_B_CPU(%r15), %ecx
-	cmp %ecx, %eax
-	je .Lb_sleep
-	cmp $-1, %ecx
-	je .Lb_sleep
-	mov SP_CFG_SPIN(%r15), %ecx
-1:	pause
-	cmp SP_SEQ(%r15), %rbx
-	je .Lverdict
-	dec %ecx
-	jnz 1b
+	dec %ebp
+	jz .Lb_sleep
+	mov $__NR_sched_yield, %eax
+	syscall
+	jmp 1b
 .Lb_sleep:
+	movl $1, MB_T_WAIT_B(%r14)
+	mfence
+	cmp SP_SEQ(%r15), %rbx
+	je .Lb_awake
 	lea SP_SEQ(%r15), %rdi
 	mov $FUTEX_WAIT, %esi
 	lea -1(%rbx), %rdx
@@ -448,8 +448,10 @@ trusted_thread_main:
 	mov $__NR_futex, %eax
 	syscall
 	cmp $-ETIMEDOUT, %rax
-	jne .Lb_wait
+	jne .Lb_awake
 	CHECK_B
+.Lb_awake:
+	movl $0, MB_T_WAIT_B(%r14)
 	jmp .Lb_wait
 .Lverdict:
 	mov SP_VERDICT(%r15), %rax
