@@ -125,6 +125,8 @@ static const struct process_call {
 	{ "readlinkat", { PK_PATH, 1, 0, N, PA_READ, 1 } },
 	{ "chdir", { PK_PATH, 0, N, N, PA_READ, 0 } },
 	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
+	/* threads only, each with its own T (invariant 4); fork is EPERM */
+	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
 };
 
 static const struct deny_calls {
@@ -146,7 +148,7 @@ static const struct deny_calls {
 		"ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "kcmp",
 		"pidfd_open", "pidfd_getfd", "process_madvise",
 		/* threads and processes: not yet */
-		"clone", "fork", "vfork",
+		"fork", "vfork",
 		/* they would act on T, not U */
 		"arch_prctl", "set_tid_address", "set_robust_list", "rseq",
 		"rt_sigprocmask", "sigaltstack", "tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",

@@ -74,8 +74,8 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		[PA_READ] = "read", [PA_WRITE] = "write", [PA_OPEN] = "open", [PA_NEVER] = "never"
 	};
 
-	if (a->kind == PK_SIGACTION) {
-		fputs(": sigaction", f);
+	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE) {
+		fputs(a->kind == PK_SIGACTION ? ": sigaction" : ": thread flags, new slot", f);
 		return;
 	}
 	fprintf(f, ": path arg%d", a->path_arg);

@@ -69,6 +69,7 @@ enum policy_access {
 enum policy_proc_kind {
 	PK_PATH = 1,  /* a path, checked against the grants */
 	PK_SIGACTION, /* rt_sigaction's struct, copied and checked by B */
+	PK_CLONE,     /* a new thread: B checks the flags and prepares its slot */
 };
 
 /* The memory argument of a process-class call. */

@@ -12,9 +12,17 @@ struct u_state {
 	struct mailbox *mb;
 	const struct tt_table *table;
 	uint64_t seq;
+	int32_t tid; /* US_TID: written by sandpit_start or the nursery */
 	int32_t u_fd;
 	uint32_t spin;
+	int32_t pid;
+	/* a request to sandpit's own signal handler (SANDPIT_SIG): change this
+	 * thread's signal mask, which only a signal frame can do in strict mode */
+	uint64_t self_req, self_done;
+	int32_t self_how, self_err;
+	uint64_t self_set, self_old;
 };
+_Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
 /* set once U's thread is sandboxed; before that the entry passes calls through */
 extern int sandpit_u_active __attribute__((visibility("hidden")));
@@ -35,6 +43,7 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
 /* user/u_signal.c */
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 
 /* section bounds of sandpit's own code (never patched, protected) */
 extern const char __start_sandpit_text[] __attribute__((visibility("hidden")));

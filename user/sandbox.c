@@ -26,7 +26,9 @@
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
-#define NFDS 4
+/* P's end of T<->B, a placeholder for B's, then U's and T's ends per slot */
+#define NFDS (2 + 2 * SM_NSLOTS)
+#define S_LEN ((size_t)SM_NSLOTS * SM_PAGE)
 
 static char errbuf[512];
 static int started;
@@ -226,43 +228,53 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = make_table(policy, &table, &table_len, perr, sizeof(perr))) < 0)
 		return fail(r, "cannot build the T table: %s", perr[0] ? perr : strerror(-r));
 
-	/* S page 1: a sealable memfd; page 2: shared anonymous (B sees both) */
+	/* S for every slot: secure pages in a sealable memfd, mailboxes shared
+	 * anonymous (B sees both) */
 	int smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	struct secure_page *sp = MAP_FAILED;
 	struct mailbox *mb = MAP_FAILED;
-	if (smfd < 0 || ftruncate(smfd, SM_PAGE) < 0 ||
-	    (sp = mmap(NULL, SM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, smfd, 0)) == MAP_FAILED ||
-	    (mb = mmap(NULL, SM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
+	if (smfd < 0 || ftruncate(smfd, (off_t)S_LEN) < 0 ||
+	    (sp = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, smfd, 0)) == MAP_FAILED ||
+	    (mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
 		    MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
 
-	int ut[2], tb[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ut) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tb) < 0)
+	int fds[NFDS], tb[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
 		return fail(-errno, "socketpair: %s", strerror(errno));
-	int fds[NFDS] = { ut[0], ut[1], tb[0], tb[1] }, fd_lo = -1;
+	fds[0] = tb[0];
+	fds[1] = tb[1];
+	for (int i = 0; i < SM_NSLOTS; i++)
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds + 2 + 2 * i) < 0)
+			return fail(-errno, "socketpair: %s", strerror(errno));
+	int fd_lo = -1;
 	if ((r = park_fds(fds, &fd_lo)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
-	int u_fd = fds[0], t_fd = fds[1], tb_fd = fds[2], b_fd = fds[3];
+	int tb_fd = fds[0], b_fd = fds[1];
 
 	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
-	sp->t_fd = t_fd;
 	sp->tb_fd = tb_fd;
 	sp->fd_lo = fd_lo;
 	sp->fd_hi = fd_lo + NFDS - 1;
 	sp->pid = pid;
-	sp->u_tid = tid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)table;
-	sp->mailbox = (uint64_t)(uintptr_t)mb;
-	sp->b_cpu = ~0u;
+
+	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .fd_lo = fd_lo,
+					      .fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+					      .policy = policy };
+	for (int i = 0; i < SM_NSLOTS; i++) {
+		tp.u_fd[i] = fds[2 + 2 * i];
+		tp.t_fd[i] = fds[3 + 2 * i];
+	}
+	trusted_process_init_slot(&tp, 0);
+	struct u_state *st = (struct u_state *)mb->u_state;
+	sp->u_tid = tid;
+	st->tid = tid;
 	mb->ctid = (uint32_t)tid;
-	mb->t_cpu = mb->u_cpu = ~0u;
+	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
 
 	/* B: forked before anything is patched, so it runs plain libc */
-	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .spare_fd_lo = fd_lo,
-					      .spare_fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
-					      .policy = policy };
 	if ((r = trusted_process_spawn(&tp)) < 0)
 		return fail(r, "cannot start the trusted process: %s", strerror(-r));
 	pid_t bpid;
@@ -276,8 +288,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	close(null_fd);
 	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
 
-	add_range(sp, (uintptr_t)sp, (uintptr_t)sp + SM_PAGE);
-	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + SM_PAGE);
+	add_range(sp, (uintptr_t)sp, (uintptr_t)sp + S_LEN);
+	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
 	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
 
@@ -307,28 +319,22 @@ int sandpit_start(const struct sandpit_options *opts)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	sp->ntids = 1;
 	long ttid = sandpit_clone_trusted(sp);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ttid < 0) {
 		kill(bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	sp->tids[0] = (int32_t)ttid;
+	sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
+	sp->ntids = 1;
 
 	/* ---- point of no return: T runs */
 	if (fcntl(smfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		die("sealing secure memory", -errno);
-	if (mmap(sp, SM_PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
+	if (mmap(sp, S_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
 		die("mapping secure memory read-only", -errno);
 	close(smfd);
 
-	struct u_state *st = (struct u_state *)mb->u_state;
-	st->mb = mb;
-	st->table = table;
-	st->u_fd = u_fd;
-	st->spin = sp->spin;
-	st->seq = mb->req_seq;
 	if ((r = (int)raw(SYS_arch_prctl, ARCH_SET_GS, (long)mb, 0, 0, 0)) < 0)
 		die("arch_prctl(ARCH_SET_GS)", r);
 	raw(SYS_set_tid_address, (long)&mb->ctid, 0, 0, 0, 0);
@@ -338,6 +344,13 @@ int sandpit_start(const struct sandpit_options *opts)
 	};
 	if ((r = (int)raw(SYS_rt_sigaction, SIGSEGV, (long)&sa, 0, 8, 0)) < 0)
 		die("installing the SIGSEGV handler", r);
+	sa.handler = (void *)u_sandpit_sig;
+	sa.flags = SA_SIGINFO | SA_RESTART | SANDPIT_SA_RESTORER;
+	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG, (long)&sa, 0, 8, 0)) < 0)
+		die("installing sandpit's signal handler", r);
+	uint64_t unblock = 1ull << (SANDPIT_SIG - 1);
+	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
+		die("unblocking sandpit's signal", r);
 
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0)

@@ -13,31 +13,39 @@
 #define SANDPIT_SECURE_MEM_H
 
 #define SM_PAGE         4096
+#define SM_NSLOTS       16   /* threads at once: each has its S, T and sockets */
 #define SM_MAX_RANGES   48
-#define SM_MAX_TIDS     8
+#define SM_MAX_TIDS     SM_NSLOTS
 
 /* ---- secure page ---- */
 #define SP_SEQ          0    /* bumped by B after each verdict               */
-#define SP_VERDICT      8    /* 0: execute SP_NR/SP_ARGS; < 0: return it      */
+#define SP_VERDICT      8    /* SP_V_*, or < 0: return it                     */
 #define SP_NR           16
 #define SP_ARGS         24   /* 6 x u64                                        */
-#define SP_B_CPU        72   /* u32: CPU B last ran on                          */
-#define SP_B_SPIN       76   /* u32: unused                                      */
+#define SP_B_CPU        72   /* u32: CPU B's server runs on, ~0 while it waits  */
+#define SP_CFG_SLOT     76   /* u32: this thread's slot                          */
 #define SP_CFG_T_FD     80   /* T's end of U<->T                                */
-#define SP_CFG_TB_FD    84   /* T's end of T<->B                                */
+#define SP_CFG_TB_FD    84   /* P's end of T<->B: hangs up when B exits         */
 #define SP_CFG_FD_LO    88   /* sandpit's descriptors are [FD_LO, FD_HI]        */
 #define SP_CFG_FD_HI    92
 #define SP_CFG_PID      96
 #define SP_CFG_U_TID    100
 #define SP_CFG_SPIN     104  /* u32: spin iterations (~ one blocking hand-off)  */
 #define SP_CFG_NTIDS    108  /* u32 */
-#define SP_CFG_TIDS     112  /* SM_MAX_TIDS x u32: trusted tids (T, B)         */
-#define SP_CFG_TABLE    144  /* u64: address of the T table                    */
-#define SP_CFG_MAILBOX  152  /* u64: address of page 2                          */
-#define SP_CFG_NRANGES  160  /* u64 */
-#define SP_CFG_RANGES   168  /* SM_MAX_RANGES x {lo, hi}: protected memory      */
+#define SP_CFG_TIDS     112  /* SM_MAX_TIDS x i32: the trusted threads' tids     */
+#define SP_CFG_TABLE    176  /* u64: address of the T table                    */
+#define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
+#define SP_NEW_SP       192  /* u64: SP_V_CLONE: the new thread's secure page  */
+#define SP_GLIBC_CTID   200  /* u64: cleared and woken when this slot's U ends */
+#define SP_CFG_NRANGES  208  /* u64 */
+#define SP_CFG_RANGES   216  /* SM_MAX_RANGES x {lo, hi}: protected memory      */
 #define SP_DATA         1024 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
+
+/* verdicts */
+#define SP_V_EXEC       0    /* execute SP_NR with SP_ARGS                       */
+#define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
+#define SP_V_ACK        2    /* done, the result is 0                            */
 
 /* ---- mailbox ---- */
 #define MB_REQ_SEQ      0    /* U bumps after writing MB_NR/MB_ARGS            */
@@ -54,14 +62,42 @@
 #define MB_CTID         112  /* u32: U's clear_child_tid word, watched by B    */
 #define MB_B_BELL       116  /* u32: B's doorbell; only T ever FUTEX_WAKEs it  */
 #define MB_T_WAIT_B     120  /* u32: T sleeps on SP_SEQ: B must FUTEX_WAKE it */
+#define MB_T_CTID       124  /* u32: T's clear_child_tid word, watched by B    */
 #define MB_PAYLOAD      256  /* T scratch: the request for B, nr + 6 args (56) */
 #define MB_POLLFD       320  /* 2 x struct pollfd                               */
 #define MB_DRAIN        384  /* bytes read to drain wake-ups                    */
-#define MB_U_STATE      512  /* U-side runtime state (struct u_state)          */
+#define MB_CLONE_REGS   512  /* U's registers at clone, for the new thread     */
+#define MB_U_STATE      1024 /* U-side runtime state (struct u_state)          */
+
+/* struct u_state (user/runtime.h) fields the assembly writes */
+#define US_TID 24
+
+/* MB_CLONE_REGS layout: what the stub saw, and where the child resumes */
+#define CR_RBX 0
+#define CR_RBP 8
+#define CR_R12 16
+#define CR_R13 24
+#define CR_R14 32
+#define CR_R15 40
+#define CR_RDI 48
+#define CR_RSI 56
+#define CR_RDX 64
+#define CR_R10 72
+#define CR_R8  80
+#define CR_R9  88
+#define CR_FLAGS 96
+#define CR_RIP 104           /* the stub's return address in the trampoline */
+#define CR_RSP 112           /* child stack - 128 (red zone) - 8 (return address) */
+#define CR_SIZE 120
 
 /* pseudo system call numbers U sends to T (never real numbers) */
 #define SANDPIT_NR_RDTSC        0x10001
 #define SANDPIT_NR_SEGV_DFL     0x10002
+#define SANDPIT_NR_THREAD_EXIT  0x10003
+
+/* the real-time signal sandpit keeps for itself: its handler changes the
+ * thread's own signal mask and alternate stack, which T cannot */
+#define SANDPIT_SIG             64
 
 /* kernel ABI: struct kernel_sigaction.sa_flags bit, not exported by libc */
 #define SANDPIT_SA_RESTORER     0x04000000
@@ -74,12 +110,12 @@ struct secure_page {
 	int64_t verdict;
 	uint64_t nr;
 	uint64_t args[6];
-	uint32_t b_cpu, b_spin;
+	uint32_t b_cpu, slot;
 	int32_t t_fd, tb_fd, fd_lo, fd_hi;
 	int32_t pid, u_tid;
 	uint32_t spin, ntids;
 	int32_t tids[SM_MAX_TIDS];
-	uint64_t table, mailbox, nranges;
+	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint8_t pad[SP_DATA - SP_CFG_RANGES - 16 * SM_MAX_RANGES];
 	uint8_t data[SP_DATA_SIZE];
@@ -96,10 +132,12 @@ struct mailbox {
 	int64_t result;
 	uint64_t res2, res3;
 	uint32_t t_sleep, u_sleep, t_cpu, u_cpu;
-	uint32_t ctid, b_bell, t_wait_b;
-	uint8_t pad1[MB_PAYLOAD - 124];
+	uint32_t ctid, b_bell, t_wait_b, t_ctid;
+	uint8_t pad1[MB_PAYLOAD - 128];
 	struct b_request payload;
-	uint8_t t_scratch[MB_U_STATE - MB_PAYLOAD - sizeof(struct b_request)];
+	uint8_t t_scratch[MB_CLONE_REGS - MB_PAYLOAD - sizeof(struct b_request)];
+	uint64_t clone_regs[CR_SIZE / 8];
+	uint8_t pad2[MB_U_STATE - MB_CLONE_REGS - CR_SIZE];
 	uint8_t u_state[SM_PAGE - MB_U_STATE];
 };
 
@@ -109,7 +147,11 @@ _Static_assert(__builtin_offsetof(struct secure_page, t_fd) == SP_CFG_T_FD, "SP_
 _Static_assert(__builtin_offsetof(struct secure_page, pid) == SP_CFG_PID, "SP_CFG_PID");
 _Static_assert(__builtin_offsetof(struct secure_page, spin) == SP_CFG_SPIN, "SP_CFG_SPIN");
 _Static_assert(__builtin_offsetof(struct secure_page, tids) == SP_CFG_TIDS, "SP_CFG_TIDS");
+_Static_assert(__builtin_offsetof(struct secure_page, slot) == SP_CFG_SLOT, "SP_CFG_SLOT");
 _Static_assert(__builtin_offsetof(struct secure_page, table) == SP_CFG_TABLE, "SP_CFG_TABLE");
+_Static_assert(__builtin_offsetof(struct secure_page, new_sp) == SP_NEW_SP, "SP_NEW_SP");
+_Static_assert(__builtin_offsetof(struct secure_page, glibc_ctid) == SP_GLIBC_CTID, "SP_GLIBC_CTID");
+_Static_assert(__builtin_offsetof(struct secure_page, nranges) == SP_CFG_NRANGES, "SP_CFG_NRANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, ranges) == SP_CFG_RANGES, "SP_CFG_RANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
@@ -118,7 +160,9 @@ _Static_assert(__builtin_offsetof(struct mailbox, t_sleep) == MB_T_SLEEP, "MB_T_
 _Static_assert(__builtin_offsetof(struct mailbox, ctid) == MB_CTID, "MB_CTID");
 _Static_assert(__builtin_offsetof(struct mailbox, b_bell) == MB_B_BELL, "MB_B_BELL");
 _Static_assert(__builtin_offsetof(struct mailbox, t_wait_b) == MB_T_WAIT_B, "MB_T_WAIT_B");
+_Static_assert(__builtin_offsetof(struct mailbox, t_ctid) == MB_T_CTID, "MB_T_CTID");
 _Static_assert(__builtin_offsetof(struct mailbox, payload) == MB_PAYLOAD, "MB_PAYLOAD");
+_Static_assert(__builtin_offsetof(struct mailbox, clone_regs) == MB_CLONE_REGS, "MB_CLONE_REGS");
 _Static_assert(__builtin_offsetof(struct mailbox, u_state) == MB_U_STATE, "MB_U_STATE");
 #endif
 #endif

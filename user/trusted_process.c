@@ -23,8 +23,22 @@
 #include "policy/policy.h"
 #include "user/trusted_process.h"
 
+#include "user/runtime.h"
+
 static const struct trusted_process_config *cfg;
 static int pidfd = -1;
+
+/* B's own record of the slots: never in memory P can reach */
+enum { SLOT_FREE, SLOT_STARTING, SLOT_ACTIVE };
+#define START_MARK 0xffffffffu /* a clear-child-tid word before its thread runs */
+
+static struct slot {
+	int state;
+	int exiting; /* U asked T to exit: its end is no alarm */
+	pthread_cond_t cond;
+} slots[SM_NSLOTS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int32_t t_tids[SM_NSLOTS];
 
 static void kill_p(void)
 {
@@ -42,27 +56,93 @@ static void say(const char *fmt, long a)
 		return;
 }
 
-/* Watch U: the kernel clears and wakes U's clear_child_tid word when U
- * ends for any reason, including strict mode's SIGKILL for a forbidden call
- * (DESIGN §9).  If P does not then exit by itself, U was killed and T is
- * left running: end P (invariant 5). */
-static void *watch_u(void *arg)
+/* P is ending by itself if its pidfd becomes readable soon */
+static int p_is_exiting(void)
 {
-	(void)arg;
-	volatile uint32_t *ctid = &cfg->mb->ctid;
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	return pidfd >= 0 && poll(&p, 1, 200) == 1;
+}
+
+/* The kernel writes a new thread's tid (CLONE_CHILD_SETTID) without a
+ * futex wake: poll for it, briefly. */
+static void wait_started(volatile uint32_t *w)
+{
+	for (int i = 0; i < 2000 && __atomic_load_n(w, __ATOMIC_ACQUIRE) == START_MARK; i++)
+		usleep(500);
+}
+
+static void futex_wait_until_zero(volatile uint32_t *w)
+{
 	uint32_t v;
-	while ((v = __atomic_load_n(ctid, __ATOMIC_ACQUIRE)) != 0)
-		syscall(SYS_futex, ctid, FUTEX_WAIT, v, NULL, NULL, 0);
-	if (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		if (poll(&p, 1, 200) == 1)
-			_exit(0);
+	while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != 0)
+		syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+/* Every T's secure page lists every T's tid, for the NOT_TID rule. */
+static void publish_tids(void)
+{
+	for (int s = 0; s < SM_NSLOTS; s++) {
+		if (slots[s].state == SLOT_FREE)
+			continue;
+		struct secure_page *sp = &cfg->sp[s];
+		uint32_t n = 0;
+		for (int i = 0; i < SM_NSLOTS; i++)
+			if (t_tids[i])
+				sp->tids[n++] = t_tids[i];
+		sp->ntids = n;
 	}
-	say("sandpit: sandboxed thread %ld ended without exit_group (killed by the "
-	    "kernel for a system call that escaped the sandbox?); killing the process\n",
-	    (long)cfg->sp->u_tid);
-	kill_p();
-	_exit(0);
+}
+
+/* Watch one slot's U and T: the kernel clears and wakes a thread's
+ * clear-child-tid word when it ends for any reason, strict mode's SIGKILL
+ * for a forbidden call included (DESIGN §9).  A U that ends without having
+ * asked to exit was killed: end P (invariant 5). */
+static void *watch_slot(void *arg)
+{
+	int s = (int)(intptr_t)arg;
+	struct mailbox *mb = &cfg->mb[s];
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		while (slots[s].state == SLOT_FREE)
+			pthread_cond_wait(&slots[s].cond, &lock);
+		pthread_mutex_unlock(&lock);
+
+		wait_started(&mb->ctid);
+		wait_started(&mb->t_ctid);
+		uint32_t u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
+		uint32_t t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&lock);
+		if (u == START_MARK || t == START_MARK) {
+			/* the clone failed: the slot never came to life */
+			slots[s].state = SLOT_FREE;
+			pthread_mutex_unlock(&lock);
+			continue;
+		}
+		slots[s].state = SLOT_ACTIVE;
+		cfg->sp[s].u_tid = (int32_t)u;
+		t_tids[s] = (int32_t)t;
+		publish_tids();
+		pthread_mutex_unlock(&lock);
+
+		futex_wait_until_zero(&mb->ctid);
+		if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
+			if (p_is_exiting())
+				_exit(0);
+			say("sandpit: sandboxed thread %ld ended without exit (killed by the kernel "
+			    "for a system call that escaped the sandbox?); killing the process\n",
+			    (long)u);
+			kill_p();
+			_exit(0);
+		}
+		futex_wait_until_zero(&mb->t_ctid);
+		pthread_mutex_lock(&lock);
+		t_tids[s] = 0;
+		slots[s].exiting = 0;
+		slots[s].state = SLOT_FREE;
+		publish_tids();
+		pthread_mutex_unlock(&lock);
+	}
+	return NULL;
 }
 
 /* P's end of the socket pair closes when P is gone, however it ended;
@@ -109,7 +189,7 @@ static int proc_link(char *out, size_t len, const char *what)
 
 static int in_protected(uint64_t a)
 {
-	const struct secure_page *sp = cfg->sp;
+	const struct secure_page *sp = &cfg->sp[0];
 	for (uint64_t i = 0; i < sp->nranges && i < SM_MAX_RANGES; i++)
 		if (a >= sp->ranges[i].lo && a < sp->ranges[i].hi)
 			return 1;
@@ -182,6 +262,8 @@ static long check_sigaction(struct secure_page *sp)
 		return 0;
 	if (sig == SIGSEGV)
 		return -EPERM;
+	if (sig == SANDPIT_SIG)
+		return -EINVAL; /* sandpit's own, like SIGKILL is the kernel's */
 	struct iovec local = { &act, sizeof(act) };
 	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
 	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != sizeof(act))
@@ -194,13 +276,95 @@ static long check_sigaction(struct secure_page *sp)
 	return 0;
 }
 
-long trusted_process_check(const struct trusted_process_config *c, const struct b_request *req)
+void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 {
-	struct secure_page *sp = c->sp;
-	cfg = c;
+	struct secure_page *sp = &c->sp[s], *sp0 = &c->sp[0];
+	struct mailbox *mb = &c->mb[s];
+	uint64_t seq = sp->seq;
+	if (s != 0)
+		memcpy(sp, sp0, SP_DATA); /* the configuration, not B's data area */
+	sp->seq = seq;
+	sp->verdict = 0;
+	sp->slot = (uint32_t)s;
+	sp->t_fd = c->t_fd[s];
+	sp->mailbox = (uint64_t)(uintptr_t)mb;
+	sp->u_tid = 0;
+	sp->glibc_ctid = 0;
+	sp->b_cpu = ~0u;
+	memset(mb, 0, sizeof(*mb));
+	mb->t_cpu = mb->u_cpu = ~0u;
+	struct u_state *st = (struct u_state *)mb->u_state;
+	st->mb = mb;
+	st->table = (const struct tt_table *)(uintptr_t)sp0->table;
+	st->u_fd = c->u_fd[s];
+	st->spin = sp0->spin;
+	st->pid = sp0->pid;
+}
+
+#define CLONE_THREAD_REQUIRED                                                                \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
+#define CLONE_THREAD_ALLOWED                                                                 \
+	(CLONE_THREAD_REQUIRED | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+
+/* clone(flags, stack, ptid, ctid, tls) from U: threads of this process
+ * only, each with its own slot (invariant 4).  B prepares the slot and
+ * tells T to clone into it; the child starts in the nursery. */
+static long check_clone(int parent)
+{
+	struct secure_page *sp = &cfg->sp[parent];
+	uint64_t flags = sp->args[0], stack = sp->args[1], ctid = sp->args[3];
+	if (!(flags & CLONE_VM) || !(flags & CLONE_THREAD))
+		return -EPERM; /* fork and friends: no second process */
+	if ((flags & CLONE_THREAD_REQUIRED) != CLONE_THREAD_REQUIRED || (flags & ~(uint64_t)CLONE_THREAD_ALLOWED))
+		return -EPERM;
+	if (!stack || stack < 4096)
+		return -EINVAL;
+	if ((flags & CLONE_CHILD_CLEARTID) && in_protected(ctid))
+		return -EPERM;
+	if ((flags & CLONE_PARENT_SETTID) && in_protected(sp->args[2]))
+		return -EPERM;
+
+	pthread_mutex_lock(&lock);
+	int s;
+	for (s = 1; s < SM_NSLOTS && slots[s].state != SLOT_FREE; s++)
+		;
+	if (s == SM_NSLOTS) {
+		pthread_mutex_unlock(&lock);
+		return -EAGAIN;
+	}
+	trusted_process_init_slot(cfg, s);
+	struct secure_page *child = &cfg->sp[s];
+	struct mailbox *cmb = &cfg->mb[s];
+	child->glibc_ctid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+	memcpy(cmb->clone_regs, cfg->mb[parent].clone_regs, CR_SIZE);
+	cmb->clone_regs[CR_RSP / 8] = stack - 128 - 8;
+	cmb->ctid = START_MARK;
+	cmb->t_ctid = START_MARK;
+	for (int i = 0, n = 0; i < SM_NSLOTS; i++)
+		if (t_tids[i])
+			child->tids[n++] = t_tids[i], child->ntids = (uint32_t)n;
+	slots[s].exiting = 0;
+	slots[s].state = SLOT_STARTING;
+	pthread_cond_signal(&slots[s].cond);
+	pthread_mutex_unlock(&lock);
+
+	sp->args[0] = (flags & ~(uint64_t)CLONE_CHILD_CLEARTID) | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+	sp->args[1] = 0;
+	sp->args[3] = (uint64_t)(uintptr_t)&cmb->ctid;
+	sp->new_sp = (uint64_t)(uintptr_t)child;
+	return SP_V_CLONE;
+}
+
+static long check(int s, const struct b_request *req)
+{
+	struct secure_page *sp = &cfg->sp[s];
 	sp->nr = req->nr;
 	memcpy(sp->args, req->args, sizeof(sp->args));
-	const struct policy_proc_arg *pa = policy_proc_arg(c->policy, (int)req->nr);
+	if (req->nr == SANDPIT_NR_THREAD_EXIT) {
+		__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
+		return SP_V_ACK;
+	}
+	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)req->nr);
 	if (!pa)
 		return -ENOSYS;
 	switch (pa->kind) {
@@ -208,34 +372,38 @@ long trusted_process_check(const struct trusted_process_config *c, const struct 
 		return check_path(pa, sp);
 	case PK_SIGACTION:
 		return check_sigaction(sp);
+	case PK_CLONE:
+		return check_clone(s);
 	default:
 		return -ENOSYS;
 	}
 }
 
-/* B waits on its doorbell.  FUTEX_WAIT returns 0 only when someone issued
- * FUTEX_WAKE on it, and only T can (U is in strict mode; T refuses futex on
- * sandpit's memory): so every 0 is a genuine request from T.  A change of the
- * word by U only makes the wait return EAGAIN. */
-static void serve(void)
+/* One server per slot waits on that slot's doorbell.  FUTEX_WAIT returns
+ * 0 only when someone issued FUTEX_WAKE on it, and only T can (U is in
+ * strict mode; T refuses futex on sandpit's memory): so every 0 is a
+ * genuine request from T.  A change of the word by U only makes the wait
+ * return EAGAIN. */
+static void *serve(void *arg)
 {
-	struct secure_page *sp = cfg->sp;
-	uint32_t *bell = &cfg->mb->b_bell;
+	int s = (int)(intptr_t)arg;
+	struct secure_page *sp = &cfg->sp[s];
+	struct mailbox *mb = &cfg->mb[s];
 	for (;;) {
 		__atomic_store_n(&sp->b_cpu, ~0u, __ATOMIC_RELAXED);
-		uint32_t v = __atomic_load_n(bell, __ATOMIC_RELAXED);
-		if (syscall(SYS_futex, bell, FUTEX_WAIT, v, NULL, NULL, 0) != 0)
+		uint32_t v = __atomic_load_n(&mb->b_bell, __ATOMIC_RELAXED);
+		if (syscall(SYS_futex, &mb->b_bell, FUTEX_WAIT, v, NULL, NULL, 0) != 0)
 			continue;
 		__atomic_store_n(&sp->b_cpu, (uint32_t)sched_getcpu(), __ATOMIC_RELAXED);
 		struct b_request req;
-		memcpy(&req, (const void *)&cfg->mb->payload, sizeof(req)); /* one copy */
-		long v2 = trusted_process_check(cfg, &req);
-		sp->verdict = v2;
+		memcpy(&req, (const void *)&mb->payload, sizeof(req)); /* one copy */
+		sp->verdict = check(s, &req);
 		__atomic_store_n(&sp->seq, sp->seq + 1, __ATOMIC_RELEASE);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&cfg->mb->t_wait_b, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&mb->t_wait_b, __ATOMIC_RELAXED))
 			syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 	}
+	return NULL;
 }
 
 static void __attribute__((noreturn)) run(void)
@@ -244,29 +412,39 @@ static void __attribute__((noreturn)) run(void)
 	 * would keep pipes from seeing their end */
 	close(0);
 	close(1);
-	for (int fd = 3; fd <= cfg->spare_fd_hi; fd++)
+	for (int fd = 3; fd <= cfg->fd_hi; fd++)
 		if (fd != cfg->fd)
 			close(fd);
-	syscall(SYS_close_range, cfg->spare_fd_hi + 1, ~0u, 0);
+	syscall(SYS_close_range, cfg->fd_hi + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	signal(SIGPIPE, SIG_IGN);
 	pidfd = (int)syscall(SYS_pidfd_open, cfg->pid, 0);
-	pthread_t w;
-	if (pthread_create(&w, NULL, watch_u, NULL) != 0 ||
-	    pthread_create(&w, NULL, watch_p, NULL) != 0)
-		_exit(1);
+	for (int s = 0; s < SM_NSLOTS; s++)
+		pthread_cond_init(&slots[s].cond, NULL);
+	slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */
+
 	sigset_t all;
 	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL); /* the watcher was created first */
+	sigprocmask(SIG_SETMASK, &all, NULL); /* B's threads take no signals */
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	pthread_t w;
+	if (pthread_create(&w, &a, watch_p, NULL) != 0)
+		_exit(1);
+	for (intptr_t s = 0; s < SM_NSLOTS; s++)
+		if (pthread_create(&w, &a, watch_slot, (void *)s) != 0 ||
+		    pthread_create(&w, &a, serve, (void *)s) != 0)
+			_exit(1);
 	pid_t me = getpid();
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
-	serve();
-	_exit(0);
+	for (;;)
+		pause();
 }
 
-pid_t trusted_process_spawn(const struct trusted_process_config *c)
+int trusted_process_spawn(const struct trusted_process_config *c)
 {
 	pid_t mid = fork();
 	if (mid < 0)

@@ -1,7 +1,8 @@
 /* The trusted process B (DESIGN §1, §2 path 4): one per sandbox, forked
  * from P before the sandbox starts.  B owns the policy, copies every memory
  * argument out of P with process_vm_readv, checks the copy, writes it into
- * the secure page and lets T execute it from there. */
+ * the secure page and lets T execute it from there.  It also hands out the
+ * slots (S, sockets) of new threads and watches every U and T. */
 #ifndef SANDPIT_TRUSTED_PROCESS_H
 #define SANDPIT_TRUSTED_PROCESS_H
 #include <sys/types.h>
@@ -11,20 +12,21 @@ struct policy;
 
 struct trusted_process_config {
 	pid_t pid;                  /* P */
-	int fd;                     /* B's end of T<->B (SOCK_SEQPACKET) */
-	int spare_fd_lo, spare_fd_hi; /* P's sandpit descriptors: B closes them */
-	struct secure_page *sp;     /* read-write in B */
-	struct mailbox *mb;
+	int fd;                     /* B's end of the socket pair: P's end hangs up when P ends */
+	int fd_lo, fd_hi;           /* P's sandpit descriptors: B closes its copies */
+	int u_fd[SM_NSLOTS];        /* per slot: U's and T's ends of U<->T */
+	int t_fd[SM_NSLOTS];
+	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
+	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait
- * for).  Returns B's pid, or -errno.  B reports readiness by sending its
- * pid over cfg->fd's peer, which the caller reads with trusted_process_wait. */
-pid_t trusted_process_spawn(const struct trusted_process_config *cfg);
+ * for).  0 or -errno.  B reports readiness by writing its pid to cfg->fd,
+ * which the caller reads from the other end. */
+int trusted_process_spawn(const struct trusted_process_config *cfg);
 
-/* Check one request the way B does, against policy and P's memory; writes
- * the verdict into sp.  Exposed for tests. */
-long trusted_process_check(const struct trusted_process_config *cfg,
-			   const struct b_request *req);
+/* Fill slot `slot`'s secure page configuration and U-side state from slot
+ * 0's (which sandpit_start writes).  Used by B for each new thread. */
+void trusted_process_init_slot(const struct trusted_process_config *cfg, int slot);
 #endif

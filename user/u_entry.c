@@ -46,12 +46,57 @@ long u_call_trusted(long nr, const long args[6])
 	return mb->result;
 }
 
+/* rt_sigprocmask acts on the calling thread, so T cannot make it for U,
+ * and strict mode forbids it to U.  U sends itself SANDPIT_SIG; sandpit's
+ * handler (u_signal.c) finds the current mask in its signal frame and
+ * changes it there, and the kernel applies it on rt_sigreturn. */
+static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+{
+	struct u_state *st = u_self();
+	if (size != 8)
+		return -22; /* EINVAL */
+	if (set && how != 0 && how != 1 && how != 2) /* SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK */
+		return -22;
+	st->self_how = set ? (int32_t)how : -1;
+	st->self_set = set ? *set : 0;
+	uint64_t req = st->self_req + 1;
+	__atomic_store_n(&st->self_req, req, __ATOMIC_RELEASE);
+	long args[6] = { st->pid, st->tid, SANDPIT_SIG };
+	long r = u_call_trusted(__NR_tgkill, args);
+	if (r < 0)
+		return r;
+	while (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req)
+		cpu_relax(); /* the signal is on its way: tgkill has queued it */
+	if (old)
+		*old = st->self_old;
+	return 0;
+}
+
+/* A thread's exit: tell T (and through it B) first, so that its end is no
+ * alarm; T then waits for it and cleans up after it. */
+static long __attribute__((noreturn)) u_exit(long code)
+{
+	static const long none[6];
+	u_call_trusted(SANDPIT_NR_THREAD_EXIT, none);
+	for (;;)
+		sandpit_raw_syscall6(__NR_exit, code, 0, 0, 0, 0, 0);
+}
+
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
 		return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, a5);
 
-	const struct tt_table *t = u_self()->table;
+	struct u_state *st = u_self();
+	switch (nr) {
+	case __NR_exit:
+		return u_exit(a0);
+	case __NR_gettid:
+		return st->tid;
+	case __NR_rt_sigprocmask:
+		return u_sigprocmask(a0, (const uint64_t *)a1, (uint64_t *)a2, a3);
+	}
+	const struct tt_table *t = st->table;
 	if ((unsigned long)nr < TT_MAX_NR) {
 		const struct tt_entry *e = &t->entries[nr];
 		if (e->cls == TT_NATIVE)

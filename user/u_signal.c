@@ -7,6 +7,33 @@
 #include <sys/ucontext.h>
 #include "user/runtime.h"
 
+/* SANDPIT_SIG: a request from this thread's own entry to change its
+ * signal mask (u_sigprocmask).  The frame's uc_sigmask is the mask in force
+ * when the signal came, and what the kernel restores on rt_sigreturn. */
+void u_sandpit_sig(int sig, void *info, void *ucv)
+{
+	(void)sig;
+	(void)info;
+	ucontext_t *uc = ucv;
+	struct u_state *st = u_self();
+	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
+	if (st->self_done == req)
+		return; /* not asked for */
+	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
+	uint64_t old = *mask, set = st->self_set, now = old;
+	if (st->self_how == 0)
+		now |= set;
+	else if (st->self_how == 1)
+		now &= ~set;
+	else if (st->self_how == 2)
+		now = set;
+	/* SIGKILL and SIGSTOP cannot be blocked, nor can sandpit's own */
+	now &= ~((1ull << (9 - 1)) | (1ull << (19 - 1)) | (1ull << (SANDPIT_SIG - 1)));
+	*mask = now;
+	st->self_old = old;
+	__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+}
+
 void u_sigsegv(int sig, void *info, void *ucv)
 {
 	(void)sig;

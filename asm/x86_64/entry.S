@@ -6,6 +6,9 @@
  * built the frame on, so the stub undoes the call and the red-zone step and
  * issues it itself. */
 
+#include <asm/unistd.h>
+#include "user/secure_mem.h"
+
 	.section sandpit_text,"ax",@progbits
 
 	.globl sandpit_syscall_stub
@@ -15,7 +18,9 @@ sandpit_syscall_stub:
 	pushfq
 	cmp $15, %rax
 	je 2f
-	cld
+	cmp $__NR_clone, %rax
+	je 3f
+1:	cld
 	push %rbx
 	push %rdi
 	push %rsi
@@ -48,6 +53,27 @@ sandpit_syscall_stub:
 	lea 136(%rsp), %rsp
 	syscall
 	ud2
+/* clone: keep U's registers where the new thread will find them (the
+ * mailbox); it resumes at our return address with rax = 0 */
+3:	cmpl $0, sandpit_u_active(%rip)
+	je 1b
+	mov %rbx, %gs:MB_CLONE_REGS + CR_RBX
+	mov %rbp, %gs:MB_CLONE_REGS + CR_RBP
+	mov %r12, %gs:MB_CLONE_REGS + CR_R12
+	mov %r13, %gs:MB_CLONE_REGS + CR_R13
+	mov %r14, %gs:MB_CLONE_REGS + CR_R14
+	mov %r15, %gs:MB_CLONE_REGS + CR_R15
+	mov %rdi, %gs:MB_CLONE_REGS + CR_RDI
+	mov %rsi, %gs:MB_CLONE_REGS + CR_RSI
+	mov %rdx, %gs:MB_CLONE_REGS + CR_RDX
+	mov %r10, %gs:MB_CLONE_REGS + CR_R10
+	mov %r8, %gs:MB_CLONE_REGS + CR_R8
+	mov %r9, %gs:MB_CLONE_REGS + CR_R9
+	mov (%rsp), %rcx
+	mov %rcx, %gs:MB_CLONE_REGS + CR_FLAGS
+	mov 8(%rsp), %rcx
+	mov %rcx, %gs:MB_CLONE_REGS + CR_RIP
+	jmp 1b
 	.size sandpit_syscall_stub, .-sandpit_syscall_stub
 
 	.section .note.GNU-stack,"",@progbits

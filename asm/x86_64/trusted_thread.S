@@ -17,6 +17,11 @@
 #include "policy/t_table.h"
 
 #define CLONE_THREAD_FLAGS 0x50f00 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM */
+#define CLONE_CHILD_TID    0x01200000 /* CHILD_SETTID|CHILD_CLEARTID */
+#define ARCH_SET_GS 0x1001
+#define SIG_SETMASK 2
+#define PR_SET_SECCOMP 22
+#define SECCOMP_MODE_STRICT 1
 #define POLLIN   1
 #define POLLERR  8
 #define POLLHUP  0x10
@@ -27,6 +32,21 @@
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
 #define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
+
+/* CLONE_T: clone T for the thread whose secure page is r15; the child
+ * enters trusted_thread_main with r12-r15 as they are.  T's tid goes into
+ * the mailbox's T_CTID word, which the kernel clears when T ends. */
+.macro CLONE_T
+	mov $(CLONE_THREAD_FLAGS | CLONE_CHILD_TID), %edi
+	xor %esi, %esi
+	xor %edx, %edx
+	lea MB_T_CTID(%r14), %r10
+	xor %r8d, %r8d
+	mov $__NR_clone, %eax
+	syscall
+	test %rax, %rax
+	jz trusted_thread_main
+.endm
 
 	.section sandpit_text,"ax",@progbits
 
@@ -45,15 +65,7 @@ sandpit_clone_trusted:
 	mov SP_CFG_MAILBOX(%r15), %r14
 	mov SP_CFG_TABLE(%r15), %r13
 	mov MB_REQ_SEQ(%r14), %r12
-	mov $CLONE_THREAD_FLAGS, %edi
-	xor %esi, %esi
-	xor %edx, %edx
-	xor %r10d, %r10d
-	xor %r8d, %r8d
-	mov $__NR_clone, %eax
-	syscall
-	test %rax, %rax
-	jz trusted_thread_main
+	CLONE_T
 	pop %r15
 	pop %r14
 	pop %r13
@@ -188,6 +200,8 @@ trusted_thread_main:
 	je .Lrdtsc
 	cmp $SANDPIT_NR_SEGV_DFL, %rax
 	je .Lsegv_dfl
+	cmp $SANDPIT_NR_THREAD_EXIT, %rax
+	je .Lprocess
 	cmp $TT_MAX_NR, %rax
 	jae .Lenosys
 	lea TT_ENTRIES(%r13,%rax,8), %rbx
@@ -455,6 +469,10 @@ trusted_thread_main:
 	jmp .Lb_wait
 .Lverdict:
 	mov SP_VERDICT(%r15), %rax
+	cmp $SP_V_CLONE, %rax
+	je .Lclone
+	cmp $SP_V_ACK, %rax
+	je .Lack
 	test %rax, %rax
 	jnz .Lresult
 	mov SP_NR(%r15), %rax
@@ -467,6 +485,33 @@ trusted_thread_main:
 	cmp SP_SEQ(%r15), %rbx
 	jne .Ldie_proto
 	syscall
+	jmp .Lresult
+
+/* ---- a new thread (invariant 4).  B checked the flags and prepared a
+ * slot: its secure page, mailbox, sockets and U's registers.  The clone
+ * is made with no stack, and the child starts in sandpit_nursery with r15
+ * pointing at its own secure page: no instruction of U's runs in it before
+ * it has its own T and is in strict mode. */
+.Lclone:
+	mov SP_NR(%r15), %rax
+	mov SP_ARGS + 0(%r15), %rdi
+	mov SP_ARGS + 16(%r15), %rdx
+	mov SP_ARGS + 24(%r15), %r10
+	mov SP_ARGS + 32(%r15), %r8
+	xor %esi, %esi
+	cmp SP_SEQ(%r15), %rbx
+	jne .Ldie_proto
+	movq %r15, %xmm7
+	mov SP_NEW_SP(%r15), %r15
+	mov SP_CFG_MAILBOX(%r15), %r14
+	syscall
+	test %rax, %rax
+	jz sandpit_nursery
+	movq %xmm7, %r15
+	mov SP_CFG_MAILBOX(%r15), %r14
+	jmp .Lresult
+.Lack:
+	xor %eax, %eax
 
 /* ---- publish the result; wake U only if it sleeps */
 .Lresult:
@@ -474,13 +519,42 @@ trusted_thread_main:
 	mov %r12, MB_RES_SEQ(%r14)
 	mfence
 	cmpl $0, MB_U_SLEEP(%r14)
-	je .Lwait
+	je 1f
 	mov SP_CFG_T_FD(%r15), %edi
 	lea MB_DRAIN(%r14), %rsi
 	mov $1, %edx
 	mov $__NR_write, %eax
 	syscall
-	jmp .Lwait
+1:	movq %xmm0, %rax
+	cmp $SANDPIT_NR_THREAD_EXIT, %rax
+	jne .Lwait
+
+/* ---- U was told it may exit (B knows, so its death is no alarm): wait
+ * until it is gone, do for libc what CLONE_CHILD_CLEARTID would have done
+ * (U's clear-child-tid word is sandpit's), and end T too. */
+.Lexit_wait:
+	mov MB_CTID(%r14), %edx
+	test %edx, %edx
+	jz 2f
+	lea MB_CTID(%r14), %rdi
+	mov $FUTEX_WAIT, %esi
+	lea futex_timeout(%rip), %r10
+	mov $__NR_futex, %eax
+	syscall
+	CHECK_B
+	jmp .Lexit_wait
+2:	mov SP_GLIBC_CTID(%r15), %rdi
+	test %rdi, %rdi
+	jz 3f
+	movl $0, (%rdi)
+	mov $FUTEX_WAKE, %esi
+	mov $0x7fffffff, %edx
+	mov $__NR_futex, %eax
+	syscall
+3:	xor %edi, %edi
+	mov $__NR_exit, %eax
+	syscall
+	ud2
 
 /* ---- fail closed (invariant 5) */
 .Lkill:
@@ -505,6 +579,74 @@ trusted_thread_main:
 	ud2
 	.size trusted_thread_main, .-trusted_thread_main
 
+/* The first instructions of a thread U creates.  r15 = its secure page,
+ * rsp = 0, every signal blocked (inherited from T).  It gets its own T,
+ * %gs, its signal mask, enters strict mode, and only then loads U's
+ * registers (saved by the stub, copied by B) and returns into U's
+ * trampoline as the clone system call would have: rax = 0, on the new
+ * stack.  Until strict mode it reads nothing U could change. */
+	.type sandpit_nursery,@function
+sandpit_nursery:
+	xor %esp, %esp
+	mov SP_CFG_MAILBOX(%r15), %r14
+	mov SP_CFG_TABLE(%r15), %r13
+	mov MB_REQ_SEQ(%r14), %r12
+	CLONE_T
+	js .Ldie_nursery
+	mov $ARCH_SET_GS, %edi
+	mov %r14, %rsi
+	mov $__NR_arch_prctl, %eax
+	syscall
+	test %rax, %rax
+	jnz .Ldie_nursery
+	mov $__NR_gettid, %eax
+	syscall
+	mov %eax, MB_U_STATE + US_TID(%r14)
+	mov $SIG_SETMASK, %edi
+	lea nursery_mask(%rip), %rsi
+	xor %edx, %edx
+	mov $8, %r10d
+	mov $__NR_rt_sigprocmask, %eax
+	syscall
+	test %rax, %rax
+	jnz .Ldie_nursery
+	mov $PR_SET_SECCOMP, %edi
+	mov $SECCOMP_MODE_STRICT, %esi
+	mov $__NR_prctl, %eax
+	syscall
+	test %rax, %rax
+	jnz .Ldie_nursery
+	/* U from here on: its own registers, whatever they hold */
+	lea MB_CLONE_REGS(%r14), %r11
+	mov CR_RSP(%r11), %rsp
+	mov CR_RIP(%r11), %rax
+	mov %rax, (%rsp)
+	pushq CR_FLAGS(%r11)
+	mov CR_RBX(%r11), %rbx
+	mov CR_RBP(%r11), %rbp
+	mov CR_R12(%r11), %r12
+	mov CR_R13(%r11), %r13
+	mov CR_R14(%r11), %r14
+	mov CR_R15(%r11), %r15
+	mov CR_RDI(%r11), %rdi
+	mov CR_RSI(%r11), %rsi
+	mov CR_RDX(%r11), %rdx
+	mov CR_R10(%r11), %r10
+	mov CR_R8(%r11), %r8
+	mov CR_R9(%r11), %r9
+	popfq
+	xor %eax, %eax
+	ret
+.Ldie_nursery:
+	lea msg_nursery(%rip), %rsi
+	mov $msg_nursery_len, %edx
+	jmp .Ldie
+	.size sandpit_nursery, .-sandpit_nursery
+
+/* every signal blocked but sandpit's own, which must always get through */
+nursery_mask:
+	.quad ~(1 << (SANDPIT_SIG - 1))
+
 zero_timeout:
 	.quad 0, 0
 futex_timeout:
@@ -515,6 +657,9 @@ msg_kill:
 msg_b:
 	.ascii "sandpit: the trusted process is gone; killing the process\n"
 	.set msg_b_len, . - msg_b
+msg_nursery:
+	.ascii "sandpit: a new thread could not be sandboxed; killing the process\n"
+	.set msg_nursery_len, . - msg_nursery
 msg_proto:
 	.ascii "sandpit: trusted process protocol violation; killing the process\n"
 	.set msg_proto_len, . - msg_proto
