@@ -150,7 +150,7 @@ static const struct deny_calls {
 		/* threads and processes: not yet */
 		"fork", "vfork",
 		/* they would act on T, not U */
-		"arch_prctl", "set_tid_address", "set_robust_list", "rseq",
+		"arch_prctl", "set_tid_address", "set_robust_list",
 		"rt_sigprocmask", "sigaltstack", "tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
 		"sched_setaffinity", "sched_setparam", "sched_setscheduler", "setrlimit",
 		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
@@ -224,6 +224,11 @@ static int build(struct policy *p, const char *const *allow_read, const char *co
 		    (rc = policy_set_process(p, process_calls[i].name, &process_calls[i].a, err,
 					     errlen)) < 0)
 			return rc;
+	/* glibc insists that a new thread registers rseq when the first one
+	 * did; T would register itself, so it only says yes (glibc then reads
+	 * the CPU the slow way) */
+	if ((rc = set(p, "rseq", POLICY_EMU, POLICY_EMU_ZERO, err, errlen)) < 0)
+		return rc;
 	if ((rc = set(p, "gettid", POLICY_EMU, POLICY_EMU_GETTID, err, errlen)) < 0)
 		return rc;
 	for (size_t i = 0; i < NELEM(deny_calls); i++)

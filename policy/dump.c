@@ -107,7 +107,7 @@ static void put_call(FILE *f, const char *name, const struct policy_call *c)
 		fputs("native", f);
 		break;
 	case POLICY_EMU:
-		fputs(c->err == POLICY_EMU_GETTID ? "emu(gettid)" : "emu(?)", f);
+		fputs(c->err == POLICY_EMU_GETTID ? "emu(gettid)" : c->err == POLICY_EMU_ZERO ? "emu(0)" : "emu(?)", f);
 		break;
 	case POLICY_THREAD:
 		fputs("thread", f);

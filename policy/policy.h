@@ -29,7 +29,8 @@ enum policy_class {
 	POLICY_NATIVE,  /* U executes it itself: only calls seccomp strict allows */
 };
 
-#define POLICY_EMU_GETTID 1
+#define POLICY_EMU_GETTID 1 /* U's tid, not T's */
+#define POLICY_EMU_ZERO   2 /* succeed without doing anything (it would act on T) */
 
 /* Register rules: all of a call's rules must pass, in order; the first that
  * fails makes the call return -err.  a[i] is argument i (64 bits).  A rule

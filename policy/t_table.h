@@ -23,6 +23,7 @@
 
 /* emulation ids for TT_EMU */
 #define TE_GETTID   1   /* returns U's tid, not T's */
+#define TE_ZERO     2   /* returns 0 and does nothing */
 
 /* rule ops (tt_rule.op).  a[i] is syscall argument i.  A rule whose carg is
  * not TT_NOARG applies only when (a[carg] & cmask) != 0.  A failing rule makes

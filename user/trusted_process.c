@@ -128,9 +128,9 @@ static void *watch_slot(void *arg)
 		if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
 			if (p_is_exiting())
 				_exit(0);
-			say("sandpit: sandboxed thread %ld ended without exit (killed by the kernel "
-			    "for a system call that escaped the sandbox?); killing the process\n",
-			    (long)u);
+			say("sandpit: a sandboxed thread (slot %ld) ended without exit (killed by the "
+			    "kernel for a system call that escaped the sandbox?); killing the process\n",
+			    (long)s);
 			kill_p();
 			_exit(0);
 		}

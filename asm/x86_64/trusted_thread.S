@@ -374,6 +374,9 @@ trusted_thread_main:
 	jmp .Lresult
 
 .Lemu:
+	xor %eax, %eax
+	cmpl $TE_ZERO, TTE_ERR(%rbx)
+	je .Lresult
 	cmpl $TE_GETTID, TTE_ERR(%rbx)
 	jne .Lenosys
 	movslq SP_CFG_U_TID(%r15), %rax

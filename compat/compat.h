@@ -1,0 +1,66 @@
+/* compat — run-time probes for every kernel feature sandpit uses.
+ *
+ * Each feature is probed once, without side effects on the calling process,
+ * and the answer is cached.  $SANDPIT_KERNEL forces features off so that the
+ * legacy paths run on a modern kernel:
+ *   legacy          every feature but strict mode is off (a pre-3.5 kernel)
+ *   no-<feature>    that feature is off, e.g. no-tsync,no-kill-process
+ * Tokens are comma-separated and combine.  A feature whose prerequisite is
+ * off is off too (no-filter takes tsync with it).  An unknown token is an
+ * error, never ignored. */
+#ifndef SANDPIT_COMPAT_H
+#define SANDPIT_COMPAT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum compat_feature {
+	COMPAT_STRICT,             /* seccomp strict mode */
+	COMPAT_FILTER,             /* seccomp-bpf via prctl(PR_SET_SECCOMP) */
+	COMPAT_SECCOMP_SYSCALL,    /* seccomp(2) */
+	COMPAT_TSYNC,              /* SECCOMP_FILTER_FLAG_TSYNC */
+	COMPAT_KILL_PROCESS,       /* SECCOMP_RET_KILL_PROCESS */
+	COMPAT_RET_TRAP,           /* SECCOMP_RET_TRAP */
+	COMPAT_RET_LOG,            /* SECCOMP_RET_LOG */
+	COMPAT_ACTIONS_AVAIL,      /* SECCOMP_GET_ACTION_AVAIL or the sysctl file */
+	COMPAT_USER_NOTIF,         /* SECCOMP_RET_USER_NOTIF */
+	COMPAT_PIDFD,              /* pidfd_open(2) */
+	COMPAT_PIDFD_THREAD,       /* pidfd_open(tid, PIDFD_THREAD) */
+	COMPAT_USER_DISPATCH,      /* PR_SET_SYSCALL_USER_DISPATCH */
+	COMPAT_LANDLOCK,           /* landlock_create_ruleset(2) */
+	COMPAT_MEMFD_FUTURE_WRITE, /* memfd + F_SEAL_FUTURE_WRITE */
+	COMPAT_OPENAT2,            /* openat2(2) */
+	COMPAT_MSEAL,              /* mseal(2) */
+	COMPAT_NFEATURES,
+};
+
+enum compat_state {
+	COMPAT_ABSENT,     /* the kernel does not have it */
+	COMPAT_PRESENT,    /* the kernel has it and it is not forced off */
+	COMPAT_FORCED_OFF, /* off by $SANDPIT_KERNEL (not probed) */
+};
+
+/* Parses $SANDPIT_KERNEL and runs the probes, once; later calls return the
+ * first call's result.  0, or -EINVAL with a message naming the bad token.
+ * err may be NULL. */
+int compat_init(char *err, size_t errlen);
+
+/* These call compat_init() if nobody has; after a failed compat_init every
+ * feature reads as absent. */
+enum compat_state compat_state(enum compat_feature f);
+int compat_has(enum compat_feature f); /* present and not forced off */
+int compat_landlock_abi(void);         /* Landlock ABI version, 0 without it */
+
+/* The feature's stable short name ("tsync"), as used in no-<name>. */
+const char *compat_name(enum compat_feature f);
+/* What sandpit does without the feature, one short phrase. */
+const char *compat_fallback(enum compat_feature f);
+
+/* The table `sandpit probe` prints: which $SANDPIT_KERNEL was applied, then
+ * one line a feature with its state and the fallback in use. */
+void compat_print_table(FILE *f);
+
+/* Test-only: forget the cached probes so that compat_init runs again. */
+void compat_reset(void);
+
+#endif

@@ -1,0 +1,275 @@
+/* Threads inside the strict-mode sandbox (invariant 4: a thread created by
+ * U never runs without its own T and its own seccomp state). */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/sched.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+
+#define NT 8
+
+static void *reader(void *a)
+{
+	long ok = 0;
+	char buf[256];
+	for (int i = 0; i < 200; i++) {
+		int fd = open("/etc/passwd", O_RDONLY);
+		if (fd < 0)
+			return (void *)-1L;
+		ok += read(fd, buf, sizeof(buf)) > 0;
+		close(fd);
+		struct stat sb;
+		ok += stat("/usr/bin", &sb) == 0;
+		/* and a thread is sandboxed like the first one */
+		if (open("/tmp/sandpit-thread-created", O_CREAT | O_WRONLY, 0600) != -1 || errno != EACCES)
+			return (void *)-2L;
+	}
+	(void)a;
+	return (void *)ok;
+}
+
+static int body_threads(void *a)
+{
+	(void)a;
+	pthread_t t[NT];
+	for (int i = 0; i < NT; i++)
+		if (pthread_create(&t[i], NULL, reader, NULL))
+			return 1;
+	for (int i = 0; i < NT; i++) {
+		void *r;
+		if (pthread_join(t[i], &r))
+			return 2;
+		if ((long)r != 400)
+			return 3;
+	}
+	return 0;
+}
+
+TEST(inv4_eight_threads_open_read_stat_concurrently)
+{
+	unlink("/tmp/sandpit-thread-created");
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_threads, NULL, NULL, 60)));
+	EXPECT_EQ(-1, access("/tmp/sandpit-thread-created", F_OK));
+}
+
+static void *nothing(void *a)
+{
+	return a;
+}
+
+static long rss_pages(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size = 0, rss = 0;
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss;
+}
+
+static long *flood_rss;
+
+static int body_flood(void *a)
+{
+	(void)a;
+	for (int i = 0; i < 1000; i++) {
+		pthread_t t;
+		void *r;
+		if (pthread_create(&t, NULL, nothing, (void *)(long)i) || pthread_join(t, &r))
+			return 1;
+		if ((long)r != i)
+			return 2;
+		if (i == 99)
+			flood_rss[0] = rss_pages();
+	}
+	flood_rss[1] = rss_pages();
+	return 0;
+}
+
+TEST(threads_1000_create_join_leave_memory_flat)
+{
+	flood_rss = shared_page(4096);
+	ASSERT_NE(NULL, flood_rss);
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_flood, NULL, NULL, 120)));
+	TH_LOG("rss after 100 threads %ld pages, after 1000 %ld pages", flood_rss[0], flood_rss[1]);
+	EXPECT_LT(0, flood_rss[0]);
+	EXPECT_LE(flood_rss[1], flood_rss[0] + 64); /* 256 KiB of slack, not 900 threads' worth */
+}
+
+/* a raw clone from the program's own code, as glibc's clone.S makes it */
+static volatile long raw_child_result;
+
+static void raw_child(void)
+{
+	long r;
+	/* a forbidden call: must be refused, not executed */
+	r = raw_syscall(SYS_open, (long)"/tmp/sandpit-raw-clone", O_CREAT | O_WRONLY, 0600);
+	raw_child_result = r == -EACCES ? 1 : 2;
+	raw_syscall(SYS_exit, 0, 0, 0);
+}
+
+static int body_raw_clone(void *a)
+{
+	(void)a;
+	size_t sz = 64 * 1024;
+	char *stack = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return 1;
+	long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
+	long r;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	/* the child starts on its stack with rax = 0 and calls raw_child */
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "call *%[fn]\n\t"
+			 "ud2\n"
+			 "1:"
+			 : "=a"(r)
+			 : "a"(SYS_clone), "D"(flags), "S"(stack + sz - 64), "d"(0), "r"(r10), "r"(r8),
+			   [fn] "b"(raw_child)
+			 : "rcx", "r11", "memory");
+	if (r <= 0)
+		return 2;
+	for (int i = 0; i < 2000 && !raw_child_result; i++)
+		usleep(1000);
+	return raw_child_result == 1 ? 0 : 3;
+}
+
+TEST(inv4_raw_clone_from_program_code_gets_a_sandboxed_thread)
+{
+	unlink("/tmp/sandpit-raw-clone");
+	EXPECT_EQ(0, outcome(run_sandboxed(body_raw_clone, NULL)));
+	EXPECT_EQ(-1, access("/tmp/sandpit-raw-clone", F_OK));
+}
+
+static int body_bad_clone(void *a)
+{
+	(void)a;
+	/* a new process sharing memory, or a thread in new namespaces */
+	if (syscall(SYS_clone, CLONE_VM | SIGCHLD, 0, 0, 0, 0) != -1 || errno != EPERM)
+		return 1;
+	long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+		     CLONE_SYSVSEM | CLONE_NEWNS;
+	if (syscall(SYS_clone, flags, 0x10000, 0, 0, 0) != -1 || errno != EPERM)
+		return 2;
+	if (syscall(SYS_clone, (flags & ~CLONE_NEWNS) | CLONE_UNTRACED, 0x10000, 0, 0, 0) != -1 ||
+	    errno != EPERM)
+		return 3;
+	return 0;
+}
+
+TEST(inv4_clone_of_a_process_or_namespaces_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_bad_clone, NULL)));
+}
+
+static void *forbidden_in_thread(void *a)
+{
+	(void)a;
+	/* a call the patcher cannot see: the kernel kills this thread */
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t code[] = { 0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xc3 }; /* getpid via raw syscall */
+	memcpy(page, code, sizeof(code));
+	mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	((void (*)(void))page)();
+	return NULL;
+}
+
+static int body_thread_killed(void *a)
+{
+	(void)a;
+	pthread_t t;
+	if (pthread_create(&t, NULL, forbidden_in_thread, NULL))
+		return 1;
+	pthread_join(t, NULL);
+	return 2; /* the process went on without its thread */
+}
+
+TEST(inv5_thread_killed_by_kernel_kills_process)
+{
+	EXPECT_EQ(KILLED(SIGKILL), outcome(run_sandboxed(body_thread_killed, NULL)));
+}
+
+static sigset_t got_mask;
+
+static void *mask_thread(void *a)
+{
+	(void)a;
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &got_mask);
+	return NULL;
+}
+
+static int body_sigmask(void *a)
+{
+	(void)a;
+	sigset_t s, old, now;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &s, &old) || sigismember(&old, SIGUSR1))
+		return 1;
+	if (sigprocmask(SIG_BLOCK, NULL, &now) || !sigismember(&now, SIGUSR1))
+		return 2;
+	/* a thread's mask is its own */
+	pthread_t t;
+	if (pthread_create(&t, NULL, mask_thread, NULL) || pthread_join(t, NULL))
+		return 3;
+	if (!sigismember(&got_mask, SIGUSR2) || !sigismember(&got_mask, SIGUSR1))
+		return 4; /* inherited SIGUSR1, added SIGUSR2 */
+	if (sigprocmask(SIG_BLOCK, NULL, &now) || sigismember(&now, SIGUSR2))
+		return 5;
+	if (sigprocmask(SIG_SETMASK, &old, NULL) || sigprocmask(SIG_BLOCK, NULL, &now) ||
+	    sigismember(&now, SIGUSR1))
+		return 6;
+	return 0;
+}
+
+TEST(signal_mask_per_thread_through_sandpit_signal)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_sigmask, NULL)));
+}
+
+static volatile int usr1_count;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+static int body_usr1(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	if (raise(SIGUSR1) || usr1_count != 1)
+		return 2;
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	raise(SIGUSR1);
+	if (usr1_count != 1)
+		return 3; /* blocked */
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	return usr1_count == 2 ? 0 : 4;
+}
+
+TEST(signal_sigusr1_handler_via_raise_and_mask)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_usr1, NULL)));
+}
+
+TEST_HARNESS_MAIN
