@@ -3,6 +3,7 @@
  * one clock read at each end (in strict mode a clock read is itself an
  * emulated rdtscp, so it is kept out of the loop). */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,15 @@
 
 #define BATCHES 15
 
-enum { B_GETPPID, B_RAW_GETPPID, B_OPEN_CLOSE, B_STAT, B_READ_4K, NBENCH };
+enum { B_GETPPID, B_RAW_GETPPID, B_OPEN_CLOSE, B_STAT, B_READ_4K, B_THREAD, NBENCH };
 static const char *names[NBENCH] = { "getppid (libc)", "getppid (raw syscall)", "open+close",
-				     "stat", "read 4 KiB (pread)" };
-static const int iters[NBENCH] = { 20000, 20000, 4000, 4000, 20000 };
+				     "stat", "read 4 KiB (pread)", "pthread create+join" };
+static const int iters[NBENCH] = { 20000, 20000, 4000, 4000, 20000, 200 };
+
+static void *nothing(void *a)
+{
+	return a;
+}
 
 struct results {
 	double ns[NBENCH];
@@ -65,6 +71,12 @@ static void one(int which, int n, int fd)
 			if (pread(fd, buf, sizeof(buf), 0) < 0)
 				return;
 			break;
+		case B_THREAD: {
+			pthread_t t;
+			if (pthread_create(&t, NULL, nothing, NULL) == 0)
+				pthread_join(t, NULL);
+			break;
+		}
 		}
 	}
 }
@@ -131,6 +143,6 @@ int main(void)
 		printf("%-24s %12.0f %14.0f %7.2fx %16.0f\n", names[b], nat->ns[b], strict->ns[b],
 		       strict->ns[b] / nat->ns[b], strict1->ns[b]);
 	printf("%-24s %12s %14.0f\n", "sandpit_start (us)", "-", strict->start_us);
-	printf("memory per sandboxed thread: T stack 0 B (T uses none) + S 8 KiB\n");
+	printf("memory per sandboxed thread: T stack 0 B (T uses none) + S 8 KiB (2 pages)\n");
 	return 0;
 }

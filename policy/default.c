@@ -29,6 +29,7 @@ static const char *const allow_calls[] = {
 	"sched_get_priority_min", "sched_rr_get_interval",
 	/* time */
 	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"alarm", "setitimer", "getitimer", "rt_sigpending",
 	/* waiting and events; the descriptors they create are U's */
 	"sched_yield", "poll", "ppoll", "select", "pselect6", "epoll_create",
 	"epoll_create1", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",

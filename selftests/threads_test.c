@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <linux/sched.h>
 #include <kselftest_harness.h>
@@ -270,6 +271,106 @@ static int body_usr1(void *a)
 TEST(signal_sigusr1_handler_via_raise_and_mask)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed(body_usr1, NULL)));
+}
+
+#include <setjmp.h>
+
+static sigjmp_buf segv_jmp;
+static volatile int segv_count;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_addr == (void *)0x10)
+		segv_count++;
+	siglongjmp(segv_jmp, 1);
+}
+
+static volatile int *volatile bad_ptr = (int *)0x10;
+
+static int body_segv(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO }, old;
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 1;
+	if (sigaction(SIGSEGV, NULL, &old) || old.sa_sigaction != on_segv)
+		return 2; /* the program sees its own handler */
+	for (int i = 0; i < 3; i++)
+		if (!sigsetjmp(segv_jmp, 1))
+			*bad_ptr = 1;
+	if (segv_count != 3)
+		return 3;
+	/* sandpit's rdtsc emulation still works beside it */
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo || hi ? 0 : 4;
+}
+
+TEST(signal_own_sigsegv_handler_with_siglongjmp_beside_rdtsc_emulation)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_segv, NULL)));
+}
+
+static volatile int alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static int body_pause(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	alarm(1);
+	if (pause() != -1 || errno != EINTR || alarms != 1)
+		return 2;
+	sigset_t none;
+	sigemptyset(&none);
+	struct itimerval it = { .it_value = { 0, 100000 } };
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		return 3;
+	if (sigsuspend(&none) != -1 || errno != EINTR || alarms != 2)
+		return 4;
+	return 0;
+}
+
+TEST(signal_pause_and_sigsuspend_return_eintr_after_handler)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_pause, NULL)));
+}
+
+static void *pauser(void *a)
+{
+	(void)a;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int body_cancel(void *a)
+{
+	(void)a;
+	pthread_t t;
+	void *r;
+	if (pthread_create(&t, NULL, pauser, NULL))
+		return 1;
+	usleep(50000);
+	if (pthread_cancel(t))
+		return 2;
+	if (pthread_join(t, &r))
+		return 3;
+	return r == PTHREAD_CANCELED ? 0 : 4;
+}
+
+TEST(signal_cancel_and_join_a_thread_blocked_in_pause)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_cancel, NULL, NULL, 20)));
 }
 
 TEST_HARNESS_MAIN

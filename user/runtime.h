@@ -44,6 +44,14 @@ long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidd
 /* user/u_signal.c */
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_signal_wrapper(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));
+/* asm/x86_64/syscall.S: block in read(fd) unless *counter != seen; a
+ * handler that lands between the check and the read makes it return -EINTR */
+long sandpit_wait_signal(int fd, const volatile uint64_t *counter, uint64_t seen)
+	__attribute__((visibility("hidden")));
+extern const char sandpit_wait_begin[], sandpit_wait_end[], sandpit_wait_eintr[]
+	__attribute__((visibility("hidden")));
 
 /* section bounds of sandpit's own code (never patched, protected) */
 extern const char __start_sandpit_text[] __attribute__((visibility("hidden")));

@@ -260,9 +260,14 @@ int sandpit_start(const struct sandpit_options *opts)
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)table;
 
+	struct sigtab *sigtab = mmap(NULL, sizeof(struct sigtab), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sigtab == MAP_FAILED)
+		return fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
+	sandpit_sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .fd_lo = fd_lo,
 					      .fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
-					      .policy = policy };
+					      .policy = policy, .sigtab = sigtab };
 	for (int i = 0; i < SM_NSLOTS; i++) {
 		tp.u_fd[i] = fds[2 + 2 * i];
 		tp.t_fd[i] = fds[3 + 2 * i];

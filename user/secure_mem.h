@@ -90,6 +90,11 @@
 #define CR_RSP 112           /* child stack - 128 (red zone) - 8 (return address) */
 #define CR_SIZE 120
 
+/* The program's own signal handlers (one page, shared by P and B; U may
+ * write it, it only ever tells U's own code what to call).  The kernel sees
+ * sandpit's wrapper for each caught signal; the wrapper calls these. */
+#define SIGTAB_N 65
+
 /* pseudo system call numbers U sends to T (never real numbers) */
 #define SANDPIT_NR_RDTSC        0x10001
 #define SANDPIT_NR_SEGV_DFL     0x10002
@@ -119,6 +124,15 @@ struct secure_page {
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint8_t pad[SP_DATA - SP_CFG_RANGES - 16 * SM_MAX_RANGES];
 	uint8_t data[SP_DATA_SIZE];
+};
+
+struct k_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+struct sigtab {
+	struct k_sigaction act[SIGTAB_N];
+	uint64_t signals; /* handlers run in this process, for pause and sigsuspend */
 };
 
 struct b_request {

@@ -249,21 +249,21 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	return 0;
 }
 
-/* rt_sigaction(sig, act, oact, size): the struct is copied into S; sandpit's
- * own SIGSEGV is not U's to change, and no handler or restorer may point
- * into sandpit's protected memory (invariant 1). */
+/* rt_sigaction(sig, act, oact, size).  The struct is copied and checked:
+ * no handler or restorer in sandpit's protected memory (invariant 1).  For
+ * a caught signal the program's handler goes into the handler table and the
+ * kernel gets sandpit's wrapper (u_signal.c), so that sandpit can tell
+ * pause and sigsuspend that a handler ran.  SIGSEGV stays sandpit's (rdtsc
+ * emulation): the program's handler is only recorded, and called by
+ * sandpit's.  SANDPIT_SIG is sandpit's alone. */
 static long check_sigaction(struct secure_page *sp)
 {
-	struct { uint64_t handler, flags, restorer, mask; } act;
+	struct k_sigaction act;
 	int sig = (int)sp->args[0];
-	if (sp->args[3] != 8)
+	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG)
 		return -EINVAL;
 	if (!sp->args[1])
-		return 0;
-	if (sig == SIGSEGV)
-		return -EPERM;
-	if (sig == SANDPIT_SIG)
-		return -EINVAL; /* sandpit's own, like SIGKILL is the kernel's */
+		return sig == SIGSEGV ? SP_V_ACK : 0;
 	struct iovec local = { &act, sizeof(act) };
 	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
 	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != sizeof(act))
@@ -271,6 +271,19 @@ static long check_sigaction(struct secure_page *sp)
 	if ((act.handler > 1 && in_protected(act.handler)) ||
 	    ((act.flags & SANDPIT_SA_RESTORER) && in_protected(act.restorer)))
 		return -EPERM;
+	struct k_sigaction *rec = &cfg->sigtab->act[sig];
+	if (sig == SIGSEGV) {
+		*rec = act;
+		return SP_V_ACK;
+	}
+	if (act.handler > 1 && sig != SIGKILL && sig != SIGSTOP) {
+		*rec = act;
+		act.handler = (uint64_t)(uintptr_t)u_signal_wrapper;
+		act.flags |= SA_SIGINFO | SANDPIT_SA_RESTORER;
+		act.restorer = (uint64_t)(uintptr_t)sandpit_restorer;
+	} else {
+		memset(rec, 0, sizeof(*rec));
+	}
 	memcpy(sp->data, &act, sizeof(act));
 	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
 	return 0;

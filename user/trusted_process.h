@@ -19,6 +19,7 @@ struct trusted_process_config {
 	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
 	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
+	struct sigtab *sigtab;      /* the program's own handlers */
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait

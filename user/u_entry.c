@@ -82,6 +82,50 @@ static long __attribute__((noreturn)) u_exit(long code)
 		sandpit_raw_syscall6(__NR_exit, code, 0, 0, 0, 0, 0);
 }
 
+/* rt_sigaction goes to B, which gives the kernel sandpit's wrapper for a
+ * caught signal: what the program gets back as the old action must be its
+ * own, from the handler table as it was before the call. */
+static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
+{
+	struct k_sigaction prev = { 0, 0, 0, 0 };
+	if (sig > 0 && sig < SIGTAB_N)
+		prev = sandpit_sigtab->act[sig];
+	long args[6] = { sig, act, (long)old, size };
+	long r = u_call_trusted(__NR_rt_sigaction, args);
+	if (r < 0 || !old)
+		return r;
+	if (sig == 11 /* SIGSEGV: only recorded, the kernel keeps sandpit's */ ||
+	    old->handler == (uint64_t)(uintptr_t)u_signal_wrapper)
+		*old = prev;
+	return r;
+}
+
+/* pause: until a handler has run */
+static long u_pause(void)
+{
+	struct u_state *st = u_self();
+	uint64_t seen = __atomic_load_n(&sandpit_sigtab->signals, __ATOMIC_SEQ_CST);
+	long r;
+	while ((r = sandpit_wait_signal(st->u_fd, &sandpit_sigtab->signals, seen)) != -4)
+		;
+	return r;
+}
+
+/* rt_sigsuspend: the mask for the wait, then the old one again */
+static long u_sigsuspend(const uint64_t *mask, long size)
+{
+	uint64_t old;
+	uint64_t seen = __atomic_load_n(&sandpit_sigtab->signals, __ATOMIC_SEQ_CST);
+	long r = u_sigprocmask(2, mask, &old, size);
+	if (r < 0)
+		return r;
+	struct u_state *st = u_self();
+	while (sandpit_wait_signal(st->u_fd, &sandpit_sigtab->signals, seen) != -4)
+		;
+	u_sigprocmask(2, &old, 0, 8);
+	return -4; /* EINTR */
+}
+
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
@@ -95,6 +139,12 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		return st->tid;
 	case __NR_rt_sigprocmask:
 		return u_sigprocmask(a0, (const uint64_t *)a1, (uint64_t *)a2, a3);
+	case __NR_rt_sigaction:
+		return u_sigaction(a0, a1, (struct k_sigaction *)a2, a3);
+	case __NR_pause:
+		return u_pause();
+	case __NR_rt_sigsuspend:
+		return u_sigsuspend((const uint64_t *)a0, a1);
 	}
 	const struct tt_table *t = st->table;
 	if ((unsigned long)nr < TT_MAX_NR) {

@@ -34,10 +34,37 @@ void u_sandpit_sig(int sig, void *info, void *ucv)
 	__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
 }
 
+struct sigtab *sandpit_sigtab;
+
+typedef void (*handler1)(int);
+typedef void (*handler3)(int, void *, void *);
+
+static void call_program_handler(const struct k_sigaction *a, int sig, void *info, void *uc)
+{
+	if (a->flags & 4 /* SA_SIGINFO */)
+		((handler3)(uintptr_t)a->handler)(sig, info, uc);
+	else
+		((handler1)(uintptr_t)a->handler)(sig);
+}
+
+/* What the kernel calls for every signal the program catches: count it,
+ * call the program's handler, and if it interrupted pause or sigsuspend
+ * make that return EINTR (DESIGN: a wait ends when a handler ran). */
+void u_signal_wrapper(int sig, void *info, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct sigtab *t = sandpit_sigtab;
+	__atomic_fetch_add(&t->signals, 1, __ATOMIC_SEQ_CST);
+	if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
+		call_program_handler(&t->act[sig], sig, info, uc);
+	greg_t *g = uc->uc_mcontext.gregs;
+	if ((uintptr_t)g[REG_RIP] >= (uintptr_t)sandpit_wait_begin &&
+	    (uintptr_t)g[REG_RIP] < (uintptr_t)sandpit_wait_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wait_eintr;
+}
+
 void u_sigsegv(int sig, void *info, void *ucv)
 {
-	(void)sig;
-	(void)info;
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
@@ -49,6 +76,15 @@ void u_sigsegv(int sig, void *info, void *ucv)
 	else if (ip[0] == 0x0f && ip[1] == 0x01 && ip[2] == 0xf9)
 		len = 3;
 	if (!len || !__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED)) {
+		/* a real fault: the program's own handler, if it has one */
+		const struct k_sigaction *a = &sandpit_sigtab->act[11];
+		if (a->handler > 1) {
+			__atomic_fetch_add(&sandpit_sigtab->signals, 1, __ATOMIC_SEQ_CST);
+			call_program_handler(a, sig, info, ucv);
+			return;
+		}
+		if (a->handler == 1)
+			return; /* SIG_IGN: the kernel would loop on it too */
 		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
 		return;
 	}

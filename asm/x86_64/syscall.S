@@ -46,4 +46,29 @@ sandpit_getcpu:
 	ret
 	.size sandpit_getcpu, .-sandpit_getcpu
 
+/* long sandpit_wait_signal(int fd, const volatile uint64_t *counter, uint64_t seen)
+ * pause and sigsuspend: block until a handler has run.  From
+ * sandpit_wait_begin to sandpit_wait_end (the syscall included) sandpit's
+ * signal wrapper moves an interrupted thread to sandpit_wait_eintr, so a
+ * handler can neither slip in unnoticed before the read nor restart it. */
+	.globl sandpit_wait_signal, sandpit_wait_begin, sandpit_wait_end, sandpit_wait_eintr
+	.hidden sandpit_wait_signal, sandpit_wait_begin, sandpit_wait_end, sandpit_wait_eintr
+	.type sandpit_wait_signal,@function
+sandpit_wait_signal:
+	mov %rdx, %r8
+	mov %rsi, %r9
+	lea -64(%rsp), %rsi
+	mov $64, %edx
+sandpit_wait_begin:
+	cmp (%r9), %r8
+	jne sandpit_wait_eintr
+	mov $__NR_read, %eax
+	syscall
+sandpit_wait_end:
+	ret
+sandpit_wait_eintr:
+	mov $-4, %rax
+	ret
+	.size sandpit_wait_signal, .-sandpit_wait_signal
+
 	.section .note.GNU-stack,"",@progbits
