@@ -14,15 +14,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* In dependency order: a feature comes after the one it needs. */
 enum compat_feature {
 	COMPAT_STRICT,             /* seccomp strict mode */
 	COMPAT_FILTER,             /* seccomp-bpf via prctl(PR_SET_SECCOMP) */
 	COMPAT_SECCOMP_SYSCALL,    /* seccomp(2) */
 	COMPAT_TSYNC,              /* SECCOMP_FILTER_FLAG_TSYNC */
+	COMPAT_ACTIONS_AVAIL,      /* SECCOMP_GET_ACTION_AVAIL or the sysctl file */
 	COMPAT_KILL_PROCESS,       /* SECCOMP_RET_KILL_PROCESS */
 	COMPAT_RET_TRAP,           /* SECCOMP_RET_TRAP */
 	COMPAT_RET_LOG,            /* SECCOMP_RET_LOG */
-	COMPAT_ACTIONS_AVAIL,      /* SECCOMP_GET_ACTION_AVAIL or the sysctl file */
 	COMPAT_USER_NOTIF,         /* SECCOMP_RET_USER_NOTIF */
 	COMPAT_PIDFD,              /* pidfd_open(2) */
 	COMPAT_PIDFD_THREAD,       /* pidfd_open(tid, PIDFD_THREAD) */

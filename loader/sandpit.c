@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sandpit.h"
+#include "compat/compat.h"
 #include "policy/policy.h"
 
 #define EXIT_USAGE 2
@@ -37,7 +38,12 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "help"))
 		return usage(stdout);
 	if (!strcmp(cmd, "probe")) {
-		printf("%-28s %s\n", "seccomp strict mode", sandpit_supported() ? "present" : "absent");
+		char err[512];
+		if (compat_init(err, sizeof(err)) < 0) {
+			fprintf(stderr, "sandpit: %s\n", err);
+			return EXIT_USAGE;
+		}
+		compat_print_table(stdout);
 		return 0;
 	}
 	if (!strcmp(cmd, "policy") && argc == 3 && !strcmp(argv[2], "show"))

@@ -21,6 +21,16 @@ struct u_state {
 	uint64_t self_req, self_done;
 	int32_t self_how, self_err;
 	uint64_t self_set, self_old;
+	/* A signal that lands while this thread waits for T would run its
+	 * handler in the middle of a request, and a handler's own calls would
+	 * tread on it: such handlers are deferred until the request is done
+	 * (as if the signal had come just after the call). */
+	int32_t depth;
+	uint32_t ndeferred;
+	struct deferred_signal {
+		int32_t sig;
+		uint8_t info[128];
+	} deferred[4];
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
@@ -45,6 +55,7 @@ long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidd
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_signal_wrapper(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
 extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));
 /* asm/x86_64/syscall.S: block in read(fd) unless *counter != seen; a
  * handler that lands between the check and the read makes it return -EINTR */

@@ -10,9 +10,8 @@ static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
 
 /* One request to T: write it, wake T only if it sleeps, then spin while T
  * runs on another CPU (at most about one blocking hand-off), else block. */
-long u_call_trusted(long nr, const long args[6])
+static long call_trusted(struct u_state *st, long nr, const long args[6])
 {
-	struct u_state *st = u_self();
 	struct mailbox *mb = st->mb;
 	uint64_t seq = ++st->seq;
 	unsigned cpu = sandpit_getcpu();
@@ -44,6 +43,17 @@ long u_call_trusted(long nr, const long args[6])
 		__atomic_store_n(&mb->u_sleep, 0, __ATOMIC_RELAXED);
 	}
 	return mb->result;
+}
+
+long u_call_trusted(long nr, const long args[6])
+{
+	struct u_state *st = u_self();
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	long r = call_trusted(st, nr, args);
+	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
+	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_run_deferred(st);
+	return r;
 }
 
 /* rt_sigprocmask acts on the calling thread, so T cannot make it for U,

@@ -50,11 +50,47 @@ static void call_program_handler(const struct k_sigaction *a, int sig, void *inf
 /* What the kernel calls for every signal the program catches: count it,
  * call the program's handler, and if it interrupted pause or sigsuspend
  * make that return EINTR (DESIGN: a wait ends when a handler ran). */
+static void copy_bytes(void *d, const void *s, unsigned long n)
+{
+	unsigned char *dd = d;
+	const unsigned char *ss = s;
+	while (n--)
+		*dd++ = *ss++;
+}
+
+/* Handlers put off while their thread waited for T (see struct u_state). */
+void u_run_deferred(struct u_state *st)
+{
+	while (st->ndeferred) {
+		uint32_t n = --st->ndeferred;
+		struct deferred_signal d = st->deferred[n];
+		ucontext_t uc;
+		for (unsigned long i = 0; i < sizeof(uc); i++)
+			((unsigned char *)&uc)[i] = 0;
+		const struct k_sigaction *a = &sandpit_sigtab->act[d.sig];
+		if (a->handler > 1)
+			call_program_handler(a, d.sig, d.info, &uc);
+	}
+}
+
 void u_signal_wrapper(int sig, void *info, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	struct sigtab *t = sandpit_sigtab;
+	struct u_state *st = u_self();
 	__atomic_fetch_add(&t->signals, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
+		uint32_t n = st->ndeferred;
+		for (uint32_t i = 0; i < n; i++)
+			if (st->deferred[i].sig == sig)
+				return; /* a standard signal pending twice is once */
+		if (n < sizeof(st->deferred) / sizeof(st->deferred[0])) {
+			st->deferred[n].sig = sig;
+			copy_bytes(st->deferred[n].info, info, sizeof(st->deferred[n].info));
+			__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
+		}
+		return;
+	}
 	if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
 		call_program_handler(&t->act[sig], sig, info, uc);
 	greg_t *g = uc->uc_mcontext.gregs;
