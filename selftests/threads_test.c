@@ -8,6 +8,9 @@
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <linux/sched.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 
@@ -371,6 +374,89 @@ static int body_cancel(void *a)
 TEST(signal_cancel_and_join_a_thread_blocked_in_pause)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_cancel, NULL, NULL, 20)));
+}
+
+static volatile int nested_ok, nested_bad;
+static pid_t nested_ppid;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	/* calls that need T, made while the interrupted code may be waiting
+	 * for T itself */
+	if (getppid() == nested_ppid && getpid() > 0)
+		nested_ok++;
+	else
+		nested_bad++;
+}
+
+static int body_nested(void *a)
+{
+	(void)a;
+	nested_ppid = getppid();
+	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	struct itimerval it = { .it_interval = { 0, 500 }, .it_value = { 0, 500 } };
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		return 2;
+	struct stat sb;
+	for (int i = 0; i < 20000; i++) {
+		if (getppid() != nested_ppid)
+			return 3;
+		if (i % 16 == 0 && stat("/etc/passwd", &sb) != 0)
+			return 4;
+	}
+	struct itimerval off = { 0 };
+	setitimer(ITIMER_REAL, &off, NULL);
+	return nested_ok > 0 && nested_bad == 0 ? 0 : 5;
+}
+
+TEST(signal_handler_calls_while_a_trusted_call_is_in_flight)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_nested, NULL, NULL, 60)));
+}
+
+static int body_eintr_read(void *a)
+{
+	(void)a;
+	int p[2];
+	if (pipe(p))
+		return 1;
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 2;
+	alarms = 0;
+	struct itimerval it = { .it_value = { 0, 50000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	char c;
+	if (read(p[0], &c, 1) != -1 || errno != EINTR || alarms != 1)
+		return 3;
+	return 0;
+}
+
+TEST(signal_interrupts_blocked_read_with_eintr)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_eintr_read, NULL)));
+}
+
+static int body_tsync(void *a)
+{
+	(void)a;
+	/* a filter with TSYNC would reach every thread, T included */
+	struct sock_filter insn = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &insn };
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != -1 ||
+	    errno != EPERM)
+		return 1;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != -1)
+		return 2;
+	return 0;
+}
+
+TEST(inv7_tsync_seccomp_filter_from_u_refused)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_tsync, NULL)));
 }
 
 TEST_HARNESS_MAIN
