@@ -459,4 +459,42 @@ TEST(inv7_tsync_seccomp_filter_from_u_refused)
 	EXPECT_EQ(0, outcome(run_sandboxed(body_tsync, NULL)));
 }
 
+static char *alt_lo, *alt_hi;
+static volatile int on_alt;
+
+static void on_usr2(int sig)
+{
+	char here;
+	(void)sig;
+	on_alt = &here >= alt_lo && &here < alt_hi;
+}
+
+static int body_altstack(void *a)
+{
+	(void)a;
+	size_t sz = 64 * 1024;
+	alt_lo = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	alt_hi = alt_lo + sz;
+	stack_t ss = { .ss_sp = alt_lo, .ss_size = sz }, old;
+	if (sigaltstack(&ss, NULL))
+		return 1;
+	if (sigaltstack(NULL, &old) || old.ss_sp != alt_lo || old.ss_size != sz || old.ss_flags)
+		return 2;
+	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_ONSTACK };
+	if (sigaction(SIGUSR2, &sa, NULL) || raise(SIGUSR2) || !on_alt)
+		return 3;
+	stack_t small = { .ss_sp = alt_lo, .ss_size = 100 };
+	if (sigaltstack(&small, NULL) != -1 || errno != ENOMEM)
+		return 4;
+	stack_t off = { .ss_flags = SS_DISABLE };
+	if (sigaltstack(&off, NULL) || sigaltstack(NULL, &old) || !(old.ss_flags & SS_DISABLE))
+		return 5;
+	return 0;
+}
+
+TEST(signal_sigaltstack_is_per_thread_and_used)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_altstack, NULL)));
+}
+
 TEST_HARNESS_MAIN

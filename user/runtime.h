@@ -19,8 +19,9 @@ struct u_state {
 	/* a request to sandpit's own signal handler (SANDPIT_SIG): change this
 	 * thread's signal mask, which only a signal frame can do in strict mode */
 	uint64_t self_req, self_done;
-	int32_t self_how, self_err;
+	int32_t self_how, self_err;   /* self_how: 0-2 a mask change, -1 a query, 3 sigaltstack */
 	uint64_t self_set, self_old;
+	uint64_t self_ss[3], self_old_ss[3]; /* stack_t: ss_sp, ss_flags, ss_size */
 	/* A signal that lands while this thread waits for T would run its
 	 * handler in the middle of a request, and a handler's own calls would
 	 * tread on it: such handlers are deferred until the request is done
@@ -63,6 +64,9 @@ long sandpit_wait_signal(int fd, const volatile uint64_t *counter, uint64_t seen
 	__attribute__((visibility("hidden")));
 extern const char sandpit_wait_begin[], sandpit_wait_end[], sandpit_wait_eintr[]
 	__attribute__((visibility("hidden")));
+void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
+	__attribute__((visibility("hidden")));
+extern const char sandpit_wake_begin[], sandpit_wake_end[] __attribute__((visibility("hidden")));
 
 /* section bounds of sandpit's own code (never patched, protected) */
 extern const char __start_sandpit_text[] __attribute__((visibility("hidden")));

@@ -344,8 +344,11 @@ int sandpit_start(const struct sandpit_options *opts)
 		die("arch_prctl(ARCH_SET_GS)", r);
 	raw(SYS_set_tid_address, (long)&mb->ctid, 0, 0, 0, 0);
 
+	/* on the alternate stack if the thread has one: the program's own
+	 * handler may be there for stack overflows */
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } sa = {
-		(void *)u_sigsegv, SA_SIGINFO | SANDPIT_SA_RESTORER, (void *)sandpit_restorer, 0
+		(void *)u_sigsegv, SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER,
+		(void *)sandpit_restorer, 0
 	};
 	if ((r = (int)raw(SYS_rt_sigaction, SIGSEGV, (long)&sa, 0, 8, 0)) < 0)
 		die("installing the SIGSEGV handler", r);

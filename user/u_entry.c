@@ -26,20 +26,20 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
 		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
 
+	/* res_seq can pass seq: a handler's own requests, answered after ours */
 	for (;;) {
-		if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) == seq)
+		if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) >= seq)
 			break;
 		if (__atomic_load_n(&mb->t_cpu, __ATOMIC_RELAXED) != cpu) {
 			uint32_t n = st->spin;
-			while (n-- && __atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) != seq)
+			while (n-- && __atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) < seq)
 				cpu_relax();
-			if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) == seq)
+			if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) >= seq)
 				break;
 		}
 		__atomic_store_n(&mb->u_sleep, 1, __ATOMIC_RELAXED);
 		full_fence();
-		if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) != seq)
-			sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
+		sandpit_wait_result(st->u_fd, &mb->res_seq, seq);
 		__atomic_store_n(&mb->u_sleep, 0, __ATOMIC_RELAXED);
 	}
 	return mb->result;
@@ -79,6 +79,35 @@ static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long siz
 		cpu_relax(); /* the signal is on its way: tgkill has queued it */
 	if (old)
 		*old = st->self_old;
+	return 0;
+}
+
+/* sigaltstack acts on the calling thread too: the same signal, and the
+ * kernel installs the frame's uc_stack on rt_sigreturn. */
+static long u_sigaltstack(const uint64_t *ss, uint64_t *old)
+{
+	struct u_state *st = u_self();
+	if (ss) {
+		for (int i = 0; i < 3; i++)
+			st->self_ss[i] = ss[i];
+		st->self_how = 3;
+	} else {
+		st->self_how = -1;
+	}
+	st->self_err = 0;
+	uint64_t req = st->self_req + 1;
+	__atomic_store_n(&st->self_req, req, __ATOMIC_RELEASE);
+	long args[6] = { st->pid, st->tid, SANDPIT_SIG };
+	long r = u_call_trusted(__NR_tgkill, args);
+	if (r < 0)
+		return r;
+	while (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req)
+		cpu_relax();
+	if (st->self_err)
+		return st->self_err;
+	if (old)
+		for (int i = 0; i < 3; i++)
+			old[i] = st->self_old_ss[i];
 	return 0;
 }
 
@@ -149,6 +178,8 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		return st->tid;
 	case __NR_rt_sigprocmask:
 		return u_sigprocmask(a0, (const uint64_t *)a1, (uint64_t *)a2, a3);
+	case __NR_sigaltstack:
+		return u_sigaltstack((const uint64_t *)a0, (uint64_t *)a1);
 	case __NR_rt_sigaction:
 		return u_sigaction(a0, a1, (struct k_sigaction *)a2, a3);
 	case __NR_pause:

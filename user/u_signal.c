@@ -19,6 +19,29 @@ void u_sandpit_sig(int sig, void *info, void *ucv)
 	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
 	if (st->self_done == req)
 		return; /* not asked for */
+	/* sigaltstack: validated here as the kernel would, because a bad
+	 * uc_stack would make rt_sigreturn fail */
+	uint64_t *ss = (uint64_t *)&uc->uc_stack; /* ss_sp, ss_flags (int), ss_size */
+	st->self_old_ss[0] = ss[0];
+	st->self_old_ss[1] = ss[1] & 0xffffffffu;
+	st->self_old_ss[2] = ss[2];
+	if (st->self_how == 3) {
+		uint32_t flags = (uint32_t)st->self_ss[1], mode = flags & ~(1u << 31); /* SS_AUTODISARM */
+		st->self_err = 0;
+		if (ss[1] & 1 /* SS_ONSTACK: on it now */)
+			st->self_err = -1; /* EPERM */
+		else if (mode != 0 && mode != 2 /* SS_DISABLE */ && mode != 1)
+			st->self_err = -22; /* EINVAL */
+		else if (mode != 2 && st->self_ss[2] < 2048 /* MINSIGSTKSZ */)
+			st->self_err = -12; /* ENOMEM */
+		if (!st->self_err) {
+			ss[0] = mode == 2 ? 0 : st->self_ss[0];
+			ss[1] = (ss[1] & ~0xffffffffull) | (mode == 2 ? 2 : flags & ~1u);
+			ss[2] = mode == 2 ? 0 : st->self_ss[2];
+		}
+		__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+		return;
+	}
 	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
 	uint64_t old = *mask, set = st->self_set, now = old;
 	if (st->self_how == 0)
@@ -58,6 +81,19 @@ static void copy_bytes(void *d, const void *s, unsigned long n)
 		*dd++ = *ss++;
 }
 
+/* A handler interrupted one of sandpit's own waits: pause and sigsuspend
+ * end with EINTR; U's sleep for T's answer looks again instead of
+ * restarting a read whose wake-up byte the handler may have eaten. */
+static void leave_waits(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	if (ip >= (uintptr_t)sandpit_wait_begin && ip < (uintptr_t)sandpit_wait_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wait_eintr;
+	else if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
+}
+
 /* Handlers put off while their thread waited for T (see struct u_state). */
 void u_run_deferred(struct u_state *st)
 {
@@ -79,6 +115,24 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 	struct sigtab *t = sandpit_sigtab;
 	struct u_state *st = u_self();
 	__atomic_fetch_add(&t->signals, 1, __ATOMIC_SEQ_CST);
+	struct mailbox *mb = st->mb;
+	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0 &&
+	    __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq) {
+		/* the request is answered and only its result is left to read:
+		 * run the handler now, and give the result back afterwards */
+		int64_t result = mb->result;
+		uint64_t res2 = mb->res2, res3 = mb->res3;
+		int32_t depth = st->depth;
+		st->depth = 0;
+		if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
+			call_program_handler(&t->act[sig], sig, info, uc);
+		st->depth = depth;
+		mb->result = result;
+		mb->res2 = res2;
+		mb->res3 = res3;
+		leave_waits(uc);
+		return;
+	}
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
 		uint32_t n = st->ndeferred;
 		for (uint32_t i = 0; i < n; i++)
@@ -93,10 +147,7 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 	}
 	if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
 		call_program_handler(&t->act[sig], sig, info, uc);
-	greg_t *g = uc->uc_mcontext.gregs;
-	if ((uintptr_t)g[REG_RIP] >= (uintptr_t)sandpit_wait_begin &&
-	    (uintptr_t)g[REG_RIP] < (uintptr_t)sandpit_wait_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wait_eintr;
+	leave_waits(uc);
 }
 
 void u_sigsegv(int sig, void *info, void *ucv)

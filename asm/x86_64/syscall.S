@@ -71,4 +71,27 @@ sandpit_wait_eintr:
 	ret
 	.size sandpit_wait_signal, .-sandpit_wait_signal
 
+/* void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
+ * U's sleep while T works: read(fd) unless the result is there.  A
+ * handler that runs meanwhile may make requests of its own and eat the
+ * wake-up byte meant for this wait, so the wrapper moves a thread caught
+ * in [sandpit_wake_begin, sandpit_wake_end) to sandpit_wake_end rather than
+ * let the read restart; the caller then looks at res_seq again. */
+	.globl sandpit_wait_result, sandpit_wake_begin, sandpit_wake_end
+	.hidden sandpit_wait_result, sandpit_wake_begin, sandpit_wake_end
+	.type sandpit_wait_result,@function
+sandpit_wait_result:
+	mov %rdx, %r8
+	mov %rsi, %r9
+	lea -64(%rsp), %rsi
+	mov $64, %edx
+sandpit_wake_begin:
+	cmp %r8, (%r9)
+	jae sandpit_wake_end
+	mov $__NR_read, %eax
+	syscall
+sandpit_wake_end:
+	ret
+	.size sandpit_wait_result, .-sandpit_wait_result
+
 	.section .note.GNU-stack,"",@progbits
