@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <linux/sched.h>
 #include <linux/filter.h>
@@ -495,6 +496,37 @@ static int body_altstack(void *a)
 TEST(signal_sigaltstack_is_per_thread_and_used)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed(body_altstack, NULL)));
+}
+
+static int body_eintr_sleep(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	alarms = 0;
+	struct itimerval it = { .it_value = { 0, 100000 } };
+	struct timespec t0, t1, five = { 5, 0 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	setitimer(ITIMER_REAL, &it, NULL);
+	/* the sleep is T's (nanosleep needs T): the kernel would end it with
+	 * EINTR after the handler, and so must sandpit */
+	int r = nanosleep(&five, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r != -1 || errno != EINTR || alarms != 1)
+		return 2;
+	if (t1.tv_sec - t0.tv_sec > 2)
+		return 3;
+	setitimer(ITIMER_REAL, &it, NULL);
+	struct pollfd none = { .fd = -1 };
+	if (poll(&none, 1, 5000) != -1 || errno != EINTR || alarms != 2)
+		return 4;
+	return 0;
+}
+
+TEST(signal_ends_a_wait_in_the_trusted_thread_with_eintr)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_eintr_sleep, NULL)));
 }
 
 TEST_HARNESS_MAIN

@@ -28,6 +28,8 @@ struct u_state {
 	 * (as if the signal had come just after the call). */
 	int32_t depth;
 	uint32_t ndeferred;
+	int32_t tb_fd, slot;      /* to ask B to interrupt T's waiting call */
+	uint64_t intr_seq;        /* the request it was asked for */
 	struct deferred_signal {
 		int32_t sig;
 		uint8_t info[128];
@@ -47,6 +49,8 @@ unsigned sandpit_getcpu(void) __attribute__((visibility("hidden")));
 void sandpit_syscall_stub(void) __attribute__((visibility("hidden")));
 /* asm/x86_64/trusted_thread.S */
 long sandpit_clone_trusted(struct secure_page *sp) __attribute__((visibility("hidden")));
+
+void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 
 /* user/u_entry.c */
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)

@@ -164,6 +164,29 @@ static int park_fds(int fds[NFDS], int *lo)
 	return -EMFILE;
 }
 
+/* T's alternate stacks and the secure pages, in one region aligned so that
+ * T's interrupt handler can find its secure page from its stack pointer
+ * (secure_mem.h).  Returns the region's address, 0 on failure. */
+static uintptr_t map_region(int smfd)
+{
+	size_t len = SM_ALT_REGION + S_LEN, resv = len + SM_REGION_ALIGN;
+	char *r = mmap(NULL, resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return 0;
+	uintptr_t base = ((uintptr_t)r + SM_REGION_ALIGN - 1) & ~(uintptr_t)(SM_REGION_ALIGN - 1);
+	if (mmap((void *)base, SM_ALT_REGION, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+	    mmap((void *)(base + SM_ALT_REGION), S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 smfd, 0) == MAP_FAILED) {
+		munmap(r, resv);
+		return 0;
+	}
+	if (base > (uintptr_t)r)
+		munmap(r, base - (uintptr_t)r);
+	munmap((void *)(base + len), (uintptr_t)r + resv - (base + len));
+	return base;
+}
+
 static unsigned calibrate_spin(void)
 {
 	struct timespec a, b;
@@ -233,11 +256,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	int smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	struct secure_page *sp = MAP_FAILED;
 	struct mailbox *mb = MAP_FAILED;
-	if (smfd < 0 || ftruncate(smfd, (off_t)S_LEN) < 0 ||
-	    (sp = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, smfd, 0)) == MAP_FAILED ||
+	uintptr_t region = 0;
+	if (smfd < 0 || ftruncate(smfd, (off_t)S_LEN) < 0 || !(region = map_region(smfd)) ||
 	    (mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
 		    MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
+	sp = (struct secure_page *)(region + SM_ALT_REGION);
 
 	int fds[NFDS], tb[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
@@ -293,7 +317,7 @@ int sandpit_start(const struct sandpit_options *opts)
 	close(null_fd);
 	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
 
-	add_range(sp, (uintptr_t)sp, (uintptr_t)sp + S_LEN);
+	add_range(sp, region, (uintptr_t)sp + S_LEN);
 	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
 	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
@@ -356,6 +380,13 @@ int sandpit_start(const struct sandpit_options *opts)
 	sa.flags = SA_SIGINFO | SA_RESTART | SANDPIT_SA_RESTORER;
 	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG, (long)&sa, 0, 8, 0)) < 0)
 		die("installing sandpit's signal handler", r);
+	/* T's interrupt: on T's alternate stack, nothing else on top of it */
+	sa.handler = (void *)sandpit_intr_handler;
+	sa.flags = SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER;
+	sa.mask = ~0ull;
+	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG_INTR, (long)&sa, 0, 8, 0)) < 0)
+		die("installing sandpit's interrupt handler", r);
+	sa.mask = 0;
 	uint64_t unblock = 1ull << (SANDPIT_SIG - 1);
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);

@@ -39,8 +39,18 @@
 #define SP_GLIBC_CTID   200  /* u64: cleared and woken when this slot's U ends */
 #define SP_CFG_NRANGES  208  /* u64 */
 #define SP_CFG_RANGES   216  /* SM_MAX_RANGES x {lo, hi}: protected memory      */
+#define SP_ALTSTACK     984  /* stack_t of T's alternate signal stack (24)      */
 #define SP_DATA         1024 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
+
+/* T's alternate signal stacks and the secure pages share one region
+ * aligned to SM_REGION_ALIGN: [SM_NSLOTS x SM_ALT_SIZE stacks][secure pages].
+ * T's interrupt handler finds its secure page from its own stack pointer,
+ * which the kernel sets inside T's alternate stack. */
+#define SM_ALT_SIZE     16384
+#define SM_ALT_SHIFT    14
+#define SM_ALT_REGION   (SM_NSLOTS * SM_ALT_SIZE)
+#define SM_REGION_ALIGN 0x100000
 
 /* verdicts */
 #define SP_V_EXEC       0    /* execute SP_NR with SP_ARGS                       */
@@ -103,6 +113,10 @@
 /* the real-time signal sandpit keeps for itself: its handler changes the
  * thread's own signal mask and alternate stack, which T cannot */
 #define SANDPIT_SIG             64
+/* the signal B sends a T blocked in a waiting call (futex wait, sleep, poll)
+ * for U, when a handler must run in U: the call ends with EINTR, as the
+ * kernel would end it */
+#define SANDPIT_SIG_INTR        63
 
 /* kernel ABI: struct kernel_sigaction.sa_flags bit, not exported by libc */
 #define SANDPIT_SA_RESTORER     0x04000000
@@ -122,7 +136,8 @@ struct secure_page {
 	int32_t tids[SM_MAX_TIDS];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
-	uint8_t pad[SP_DATA - SP_CFG_RANGES - 16 * SM_MAX_RANGES];
+	uint64_t altstack[3];
+	uint8_t pad[SP_DATA - SP_ALTSTACK - 24];
 	uint8_t data[SP_DATA_SIZE];
 };
 
@@ -167,6 +182,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, new_sp) == SP_NEW_SP, "SP_
 _Static_assert(__builtin_offsetof(struct secure_page, glibc_ctid) == SP_GLIBC_CTID, "SP_GLIBC_CTID");
 _Static_assert(__builtin_offsetof(struct secure_page, nranges) == SP_CFG_NRANGES, "SP_CFG_NRANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, ranges) == SP_CFG_RANGES, "SP_CFG_RANGES");
+_Static_assert(__builtin_offsetof(struct secure_page, altstack) == SP_ALTSTACK, "SP_ALTSTACK");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
 _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RES_SEQ");

@@ -146,14 +146,26 @@ static void *watch_slot(void *arg)
 }
 
 /* P's end of the socket pair closes when P is gone, however it ended;
- * then B has nothing left to do. */
+ * then B has nothing left to do.  Until then U writes a slot number to it
+ * when a handler must run while that slot's T waits for U: B interrupts T
+ * (sandpit_intr_handler).  Anyone in P can write here; the worst a forged
+ * byte does is end one of P's own waits early with EINTR. */
 static void *watch_p(void *arg)
 {
 	(void)arg;
-	struct pollfd p = { .fd = cfg->fd, .events = POLLIN };
-	while (poll(&p, 1, -1) < 0 && errno == EINTR)
-		;
-	_exit(0);
+	unsigned char buf[64];
+	for (;;) {
+		ssize_t n = read(cfg->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0);
+		pthread_mutex_lock(&lock);
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] < SM_NSLOTS && t_tids[buf[i]])
+				syscall(SYS_tgkill, cfg->pid, t_tids[buf[i]], SANDPIT_SIG_INTR);
+		pthread_mutex_unlock(&lock);
+	}
 }
 
 static long read_string(char *buf, size_t max, uint64_t addr)
@@ -260,7 +272,8 @@ static long check_sigaction(struct secure_page *sp)
 {
 	struct k_sigaction act;
 	int sig = (int)sp->args[0];
-	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG)
+	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG ||
+	    sig == SANDPIT_SIG_INTR)
 		return -EINVAL;
 	if (!sp->args[1])
 		return sig == SIGSEGV ? SP_V_ACK : 0;
@@ -312,6 +325,13 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	st->u_fd = c->u_fd[s];
 	st->spin = sp0->spin;
 	st->pid = sp0->pid;
+	st->tb_fd = sp0->tb_fd;
+	st->slot = s;
+	/* T's alternate stack: its slot's in the region below the secure pages */
+	uintptr_t region = (uintptr_t)c->sp - SM_ALT_REGION;
+	sp->altstack[0] = region + (uintptr_t)s * SM_ALT_SIZE;
+	sp->altstack[1] = 0;
+	sp->altstack[2] = SM_ALT_SIZE;
 }
 
 #define CLONE_THREAD_REQUIRED                                                                \

@@ -109,6 +109,20 @@ void u_run_deferred(struct u_state *st)
 	}
 }
 
+/* tgkill, tkill or kill of this very thread or process with this signal:
+ * if it is in flight and the signal is here, T has already made it. */
+static int raised_by_request(const struct u_state *st, const struct mailbox *mb, int sig)
+{
+	const uint64_t *a = mb->args;
+	switch (mb->nr) {
+	case 234: /* tgkill */
+		return (int32_t)a[0] == st->pid && (int32_t)a[1] == st->tid && (int32_t)a[2] == sig;
+	case 62: /* kill */
+		return (int32_t)a[0] == st->pid && (int32_t)a[1] == sig;
+	}
+	return 0;
+}
+
 void u_signal_wrapper(int sig, void *info, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -116,20 +130,29 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 	struct u_state *st = u_self();
 	__atomic_fetch_add(&t->signals, 1, __ATOMIC_SEQ_CST);
 	struct mailbox *mb = st->mb;
+	int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0 &&
-	    __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq) {
-		/* the request is answered and only its result is left to read:
-		 * run the handler now, and give the result back afterwards */
-		int64_t result = mb->result;
+	    (answered || raised_by_request(st, mb, sig))) {
+		/* The request is answered (only its result is left to read), or
+		 * it is the very call that sent this signal to this thread, which
+		 * has done its work and returns 0.  T has taken the request out of
+		 * the mailbox either way, so the handler runs now, as the kernel
+		 * would run it, and may make requests of its own; the result is
+		 * given back afterwards. */
+		int64_t result = answered ? mb->result : 0;
 		uint64_t res2 = mb->res2, res3 = mb->res3;
 		int32_t depth = st->depth;
 		st->depth = 0;
 		if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
 			call_program_handler(&t->act[sig], sig, info, uc);
 		st->depth = depth;
-		mb->result = result;
-		mb->res2 = res2;
-		mb->res3 = res3;
+		/* the handler's own requests came after ours and overwrote its
+		 * result; if it made none, T answers ours as usual */
+		if (answered || __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) > st->seq) {
+			mb->result = result;
+			mb->res2 = res2;
+			mb->res3 = res3;
+		}
 		leave_waits(uc);
 		return;
 	}
@@ -142,6 +165,13 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 			st->deferred[n].sig = sig;
 			copy_bytes(st->deferred[n].info, info, sizeof(st->deferred[n].info));
 			__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
+		}
+		/* T may be waiting for U (a futex, a sleep, a poll): B can make
+		 * that call end with EINTR, as the kernel would for the handler */
+		if (st->intr_seq != st->seq) {
+			st->intr_seq = st->seq;
+			char slot = (char)st->slot;
+			sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0, 0);
 		}
 		return;
 	}

@@ -20,6 +20,8 @@
 #define CLONE_CHILD_TID    0x01200000 /* CHILD_SETTID|CHILD_CLEARTID */
 #define ARCH_SET_GS 0x1001
 #define SIG_SETMASK 2
+#define SIG_UNBLOCK 1
+#define FUTEX_WAIT_BITSET 9
 #define PR_SET_SECCOMP 22
 #define SECCOMP_MODE_STRICT 1
 #define POLLIN   1
@@ -123,6 +125,16 @@ sandpit_clone_trusted:
 	jnz .Ldie_b
 .endm
 
+/* BLOCK_ALL: every signal blocked again (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
+.macro BLOCK_ALL
+	mov $SIG_SETMASK, %edi
+	lea all_mask(%rip), %rsi
+	xor %edx, %edx
+	mov $8, %r10d
+	mov $__NR_rt_sigprocmask, %eax
+	syscall
+.endm
+
 /* CPU dst32: the CPU we run on (per-CPU GDT segment limit, as vDSO getcpu) */
 .macro CPU dst
 	mov $0x7b, \dst
@@ -133,6 +145,14 @@ sandpit_clone_trusted:
 	.type trusted_thread_main,@function
 trusted_thread_main:
 	xor %esp, %esp
+	/* T's alternate stack, from the secure page: the only place a signal
+	 * frame of T's can go (see sandpit_intr_handler) */
+	lea SP_ALTSTACK(%r15), %rdi
+	xor %esi, %esi
+	mov $__NR_sigaltstack, %eax
+	syscall
+	test %rax, %rax
+	jnz .Ldie_proto
 
 /* ---- wait for U's next request: spin while U runs on another CPU, then block */
 .Lwait:
@@ -364,6 +384,22 @@ trusted_thread_main:
 /* ---- execute the call from the registers */
 .Lexec:
 	movq %xmm0, %rax
+	cmp $__NR_futex, %rax
+	je .Lexec_futex
+	cmp $__NR_nanosleep, %rax
+	je .Lexec_waiting
+	cmp $__NR_clock_nanosleep, %rax
+	je .Lexec_waiting
+	cmp $__NR_poll, %rax
+	je .Lexec_waiting
+	cmp $__NR_ppoll, %rax
+	je .Lexec_waiting
+	cmp $__NR_select, %rax
+	je .Lexec_waiting
+	cmp $__NR_pselect6, %rax
+	je .Lexec_waiting
+.Lexec_plain:
+	movq %xmm0, %rax
 	movq %xmm1, %rdi
 	movq %xmm2, %rsi
 	movq %xmm3, %rdx
@@ -371,6 +407,39 @@ trusted_thread_main:
 	movq %xmm5, %r8
 	movq %xmm6, %r9
 	syscall
+	jmp .Lresult
+/* a futex wait may be interrupted; other futex operations never block */
+.Lexec_futex:
+	movq %xmm2, %rax
+	and $0x7f, %eax
+	cmp $FUTEX_WAIT, %eax
+	je .Lexec_waiting
+	cmp $FUTEX_WAIT_BITSET, %eax
+	jne .Lexec_plain
+/* A call that waits and consumes nothing (epoll_wait would: its events
+ * are not here).  While it waits, and only then, T lets B's interrupt
+ * signal through: if a handler must run in U, B sends it and the call ends
+ * with EINTR through sandpit_intr_handler, as the kernel would end it.
+ * Each of these calls may end with EINTR whenever, so an interrupt that
+ * lands just before or after the call is harmless. */
+.Lexec_waiting:
+	mov $SIG_UNBLOCK, %edi
+	lea intr_mask(%rip), %rsi
+	xor %edx, %edx
+	mov $8, %r10d
+	mov $__NR_rt_sigprocmask, %eax
+	syscall
+	movq %xmm0, %rax
+	movq %xmm1, %rdi
+	movq %xmm2, %rsi
+	movq %xmm3, %rdx
+	movq %xmm4, %r10
+	movq %xmm5, %r8
+	movq %xmm6, %r9
+	syscall
+	mov %rax, %rbx
+	BLOCK_ALL
+	mov %rbx, %rax
 	jmp .Lresult
 
 .Lemu:
@@ -649,6 +718,48 @@ sandpit_nursery:
 /* every signal blocked but sandpit's own, which must always get through */
 nursery_mask:
 	.quad ~(1 << (SANDPIT_SIG - 1))
+all_mask:
+	.quad -1
+intr_mask:
+	.quad 1 << (SANDPIT_SIG_INTR - 1)
+
+/* SANDPIT_SIG_INTR's handler.  On T it runs on T's alternate stack, whose
+ * place the kernel took from T's secure page; so the stack pointer, and
+ * nothing in memory U can write, tells which slot's T this is.  The frame
+ * (U can write it) is never read and never returned to: T gives up the
+ * interrupted call with EINTR and goes back to its loop, every signal
+ * blocked again (invariant 1: no sigreturn through U's memory on T).  A U
+ * thread (only U itself can send it the signal) returns normally from its
+ * own stack; one that put its alternate stack in sandpit's region becomes a
+ * copy of T in strict mode and dies at its first call. */
+	.globl sandpit_intr_handler
+	.hidden sandpit_intr_handler
+	.type sandpit_intr_handler,@function
+sandpit_intr_handler:
+	mov %rsp, %rax
+	and $-SM_REGION_ALIGN, %rax
+	mov %rsp, %rcx
+	sub %rax, %rcx
+	cmp $SM_ALT_REGION, %rcx
+	jae .Lintr_foreign
+	shr $SM_ALT_SHIFT, %rcx
+	mov %rcx, %rdx
+	shl $12, %rdx
+	lea SM_ALT_REGION(%rax,%rdx), %r15
+	cmp SP_CFG_SLOT(%r15), %ecx
+	jne .Ldie_proto
+	/* never return through a frame on this stack: it may be T's */
+	xor %esp, %esp
+	mov SP_CFG_MAILBOX(%r15), %r14
+	mov SP_CFG_TABLE(%r15), %r13
+	BLOCK_ALL
+	pxor %xmm0, %xmm0
+	mov MB_REQ_SEQ(%r14), %r12
+	mov $-4, %rax
+	jmp .Lresult
+.Lintr_foreign:
+	ret
+	.size sandpit_intr_handler, .-sandpit_intr_handler
 
 zero_timeout:
 	.quad 0, 0
