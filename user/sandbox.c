@@ -190,7 +190,7 @@ static uintptr_t map_region(int smfd)
 static unsigned calibrate_spin(void)
 {
 	struct timespec a, b;
-	const unsigned n = 20000;
+	const unsigned n = 2000;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (unsigned i = 0; i < n; i++)
 		__asm__ volatile("pause" ::: "memory");
@@ -303,19 +303,17 @@ int sandpit_start(const struct sandpit_options *opts)
 	mb->ctid = (uint32_t)tid;
 	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
 
-	/* B: forked before anything is patched, so it runs plain libc */
-	if ((r = trusted_process_spawn(&tp)) < 0)
-		return fail(r, "cannot start the trusted process: %s", strerror(-r));
-	pid_t bpid;
-	if (read(tb_fd, &bpid, sizeof(bpid)) != sizeof(bpid))
-		return fail(-ECHILD, "the trusted process did not start");
+	/* B: forked before anything is patched, so it runs plain libc; it
+	 * starts up while P patches */
+	pid_t mid = trusted_process_spawn(&tp);
+	if (mid < 0)
+		return fail(mid, "cannot start the trusted process: %s", strerror(-mid));
 	/* P must not hold B's end, or T would never see B hang up; a
 	 * placeholder keeps the slot inside sandpit's block */
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || dup3(null_fd, b_fd, O_CLOEXEC) < 0)
 		return fail(-errno, "cannot close the trusted process's descriptor");
 	close(null_fd);
-	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
 
 	add_range(sp, region, (uintptr_t)sp + S_LEN);
 	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
@@ -331,6 +329,10 @@ int sandpit_start(const struct sandpit_options *opts)
 	struct patch_stats ps;
 	r = patch_process(&pc, &ps);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pid_t bpid = trusted_process_started(mid, tb_fd);
+	if (bpid < 0)
+		return fail(bpid, "the trusted process did not start");
+	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
 	if (r < 0) {
 		kill(bpid, SIGKILL);
 		return fail(r, "cannot patch system calls: %s", strerror(-r));

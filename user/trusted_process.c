@@ -445,10 +445,8 @@ static void __attribute__((noreturn)) run(void)
 	 * would keep pipes from seeing their end */
 	close(0);
 	close(1);
-	for (int fd = 3; fd <= cfg->fd_hi; fd++)
-		if (fd != cfg->fd)
-			close(fd);
-	syscall(SYS_close_range, cfg->fd_hi + 1, ~0u, 0);
+	syscall(SYS_close_range, 3, cfg->fd - 1, 0);
+	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -463,21 +461,23 @@ static void __attribute__((noreturn)) run(void)
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 64 * 1024);
-	pthread_t w;
-	if (pthread_create(&w, &a, watch_p, NULL) != 0)
-		_exit(1);
-	for (intptr_t s = 0; s < SM_NSLOTS; s++)
-		if (pthread_create(&w, &a, watch_slot, (void *)s) != 0 ||
-		    pthread_create(&w, &a, serve, (void *)s) != 0)
-			_exit(1);
+	/* ready: P patches while B starts its threads (a failure here ends B,
+	 * which T sees as B hanging up) */
 	pid_t me = getpid();
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
+		_exit(1);
+	pthread_t w;
+	for (intptr_t s = 0; s < SM_NSLOTS; s++)
+		if (pthread_create(&w, &a, serve, (void *)s) != 0 ||
+		    pthread_create(&w, &a, watch_slot, (void *)s) != 0)
+			_exit(1);
+	if (pthread_create(&w, &a, watch_p, NULL) != 0)
 		_exit(1);
 	for (;;)
 		pause();
 }
 
-int trusted_process_spawn(const struct trusted_process_config *c)
+pid_t trusted_process_spawn(const struct trusted_process_config *c)
 {
 	pid_t mid = fork();
 	if (mid < 0)
@@ -488,8 +488,16 @@ int trusted_process_spawn(const struct trusted_process_config *c)
 		cfg = c;
 		run();
 	}
+	return mid;
+}
+
+pid_t trusted_process_started(pid_t mid, int fd)
+{
 	int st;
+	pid_t b;
 	if (waitpid(mid, &st, 0) < 0)
 		return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || read(fd, &b, sizeof(b)) != sizeof(b))
+		return -ECHILD;
+	return b;
 }

@@ -23,9 +23,12 @@ struct trusted_process_config {
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait
- * for).  0 or -errno.  B reports readiness by writing its pid to cfg->fd,
- * which the caller reads from the other end. */
-int trusted_process_spawn(const struct trusted_process_config *cfg);
+ * for).  Returns the intermediate child's pid, or -errno; B starts while
+ * the caller goes on (with the patching), and trusted_process_started(pid,
+ * the other end of cfg->fd) then reaps the intermediate child and returns
+ * B's pid, which B writes when it is ready, or -errno. */
+pid_t trusted_process_spawn(const struct trusted_process_config *cfg);
+pid_t trusted_process_started(pid_t mid, int fd);
 
 /* Fill slot `slot`'s secure page configuration and U-side state from slot
  * 0's (which sandpit_start writes).  Used by B for each new thread. */
