@@ -25,6 +25,9 @@ LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$
 CLI_SRCS := $(wildcard loader/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
+# tests that sandbox something run in every mode; the rest once
+MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test)
+ONCE_TESTS := $(filter-out $(MODE_TESTS),$(TESTS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
@@ -77,11 +80,12 @@ tests: $(TESTS)
 
 check: deps
 	@$(MAKE) --no-print-directory all tests
-	@./scripts/run-tests.sh $(TESTS)
+	@./scripts/run-tests.sh --modes $(MODE_TESTS) --once $(ONCE_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)
 	@SANDPIT_MODE=strict $(BUILD)/examples/demo
+	@SANDPIT_MODE=filter $(BUILD)/examples/demo
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCHES)

@@ -151,4 +151,29 @@ int path_normalise(const char *path, char *out, size_t outlen);
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen);
 
+/* BPF back end (policy/bpf.c): the filter U runs under in filter mode, built
+ * by libseccomp.  Default action SCMP_ACT_TRAP (U's SIGSYS handler sends the
+ * call to T, like a patched site); allow/native -> ALLOW; deny, unmentioned
+ * numbers included -> ERRNO; kill -> KILL_PROCESS; emu/process -> TRAP;
+ * thread -> ALLOW or the failing rule's ERRNO where BPF can decide exactly,
+ * else TRAP.  Other architectures (int $0x80) and x32 numbers are killed. */
+typedef void *scmp_filter_ctx; /* as <seccomp.h> */
+
+/* What only start-up knows. */
+struct policy_runtime {
+	pid_t pid;        /* P's pid (RULE_SELF_PID) */
+	int fd_lo, fd_hi; /* sandpit's descriptors, [fd_lo, fd_hi] (RULE_FD_FREE); lo > hi: none */
+};
+
+#define POLICY_BPF_NO_KILL_PROCESS 1u /* kernel lacks RET_KILL_PROCESS: kill the thread */
+
+/* Builds the filter (not loaded; the caller sets no_new_privs, loads it with
+ * seccomp_load and releases it with seccomp_release).  0 or -errno. */
+int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, uint32_t flags,
+		       scmp_filter_ctx *out, char *err, size_t errlen);
+int policy_export_bpf(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
+		      size_t errlen); /* the raw program, struct sock_filter[] */
+int policy_export_pfc(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
+		      size_t errlen); /* libseccomp's readable pseudo code */
+
 #endif

@@ -1,20 +1,44 @@
 #!/bin/sh
-# Runs each kselftest-harness binary given, as the kernel's runner does:
-# one top-level TAP stream with each binary's own TAP indented beneath it,
-# then a last line "N passed, N failed" that counts the individual tests.
-# A binary that dies or hangs past $TEST_TIMEOUT seconds counts as failed.
+# Runs kselftest-harness binaries as the kernel's runner does: one
+# top-level TAP stream with each run's own TAP indented beneath it, then a
+# last line "N passed, N failed" that counts the individual tests.
+#   run-tests.sh [--modes] BIN... [--once] BIN...
+# Binaries after --modes run once per sandbox mode (strict, filter, and auto
+# on a forced legacy kernel, which must pick strict); after --once, once.
+# A run that dies or hangs past $TEST_TIMEOUT seconds counts as failed.
 TIMEOUT=${TEST_TIMEOUT:-300}
+runs=""
+each=once
+for a in "$@"; do
+	case "$a" in
+	--modes) each=modes ;;
+	--once) each=once ;;
+	*) if [ $each = modes ]; then
+		runs="$runs strict:$a filter:$a legacy:$a"
+	   else
+		runs="$runs -:$a"
+	   fi ;;
+	esac
+done
 passed=0
 failed=0
 n=0
+total=$(echo $runs | wc -w)
 echo "TAP version 13"
-echo "1..$#"
-for t in "$@"; do
+echo "1..$total"
+for r in $runs; do
 	n=$((n + 1))
+	mode=${r%%:*}
+	t=${r#*:}
 	name=$(basename "$t")
 	out=$(mktemp)
-	timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1
+	case $mode in
+	strict|filter) SANDPIT_MODE=$mode timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	legacy) SANDPIT_KERNEL=legacy SANDPIT_MODE=auto timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	*) timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	esac
 	rc=$?
+	[ "$mode" = - ] || name="$name [$mode]"
 	sed 's/^/  /' "$out"
 	p=$(grep -cE '^ok [0-9]+' "$out")
 	f=$(grep -cE '^not ok [0-9]+' "$out")

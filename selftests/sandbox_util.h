@@ -19,6 +19,19 @@
 
 #define SANDBOX_START_FAILED 200
 
+/* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
+ * (or nothing) means filter when the kernel has it. */
+static inline enum sandpit_mode suite_mode(void)
+{
+	const char *m = getenv("SANDPIT_MODE");
+	const char *k = getenv("SANDPIT_KERNEL");
+	if (m && !strcmp(m, "strict"))
+		return SANDPIT_MODE_STRICT;
+	if (m && !strcmp(m, "filter"))
+		return SANDPIT_MODE_FILTER;
+	return k && !strcmp(k, "legacy") ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER;
+}
+
 /* Shared with the sandboxed child: it writes results here. */
 static inline void *shared_page(size_t len)
 {

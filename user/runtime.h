@@ -39,6 +39,9 @@ _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
 /* set once U's thread is sandboxed; before that the entry passes calls through */
 extern int sandpit_u_active __attribute__((visibility("hidden")));
+/* filter mode: the kernel's filter allows what the policy allows, so the
+ * entry makes those calls itself (in strict mode T makes them) */
+extern int sandpit_u_filter __attribute__((visibility("hidden")));
 
 /* asm/x86_64/syscall.S */
 long sandpit_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
@@ -59,6 +62,7 @@ long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidd
 /* user/u_signal.c */
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_sigsys(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_signal_wrapper(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
 extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));

@@ -14,12 +14,16 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <asm/prctl.h>
 
 #include "sandpit.h"
+#include <seccomp.h>
+
+#include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/patch.h"
 #include "user/runtime.h"
@@ -65,10 +69,14 @@ int sandpit_supported(void)
 	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 }
 
+/* strict, filter or auto (filter if the kernel has seccomp-bpf with
+ * SECCOMP_RET_TRAP, else strict); asking for filter mode where it cannot
+ * run is an error, never a quiet strict or unsandboxed run */
 static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 {
 	enum sandpit_mode m = o ? o->mode : SANDPIT_MODE_AUTO;
 	const char *env = getenv("SANDPIT_MODE");
+	char cerr[256];
 	if (env && *env) {
 		if (!strcmp(env, "strict"))
 			m = SANDPIT_MODE_STRICT;
@@ -79,11 +87,54 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 		else
 			return fail(-EINVAL, "SANDPIT_MODE=%s: expected strict, filter or auto", env);
 	}
-	if (m == SANDPIT_MODE_FILTER)
-		return fail(-EOPNOTSUPP, "filter mode is not implemented yet; use strict or auto");
-	if (m != SANDPIT_MODE_AUTO && m != SANDPIT_MODE_STRICT)
+	if (m != SANDPIT_MODE_AUTO && m != SANDPIT_MODE_STRICT && m != SANDPIT_MODE_FILTER)
 		return fail(-EINVAL, "unknown mode %d", (int)m);
-	*out = SANDPIT_MODE_STRICT; /* auto means strict until filter mode exists */
+	int r = compat_init(cerr, sizeof(cerr));
+	if (r < 0)
+		return fail(r, "%s", cerr);
+	int filter_ok = compat_has(COMPAT_FILTER) && compat_has(COMPAT_RET_TRAP);
+	if (m == SANDPIT_MODE_FILTER && !filter_ok) {
+		const char *k = getenv("SANDPIT_KERNEL");
+		return fail(-EOPNOTSUPP,
+			    "filter mode needs seccomp-bpf with SECCOMP_RET_TRAP, which this kernel %s",
+			    k && *k ? "has turned off (SANDPIT_KERNEL)" : "lacks");
+	}
+	if (!compat_has(COMPAT_STRICT))
+		return fail(-ENOSYS, "this kernel has no seccomp strict mode");
+	*out = m == SANDPIT_MODE_AUTO ? (filter_ok ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT) : m;
+	return 0;
+}
+
+/* Filter mode's program: built by libseccomp from the same policy as the T
+ * table, kept in a sealed memfd so that the nursery can install it on new
+ * threads from memory U can never change. */
+static int make_filter(const struct policy *pol, pid_t pid, int fd_lo, int fd_hi,
+		       uint64_t fprog[2], char *err, size_t errlen)
+{
+	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
+	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
+	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	scmp_filter_ctx ctx = NULL;
+	int r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
+	if (r >= 0) {
+		r = seccomp_export_bpf(ctx, fd);
+		seccomp_release(ctx);
+	}
+	struct stat sb;
+	if (r >= 0 && (fstat(fd, &sb) < 0 || sb.st_size == 0 || sb.st_size % 8))
+		r = -EINVAL;
+	if (r >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		r = -errno;
+	void *prog = MAP_FAILED;
+	if (r >= 0 && (prog = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		return r;
+	fprog[0] = (uint64_t)sb.st_size / 8; /* sock_fprog.len, then the pointer */
+	fprog[1] = (uint64_t)(uintptr_t)prog;
 	return 0;
 }
 
@@ -222,7 +273,7 @@ static struct trusted_process_config tp;
 
 int sandpit_start(const struct sandpit_options *opts)
 {
-	enum sandpit_mode mode;
+	enum sandpit_mode mode = SANDPIT_MODE_NONE;
 	char perr[256] = "";
 	int r;
 
@@ -235,8 +286,6 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
 	if (opts && opts->policy_file)
 		return fail(-EOPNOTSUPP, "policy files are not supported yet (%s)", opts->policy_file);
-	if (!sandpit_supported())
-		return fail(-ENOSYS, "this kernel has no seccomp strict mode");
 	if ((r = count_threads()) != 1)
 		return fail(r < 0 ? r : -EBUSY,
 			    "sandpit_start: %d threads exist; call it before creating any", r);
@@ -283,6 +332,11 @@ int sandpit_start(const struct sandpit_options *opts)
 	sp->pid = pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)table;
+	if (mode == SANDPIT_MODE_FILTER &&
+	    (r = make_filter(policy, pid, fd_lo, fd_lo + NFDS - 1, sp->fprog, perr, sizeof(perr))) < 0)
+		return fail(r, "cannot build the seccomp filter: %s", perr[0] ? perr : strerror(-r));
+	if (mode == SANDPIT_MODE_FILTER)
+		add_range(sp, (uintptr_t)sp->fprog[1], (uintptr_t)sp->fprog[1] + sp->fprog[0] * 8);
 
 	struct sigtab *sigtab = mmap(NULL, sizeof(struct sigtab), PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -346,6 +400,11 @@ int sandpit_start(const struct sandpit_options *opts)
 			ps.patched, ps.sites, ps.modules,
 			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000);
 
+	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
+	if (mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		kill(bpid, SIGKILL);
+		return fail(-errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+	}
 	/* T: cloned with every signal blocked, so it never runs a handler */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -389,13 +448,24 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG_INTR, (long)&sa, 0, 8, 0)) < 0)
 		die("installing sandpit's interrupt handler", r);
 	sa.mask = 0;
-	uint64_t unblock = 1ull << (SANDPIT_SIG - 1);
+	/* filter mode's net under the patcher */
+	sa.handler = (void *)u_sigsys;
+	sa.flags = SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER;
+	if ((r = (int)raw(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, 8, 0)) < 0)
+		die("installing the SIGSYS handler", r);
+	uint64_t unblock = (1ull << (SANDPIT_SIG - 1)) | (1ull << (SIGSYS - 1));
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);
 
+	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
-	if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0)
+	if (mode == SANDPIT_MODE_FILTER) {
+		/* this thread only, never TSYNC: T stays outside the filter */
+		if ((r = (int)raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)sp->fprog, 0, 0)) < 0)
+			die("seccomp(SECCOMP_SET_MODE_FILTER)", r);
+	} else if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0) {
 		die("prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)", r);
+	}
 	started = 1;
 	mode_in_force = mode;
 	return 0;

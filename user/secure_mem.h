@@ -40,6 +40,7 @@
 #define SP_CFG_NRANGES  208  /* u64 */
 #define SP_CFG_RANGES   216  /* SM_MAX_RANGES x {lo, hi}: protected memory      */
 #define SP_ALTSTACK     984  /* stack_t of T's alternate signal stack (24)      */
+#define SP_FPROG        1008 /* struct sock_fprog of filter mode (len 0: strict) */
 #define SP_DATA         1024 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
 
@@ -137,7 +138,7 @@ struct secure_page {
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
-	uint8_t pad[SP_DATA - SP_ALTSTACK - 24];
+	uint64_t fprog[2]; /* { len, filter }: what a new U installs in filter mode */
 	uint8_t data[SP_DATA_SIZE];
 };
 
@@ -183,6 +184,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, glibc_ctid) == SP_GLIBC_CT
 _Static_assert(__builtin_offsetof(struct secure_page, nranges) == SP_CFG_NRANGES, "SP_CFG_NRANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, ranges) == SP_CFG_RANGES, "SP_CFG_RANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, altstack) == SP_ALTSTACK, "SP_ALTSTACK");
+_Static_assert(__builtin_offsetof(struct secure_page, fprog) == SP_FPROG, "SP_FPROG");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
 _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RES_SEQ");

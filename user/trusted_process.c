@@ -273,8 +273,8 @@ static long check_sigaction(struct secure_page *sp)
 	struct k_sigaction act;
 	int sig = (int)sp->args[0];
 	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG ||
-	    sig == SANDPIT_SIG_INTR)
-		return -EINVAL;
+	    sig == SANDPIT_SIG_INTR || sig == SIGSYS)
+		return -EINVAL; /* sandpit's own, as SIGKILL is the kernel's */
 	if (!sp->args[1])
 		return sig == SIGSEGV ? SP_V_ACK : 0;
 	struct iovec local = { &act, sizeof(act) };

@@ -7,6 +7,20 @@
 #include <sys/ucontext.h>
 #include "user/runtime.h"
 
+/* Filter mode's net: a system call the patcher did not redirect, which the
+ * filter sends here (SECCOMP_RET_TRAP), takes the same entry a patched
+ * site would, and its result goes back into the interrupted rax. */
+void u_sigsys(int sig, void *info, void *ucv)
+{
+	(void)sig;
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	const int32_t *si = info;
+	long nr = si[6]; /* si_syscall, after si_call_addr */
+	g[REG_RAX] = (greg_t)sandpit_entry(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+					   g[REG_R8], g[REG_R9]);
+}
+
 /* SANDPIT_SIG: a request from this thread's own entry to change its
  * signal mask (u_sigprocmask).  The frame's uc_sigmask is the mask in force
  * when the signal came, and what the kernel restores on rt_sigreturn. */

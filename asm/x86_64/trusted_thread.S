@@ -24,6 +24,7 @@
 #define FUTEX_WAIT_BITSET 9
 #define PR_SET_SECCOMP 22
 #define SECCOMP_MODE_STRICT 1
+#define SECCOMP_SET_MODE_FILTER 1
 #define POLLIN   1
 #define POLLERR  8
 #define POLLHUP  0x10
@@ -682,12 +683,25 @@ sandpit_nursery:
 	syscall
 	test %rax, %rax
 	jnz .Ldie_nursery
+	cmpq $0, SP_FPROG(%r15)
+	jne 1f
 	mov $PR_SET_SECCOMP, %edi
 	mov $SECCOMP_MODE_STRICT, %esi
 	mov $__NR_prctl, %eax
 	syscall
 	test %rax, %rax
 	jnz .Ldie_nursery
+	jmp 2f
+	/* filter mode: the filter from the secure page, for this thread only
+	 * (never TSYNC: T must not get it) */
+1:	mov $SECCOMP_SET_MODE_FILTER, %edi
+	xor %esi, %esi
+	lea SP_FPROG(%r15), %rdx
+	mov $__NR_seccomp, %eax
+	syscall
+	test %rax, %rax
+	jnz .Ldie_nursery
+2:
 	/* U from here on: its own registers, whatever they hold */
 	lea MB_CLONE_REGS(%r14), %r11
 	mov CR_RSP(%r11), %rsp

@@ -1,4 +1,5 @@
-/* Strict-mode core: each test attacks one property of DESIGN §6 or checks
+/* System calls in the sandbox (run in strict and in filter mode): each test
+ * attacks one property of DESIGN §6 or checks
  * that an allowed call still works inside the sandbox. */
 #include <dirent.h>
 #include <fcntl.h>

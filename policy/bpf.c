@@ -1,0 +1,538 @@
+/* Back end: the policy model compiled by libseccomp into U's seccomp-bpf
+ * filter for filter mode (DESIGN §2-§4, invariant 6).
+ *
+ * The filter decides only what it can decide exactly; everything else is
+ * SCMP_ACT_TRAP, the default action, and U's SIGSYS handler hands it to T
+ * (and B) like a patched site would.  So a thread-class call becomes:
+ *
+ *   ALLOW         where every rule provably passes,
+ *   ERRNO(rule's) where the rules before it provably pass and it provably fails,
+ *   TRAP          everywhere else.
+ *
+ * Each of these is a set of argument vectors, built here as a union of
+ * clauses, a clause being at most one comparison per argument (libseccomp's
+ * limit).  Every clause is a subset of the true set (an under-approximation),
+ * so BPF never answers differently from T; what is cut, or what BPF cannot
+ * express (protected ranges, trusted tids), traps.
+ *
+ * Only SCMP_CMP_MASKED_EQ and SCMP_CMP_EQ are handed to libseccomp.  Ranges
+ * (an fd outside sandpit's block, RULE_LE) become aligned power-of-two
+ * blocks and "not equal" a bit-by-bit split, one MASKED_EQ each: libseccomp
+ * 2.5.4 builds wrong programs when several rules of one call use LT/GT/GE on
+ * one argument (a later node tests the high word while the accumulator still
+ * holds the low one: from the rules a0 < 1000 && a1 == 0x5401 and
+ * a0 < 2000 && a1 == 0x5402 it allowed a0 = 1500, a1 = 0x5401), and
+ * seccomp_rule_add never returns for some mixes of SCMP_CMP_NE and
+ * MASKED_EQ in rules of different actions.
+ *
+ * Comparisons on descriptors and pids use the low 32 bits only (a mask of
+ * 0xffffffff): the kernel truncates an int argument, and T compares 32-bit
+ * registers, so the upper half is irrelevant whether U sign-extended
+ * (AT_FDCWD as 0xffffffffffffff9c) or not (0x00000000ffffff9c). */
+#include <errno.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+
+#define NARGS 6
+#define MAX_CLAUSES 64       /* per set; a longer one is dropped (it traps) */
+#define FD_FREE_BLOCKS 4     /* negative fds and [0, lo) from 0 up: 0..895 for lo 1000 */
+#define BITSET_FAIL_BLOCKS 8
+#define RANGE_BLOCKS 8       /* RULE_LE: the first blocks from the low end */
+#define NE_BITS 32           /* "not equal": the lowest 32 bits of the mask */
+
+/* Instructions libseccomp may spend on one clause (per 64-bit comparison:
+ * load, mask and jump for each half, and a jump) and on one call with
+ * argument rules, and what all argument clauses together may cost: with the
+ * ~700 that the number-only rules and the tree take, the program stays under
+ * BPF_MAXINSNS (libseccomp shares nodes, so real programs are far smaller;
+ * the selftest checks random policies).  Allow sets are spent first, then
+ * errno sets (a refused call is rare, and T answers it as well), the cheap
+ * sets of each before the dear ones; what does not fit traps. */
+#define CLAUSE_COST(ncmp) (1 + 6 * (ncmp))
+#define CALL_COST 4
+#define ARG_BUDGET 3200
+
+#define LOW32 0xffffffffULL
+
+/* Numbers from here on exist in no x86-64 kernel (x32's 512-547 need the
+ * x32 bit, which is killed anyway) and lie beyond the T table, which answers
+ * ENOSYS for them: the filter leaves an ENOSYS there to T rather than spend
+ * some 650 instructions (of BPF_MAXINSNS) and half its build time on them. */
+#define BPF_EXPLICIT_NR TT_MAX_NR
+
+/* (a & mask) == val, val within mask; mask 0: any value */
+struct atom {
+	uint64_t mask, val;
+};
+
+struct clause {
+	struct atom a[NARGS];
+};
+
+struct cset {
+	size_t n;
+	int over; /* a clause did not fit: the set is incomplete, not worth emitting */
+	struct clause c[MAX_CLAUSES];
+};
+
+static void set_clear(struct cset *s)
+{
+	s->n = 0;
+	s->over = 0;
+}
+
+static void set_true(struct cset *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->n = 1;
+}
+
+/* A set that overflows stays a correct (smaller) under-approximation. */
+static void set_add(struct cset *s, const struct clause *c)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		int k = 0;
+
+		while (k < NARGS && s->c[i].a[k].mask == c->a[k].mask &&
+		       s->c[i].a[k].val == c->a[k].val)
+			k++;
+		if (k == NARGS)
+			return;
+	}
+	if (s->n < MAX_CLAUSES)
+		s->c[s->n++] = *c;
+	else
+		s->over = 1;
+}
+
+static void set_or(struct cset *s, const struct cset *t)
+{
+	s->over |= t->over;
+	for (size_t i = 0; i < t->n; i++)
+		set_add(s, &t->c[i]);
+}
+
+static void add_meq(struct cset *s, int arg, uint64_t mask, uint64_t val)
+{
+	struct clause c;
+
+	memset(&c, 0, sizeof(c));
+	c.a[arg].mask = mask;
+	c.a[arg].val = val & mask;
+	set_add(s, &c);
+}
+
+/* x and y on one argument; 0 when no value satisfies both. */
+static int atom_and(const struct atom *x, const struct atom *y, struct atom *out)
+{
+	if ((x->val & y->mask) != (y->val & x->mask))
+		return 0;
+	out->mask = x->mask | y->mask;
+	out->val = x->val | y->val;
+	return 1;
+}
+
+static void set_and(const struct cset *s, const struct cset *t, struct cset *out)
+{
+	struct clause c;
+
+	set_clear(out);
+	out->over = s->over || t->over;
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < t->n; j++) {
+			int ok = 1;
+
+			for (int k = 0; k < NARGS && ok; k++)
+				ok = atom_and(&s->c[i].a[k], &t->c[j].a[k], &c.a[k]);
+			if (ok)
+				set_add(out, &c);
+		}
+}
+
+/* (a & mask) != val: for each bit b of mask, the clause "mask's bits above
+ * b as in val, bit b not".  Disjoint, and exact when taken for every bit of
+ * mask; taken for its lowest NE_BITS bits only, it still covers every value
+ * whose higher bits agree with val (a != AF_UNIX: every other 32-bit value). */
+static void set_ne(struct cset *s, int arg, uint64_t mask, uint64_t val)
+{
+	int nbits = 0;
+
+	set_clear(s);
+	if (val & ~mask) {
+		set_true(s); /* never equal */
+		return;
+	}
+	for (int b = 0; b < 64 && nbits < NE_BITS; b++) {
+		uint64_t bit = 1ULL << b, m = mask & ~(bit - 1);
+
+		if (mask & bit) {
+			add_meq(s, arg, m, (val & ~bit) | (~val & bit));
+			nbits++;
+		}
+	}
+}
+
+/* [lo, hi] of the `width`-bit values (width 32: the low half of the
+ * argument, the upper half free), as aligned power-of-two blocks in
+ * ascending order, the first `max` of them.  `flip` is xor-ed into each
+ * value: the bias that turns a signed range into an unsigned one. */
+static void add_range(struct cset *s, int arg, uint64_t lo, uint64_t hi, int width, uint64_t flip,
+		      size_t max)
+{
+	uint64_t all = width == 64 ? ~0ULL : (1ULL << width) - 1;
+
+	for (size_t n = 0; n < max && lo <= hi; n++) {
+		uint64_t m;
+		int k = 0;
+
+		/* the largest block 2^k aligned at lo that ends at or before hi */
+		while (k < width && !(lo & (1ULL << k)) && hi - lo >= (2ULL << k) - 1)
+			k++;
+		m = k == 64 ? 0 : all & ~((1ULL << k) - 1);
+		add_meq(s, arg, m, (lo ^ flip) & m);
+		if (k == 64 || hi - lo == (1ULL << k) - 1)
+			break;
+		lo += 1ULL << k;
+	}
+}
+
+/* Signed int range of the low 32 bits. */
+static void add_int_range(struct cset *s, int arg, int64_t lo, int64_t hi, size_t max)
+{
+	if (lo < INT_MIN)
+		lo = INT_MIN;
+	if (hi > INT_MAX)
+		hi = INT_MAX;
+	if (lo <= hi)
+		add_range(s, arg, (uint64_t)(lo - INT_MIN), (uint64_t)(hi - INT_MIN), 32, 1ULL << 31,
+			  max);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* RULE_BITSET: pass is one SCMP_CMP_EQ per value; fail, the gaps between
+ * the values as blocks from 0 upwards, the first BITSET_FAIL_BLOCKS of them. */
+static void bitset_sets(const struct policy_rule *r, struct cset *pass, struct cset *fail)
+{
+	uint64_t v[64], from = 0;
+	int more = 1; /* values from `from` upwards are still to be covered */
+	size_t n = 0;
+
+	for (int d = 0; d < 64; d++)
+		if ((r->mask >> d) & 1) {
+			add_meq(pass, r->arg, ~0ULL, r->val + d);
+			v[n++] = r->val + d;
+		}
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	for (size_t i = 0; i < n && more; i++) {
+		if (v[i] > from)
+			add_range(fail, r->arg, from, v[i] - 1, 64, 0, BITSET_FAIL_BLOCKS - fail->n);
+		more = v[i] != ~0ULL;
+		from = v[i] + 1;
+	}
+	if (more)
+		add_range(fail, r->arg, from, ~0ULL, 64, 0, BITSET_FAIL_BLOCKS - fail->n);
+}
+
+/* Pass and fail sets of one rule's check, its condition aside. */
+static void check_sets(const struct policy_rule *r, const struct policy_runtime *rt,
+		       struct cset *pass, struct cset *fail)
+{
+	set_clear(pass);
+	set_clear(fail);
+	switch (r->op) {
+	case RULE_MASK_ZERO:
+		add_meq(pass, r->arg, r->mask, 0);
+		set_ne(fail, r->arg, r->mask, 0);
+		break;
+	case RULE_MASKED_EQ:
+		if (!(r->val & ~r->mask))
+			add_meq(pass, r->arg, r->mask, r->val);
+		set_ne(fail, r->arg, r->mask, r->val);
+		break;
+	case RULE_MASKED_NE:
+		set_ne(pass, r->arg, r->mask, r->val);
+		if (!(r->val & ~r->mask))
+			add_meq(fail, r->arg, r->mask, r->val);
+		break;
+	case RULE_FD_FREE: /* T: (int)a < lo || (int)a > hi */
+		if (rt->fd_lo > rt->fd_hi) {
+			set_true(pass);
+			break;
+		}
+		add_int_range(pass, r->arg, INT_MIN, (int64_t)rt->fd_lo - 1, FD_FREE_BLOCKS);
+		add_int_range(pass, r->arg, (int64_t)rt->fd_hi + 1, INT_MAX,
+			      FD_FREE_BLOCKS - pass->n);
+		add_int_range(fail, r->arg, rt->fd_lo, rt->fd_hi, MAX_CLAUSES);
+		break;
+	case RULE_SELF_PID: /* T: (uint32_t)a == pid */
+		add_meq(pass, r->arg, LOW32, (uint32_t)rt->pid);
+		set_ne(fail, r->arg, LOW32, (uint32_t)rt->pid);
+		break;
+	case RULE_LE:
+		add_range(pass, r->arg, 0, r->val, 64, 0, RANGE_BLOCKS);
+		if (r->val != ~0ULL)
+			add_range(fail, r->arg, r->val + 1, ~0ULL, 64, 0, RANGE_BLOCKS);
+		break;
+	case RULE_BITSET:
+		bitset_sets(r, pass, fail);
+		break;
+	default: /* RULE_RANGE_FREE, RULE_NOT_TID: only T knows; both sets empty */
+		break;
+	}
+}
+
+/* A rule applies only when (a[carg] & cmask) != 0, otherwise it passes:
+ * pass = clear(cond) | (cond & pass(check)), fail = cond & fail(check). */
+static void rule_sets(const struct policy_rule *r, const struct policy_runtime *rt,
+		      struct cset *pass, struct cset *fail, struct cset *tmp)
+{
+	struct cset *cond = tmp, *check_pass = tmp + 1, *check_fail = tmp + 2;
+
+	check_sets(r, rt, check_pass, check_fail);
+	if (r->carg == POLICY_NOARG) {
+		*pass = *check_pass;
+		*fail = *check_fail;
+		return;
+	}
+	set_ne(cond, r->carg, r->cmask, 0);
+	set_and(cond, check_fail, fail);
+	set_clear(pass);
+	add_meq(pass, r->carg, r->cmask, 0);
+	set_and(cond, check_pass, check_fail);
+	set_or(pass, check_fail);
+}
+
+struct build {
+	scmp_filter_ctx ctx;
+	const struct policy *p;
+	const struct policy_runtime *rt;
+	uint32_t kill;
+	long budget;           /* instructions left for argument clauses */
+	long cost_lo, cost_hi; /* this sweep emits sets that cost (lo, hi] */
+	struct cset allow, next, pass, fail, err, tmp[3];
+};
+
+static int fail_msg(char *err, size_t errlen, int nr, int rc, const char *what)
+{
+	char *name = nr >= 0 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr) : NULL;
+
+	if (err && errlen) {
+		if (nr >= 0)
+			snprintf(err, errlen, "bpf: %s (%d): %s: %s", name ? name : "?", nr, what,
+				 strerror(-rc));
+		else
+			snprintf(err, errlen, "bpf: %s: %s", what, strerror(-rc));
+	}
+	free(name);
+	return rc;
+}
+
+static long set_cost(const struct cset *s)
+{
+	long cost = CALL_COST;
+
+	for (size_t i = 0; i < s->n; i++) {
+		int ncmp = 0;
+
+		for (int k = 0; k < NARGS; k++)
+			ncmp += s->c[i].a[k].mask != 0;
+		cost += CLAUSE_COST(ncmp);
+	}
+	return cost;
+}
+
+/* One seccomp rule per clause, if the set is complete and fits the budget. */
+static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
+{
+	long cost = set_cost(s);
+
+	if (!s->n || s->over || cost <= b->cost_lo || cost > b->cost_hi || cost > b->budget)
+		return 0;
+	b->budget -= cost;
+	for (size_t i = 0; i < s->n; i++) {
+		struct scmp_arg_cmp cmp[NARGS];
+		unsigned int n = 0;
+		int rc;
+
+		for (int k = 0; k < NARGS; k++) {
+			const struct atom *a = &s->c[i].a[k];
+
+			if (a->mask == ~0ULL)
+				cmp[n++] = SCMP_CMP64(k, SCMP_CMP_EQ, a->val);
+			else if (a->mask)
+				cmp[n++] = SCMP_CMP64(k, SCMP_CMP_MASKED_EQ, a->mask, a->val);
+		}
+		rc = seccomp_rule_add_exact_array(b->ctx, action, nr, n, cmp);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* allow = every rule passes; rule i's errno where rules 0..i-1 pass and i
+ * fails.  Emits the allow set, or the errno sets. */
+static int thread_call(struct build *b, int nr, const struct policy_call *c, int errnos)
+{
+	int rc;
+
+	set_true(&b->allow);
+	for (int i = 0; i < c->nrules; i++) {
+		const struct policy_rule *r = &c->rules[i];
+
+		rule_sets(r, b->rt, &b->pass, &b->fail, b->tmp);
+		if (errnos) {
+			set_and(&b->allow, &b->fail, &b->err);
+			rc = emit(b, SCMP_ACT_ERRNO(r->err ? r->err : c->err), nr, &b->err);
+			if (rc < 0)
+				return rc;
+		}
+		set_and(&b->allow, &b->pass, &b->next);
+		b->allow = b->next;
+	}
+	return errnos ? 0 : emit(b, SCMP_ACT_ALLOW, nr, &b->allow);
+}
+
+static int simple_call(struct build *b, int nr, const struct policy_call *c)
+{
+	switch (c->cls) {
+	case POLICY_NATIVE:
+	case POLICY_ALLOW:
+		return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ALLOW, nr, 0);
+	case POLICY_DENY: /* unmentioned numbers too: ENOSYS, not a trap */
+		if (nr < BPF_EXPLICIT_NR || c->err != ENOSYS)
+			return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ERRNO(c->err), nr, 0);
+		return 0;
+	case POLICY_KILL:
+		return seccomp_rule_add_exact(b->ctx, b->kill, nr, 0);
+	case POLICY_THREAD:
+	case POLICY_EMU:
+	case POLICY_PROCESS: /* T or B decides: the default action, TRAP */
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Calls decided by number; then the thread calls' allow sets, then their
+ * errno sets, each in sweeps of rising cost. */
+static int build(struct build *b, char *err, size_t errlen)
+{
+	static const long sweeps[] = { 0, 64, 256, LONG_MAX };
+	int rc;
+
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
+		if ((rc = simple_call(b, nr, policy_call(b->p, nr))) < 0)
+			return fail_msg(err, errlen, nr, rc, "seccomp_rule_add");
+	for (int errnos = 0; errnos < 2; errnos++)
+		for (size_t i = 1; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
+			b->cost_lo = sweeps[i - 1];
+			b->cost_hi = sweeps[i];
+			for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
+				const struct policy_call *c = policy_call(b->p, nr);
+
+				if (c->cls != POLICY_THREAD)
+					continue;
+				if ((rc = thread_call(b, nr, c, errnos)) < 0)
+					return fail_msg(err, errlen, nr, rc, "seccomp_rule_add");
+			}
+		}
+	return 0;
+}
+
+int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, uint32_t flags,
+		       scmp_filter_ctx *out, char *err, size_t errlen)
+{
+	uint32_t kill = flags & POLICY_BPF_NO_KILL_PROCESS ? SCMP_ACT_KILL : SCMP_ACT_KILL_PROCESS;
+	uint32_t native = seccomp_arch_native();
+	scmp_filter_ctx ctx;
+	struct build *b;
+	int rc;
+
+	*out = NULL;
+	if (!p || !rt || (flags & ~POLICY_BPF_NO_KILL_PROCESS))
+		return fail_msg(err, errlen, -1, -EINVAL, "bad arguments");
+	if (rt->pid <= 0)
+		return fail_msg(err, errlen, -1, -EINVAL, "runtime pid");
+	ctx = seccomp_init(SCMP_ACT_TRAP);
+	b = calloc(1, sizeof(*b));
+	if (!ctx || !b) {
+		seccomp_release(ctx);
+		free(b);
+		return fail_msg(err, errlen, -1, -ENOMEM, "seccomp_init");
+	}
+	/* the policy is in x86-64 numbers; every other architecture (i386's
+	 * int $0x80, and x32 numbers, which libseccomp sends to the same
+	 * action) is killed: invariant 6 */
+	rc = 0;
+	if (native != SCMP_ARCH_X86_64) {
+		rc = seccomp_arch_add(ctx, SCMP_ARCH_X86_64);
+		if (rc == 0)
+			rc = seccomp_arch_remove(ctx, native);
+	}
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
+	/* the caller sets no_new_privs itself; a root caller may not need it */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	/* about 1000 numbers: a binary search, not a linear chain */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
+	if (rc < 0) {
+		rc = fail_msg(err, errlen, -1, rc, "seccomp_attr_set");
+		goto out;
+	}
+	b->ctx = ctx;
+	b->p = p;
+	b->rt = rt;
+	b->kill = kill;
+	b->budget = ARG_BUDGET;
+	rc = build(b, err, errlen);
+out:
+	free(b);
+	if (rc < 0) {
+		seccomp_release(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+static int export(const struct policy *p, const struct policy_runtime *rt, int fd, int pfc,
+		  char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	int rc = policy_compile_bpf(p, rt, 0, &ctx, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return fail_msg(err, errlen, -1, rc, pfc ? "seccomp_export_pfc" : "seccomp_export_bpf");
+	return 0;
+}
+
+int policy_export_bpf(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
+		      size_t errlen)
+{
+	return export(p, rt, fd, 0, err, errlen);
+}
+
+int policy_export_pfc(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
+		      size_t errlen)
+{
+	return export(p, rt, fd, 1, err, errlen);
+}

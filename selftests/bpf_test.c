@@ -1,0 +1,1034 @@
+/* The BPF back end (policy/bpf.c): the filter-mode seccomp filter that
+ * libseccomp builds from the policy model.
+ *
+ * Two kinds of test.  Live ones load the default policy's filter in a forked
+ * child (never in the test process) and check one call's exact outcome
+ * there: the value, the errno, whether SIGSYS came (the child's handler
+ * records it and makes the call return -ENOSYS), or how the child died.
+ * Model ones run the exported program in a small classic-BPF interpreter
+ * over many argument vectors and compare every answer with what T would do
+ * (a C model of the rules as trusted_thread.S checks them): BPF may answer
+ * exactly as T, or trap; it may never allow what T refuses. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <kselftest_harness.h>
+
+#include "policy/policy.h"
+
+/* the fake block of sandpit descriptors the filter protects */
+#define FD_LO 1000
+#define FD_HI 1003
+
+#define X32_BIT 0x40000000u
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a SECCOMP_RET_TRAP SIGSYS */
+#endif
+#define I386_GETPID 20
+
+static int nr_of(const char *name)
+{
+	return seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+}
+
+static struct policy *default_policy(void)
+{
+	struct policy *p = NULL;
+	char err[256] = "";
+
+	if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "policy_new_default: %s\n", err);
+		abort();
+	}
+	return p;
+}
+
+/* ---------------------------------------------------------------------------
+ * Live: the filter loaded in a child.
+ */
+
+static struct {
+	volatile sig_atomic_t count;
+	volatile int nr, code;
+	volatile unsigned int arch;
+} traps;
+
+static void on_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	traps.count++;
+	traps.nr = si->si_syscall;
+	traps.code = si->si_code;
+	traps.arch = si->si_arch;
+	uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+}
+
+/* In the child: the call's outcome is wrong; say which and exit non-zero. */
+#define CHECK(cond)                                                                          \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			dprintf(2, "%s:%d: in the filtered child: %s (errno %d, traps %d)\n", \
+				__FILE__, __LINE__, #cond, errno, (int)traps.count);         \
+			_exit(1);                                                            \
+		}                                                                            \
+	} while (0)
+
+#define NO_TRAP() CHECK(traps.count == 0)
+#define TRAPPED(name)                                                                        \
+	CHECK(traps.count == 1 && traps.nr == SYS_##name && traps.code == SYS_SECCOMP &&     \
+	      traps.arch == AUDIT_ARCH_X86_64)
+
+/* Child side: sandpit's fake descriptors in place, the SIGSYS handler, the
+ * default policy's filter loaded, and proof that it is in force. */
+static void enter_filter(void)
+{
+	struct rlimit no_core = { 0, 0 };
+	struct sigaction sa = { 0 };
+	struct policy_runtime rt = { .pid = getpid(), .fd_lo = FD_LO, .fd_hi = FD_HI };
+	scmp_filter_ctx ctx;
+	struct policy *p;
+	char err[256] = "", status[4096];
+	int fd, rc;
+	ssize_t n;
+
+	alarm(20);
+	setrlimit(RLIMIT_CORE, &no_core); /* KILL_PROCESS dumps core */
+	fd = open("/dev/null", O_RDWR);
+	CHECK(fd >= 0);
+	for (int i = FD_LO; i <= FD_HI; i++)
+		CHECK(dup2(fd, i) == i);
+	close(fd);
+	fd = open("/proc/self/status", O_RDONLY);
+	CHECK(fd >= 0);
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	CHECK(sigaction(SIGSYS, &sa, NULL) == 0);
+
+	p = default_policy();
+	rc = policy_compile_bpf(p, &rt, 0, &ctx, err, sizeof(err));
+	if (rc < 0)
+		dprintf(2, "policy_compile_bpf: %s\n", err);
+	CHECK(rc == 0);
+	policy_free(p);
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+	rc = seccomp_load(ctx);
+	if (rc < 0)
+		dprintf(2, "seccomp_load: %s\n", strerror(-rc));
+	CHECK(rc == 0);
+	traps.count = 0;
+
+	/* /proc/<pid>/status is produced at read time: pread64 sees the filter */
+	n = pread(fd, status, sizeof(status) - 1, 0);
+	CHECK(n > 0);
+	status[n] = 0;
+	CHECK(strstr(status, "\nSeccomp:\t2\n") != NULL);
+	CHECK(strstr(status, "\nSeccomp_filters:\t1\n") != NULL);
+	NO_TRAP();
+}
+
+/* Runs fn in a forked child; returns its wait status. */
+static int run_filtered(void (*fn)(void))
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fn();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return st;
+}
+
+#define EXITS_CLEANLY(st) (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+
+static void getppid_child(void)
+{
+	pid_t parent = getppid();
+
+	enter_filter();
+	CHECK(getppid() == parent);
+	CHECK(syscall(SYS_getppid) == parent);
+	NO_TRAP();
+}
+
+TEST(allow_getppid_runs_natively)
+{
+	int st = run_filtered(getppid_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void execve_child(void)
+{
+	char *const argv[] = { "true", NULL };
+
+	enter_filter();
+	CHECK(execve("/bin/true", argv, environ) == -1 && errno == EACCES);
+	NO_TRAP();
+}
+
+TEST(inv7_execve_denied_eacces_by_bpf)
+{
+	int st = run_filtered(execve_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void unmentioned_child(void)
+{
+	enter_filter();
+	CHECK(syscall(SYS_vhangup) == -1 && errno == ENOSYS);
+	CHECK(syscall(500) == -1 && errno == ENOSYS); /* no kernel has it yet */
+	NO_TRAP();
+}
+
+TEST(unmentioned_syscall_enosys_without_trap)
+{
+	struct policy *p = default_policy();
+	int st;
+
+	/* the property needs numbers the policy does not mention */
+	ASSERT_EQ(0, policy_call(p, SYS_vhangup)->mentioned);
+	ASSERT_EQ(0, policy_call(p, 500)->mentioned);
+	policy_free(p);
+	st = run_filtered(unmentioned_child);
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void openat_child(void)
+{
+	enter_filter();
+	CHECK(openat(AT_FDCWD, "/etc/hostname", O_RDONLY) == -1 && errno == ENOSYS);
+	TRAPPED(openat);
+}
+
+TEST(process_class_openat_traps_to_sigsys)
+{
+	int st = run_filtered(openat_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void gettid_child(void)
+{
+	enter_filter();
+	CHECK(syscall(SYS_gettid) == -1 && errno == ENOSYS);
+	TRAPPED(gettid);
+}
+
+TEST(emu_class_gettid_traps_to_sigsys)
+{
+	int st = run_filtered(gettid_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void close_protected_child(void)
+{
+	struct stat sb;
+
+	enter_filter();
+	errno = 0;
+	CHECK(close(FD_LO + 1) == -1);
+	/* refused by BPF, or handed to T: never executed */
+	CHECK((errno == EBADF && traps.count == 0) || traps.count == 1);
+	if (traps.count)
+		TRAPPED(close);
+	CHECK(syscall(SYS_fstat, FD_LO + 1, &sb) == 0); /* glibc's fstat is newfstatat */
+}
+
+TEST(inv3_close_of_sandpit_fd_never_executed)
+{
+	int st = run_filtered(close_protected_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void close_own_child(void)
+{
+	struct stat sb;
+	int fd = open("/dev/null", O_RDONLY);
+
+	CHECK(fd >= 0 && fd < FD_LO);
+	enter_filter();
+	CHECK(close(fd) == 0);
+	NO_TRAP();
+	CHECK(syscall(SYS_fstat, fd, &sb) == -1 && errno == EBADF);
+}
+
+TEST(close_of_own_fd_runs_natively)
+{
+	int st = run_filtered(close_own_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void mmap_child(void)
+{
+	char *m;
+
+	enter_filter();
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	m[0] = 1;
+	NO_TRAP();
+}
+
+TEST(mmap_without_map_fixed_runs_natively)
+{
+	int st = run_filtered(mmap_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void mmap_fixed_child(void)
+{
+	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(m != MAP_FAILED);
+	m[0] = 42;
+	enter_filter();
+	CHECK(mmap(m, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		   0) == MAP_FAILED &&
+	      errno == ENOSYS);
+	TRAPPED(mmap);
+	CHECK(m[0] == 42); /* not replaced */
+}
+
+TEST(inv3_mmap_map_fixed_traps_to_t)
+{
+	int st = run_filtered(mmap_fixed_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void kill_self_child(void)
+{
+	enter_filter();
+	CHECK(kill(getpid(), 0) == 0);
+	NO_TRAP();
+}
+
+TEST(kill_of_own_pid_runs_natively)
+{
+	int st = run_filtered(kill_self_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void kill_parent_child(void)
+{
+	pid_t parent = getppid();
+
+	enter_filter();
+	CHECK(kill(parent, 0) == -1 && errno == EPERM);
+	CHECK(syscall(SYS_kill, (1L << 32) | parent, 0) == -1 && errno == EPERM);
+	NO_TRAP();
+}
+
+TEST(inv7_kill_of_other_pid_eperm_by_bpf)
+{
+	int st = run_filtered(kill_parent_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void int80_child(void)
+{
+	long ret = I386_GETPID;
+
+	enter_filter();
+	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+	dprintf(2, "int $0x80 returned %ld\n", ret);
+}
+
+TEST(inv6_int80_from_64bit_process_killed)
+{
+	int st = run_filtered(int80_child);
+
+	ASSERT_TRUE(WIFSIGNALED(st));
+	ASSERT_EQ(SIGSYS, WTERMSIG(st));
+}
+
+static void x32_child(void)
+{
+	long ret;
+
+	enter_filter();
+	ret = syscall(SYS_getpid | X32_BIT);
+	dprintf(2, "x32 getpid returned %ld (errno %d)\n", ret, errno);
+}
+
+TEST(inv6_x32_syscall_number_killed)
+{
+	int st = run_filtered(x32_child);
+
+	ASSERT_TRUE(WIFSIGNALED(st));
+	ASSERT_EQ(SIGSYS, WTERMSIG(st));
+}
+
+static void socketpair_unix_child(void)
+{
+	int sv[2];
+
+	enter_filter();
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CHECK(write(sv[0], "x", 1) == 1);
+	NO_TRAP();
+}
+
+TEST(socketpair_af_unix_runs_natively)
+{
+	int st = run_filtered(socketpair_unix_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void socketpair_inet_child(void)
+{
+	int sv[2];
+
+	enter_filter();
+	CHECK(socketpair(AF_INET, SOCK_STREAM, 0, sv) == -1 && errno == EACCES);
+	NO_TRAP();
+}
+
+TEST(socketpair_af_inet_eacces_by_bpf)
+{
+	int st = run_filtered(socketpair_inet_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+/* fd 0 becomes a pty slave, so TCGETS succeeds when it runs */
+static void pty_on_stdin(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), s;
+
+	CHECK(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+	s = open(ptsname(m), O_RDWR | O_NOCTTY);
+	CHECK(s >= 0 && dup2(s, 0) == 0);
+}
+
+static void ioctl_tcgets_child(void)
+{
+	struct termios t;
+
+	pty_on_stdin();
+	enter_filter();
+	CHECK(ioctl(0, TCGETS, &t) == 0);
+	NO_TRAP();
+}
+
+TEST(ioctl_tcgets_runs_natively)
+{
+	int st = run_filtered(ioctl_tcgets_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+static void ioctl_other_child(void)
+{
+	pty_on_stdin();
+	enter_filter();
+	errno = 0;
+	CHECK(ioctl(0, FIOCLEX) == -1);
+	/* refused by BPF, or handed to T */
+	CHECK((errno == ENOTTY && traps.count == 0) || traps.count == 1);
+	if (traps.count)
+		TRAPPED(ioctl);
+	traps.count = 0;
+	CHECK(fcntl(0, F_GETFD) == 0); /* FIOCLEX did not run */
+	NO_TRAP();
+}
+
+TEST(ioctl_other_request_never_executed)
+{
+	int st = run_filtered(ioctl_other_child);
+
+	ASSERT_TRUE(EXITS_CLEANLY(st));
+}
+
+/* ---------------------------------------------------------------------------
+ * Exports.
+ */
+
+static char *read_all(int fd, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+
+	lseek(fd, 0, SEEK_SET);
+	while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
+		n += r;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+		}
+	}
+	if (buf)
+		buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+TEST(export_pfc_names_syscalls)
+{
+	struct policy_runtime rt = { .pid = getpid(), .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct policy *p = default_policy();
+	int fd = memfd_create("pfc", 0);
+	char err[256] = "", *text;
+	size_t len;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, policy_export_pfc(p, &rt, fd, err, sizeof(err))) TH_LOG("%s", err);
+	text = read_all(fd, &len);
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, "\"getppid\""));
+	EXPECT_NE(NULL, strstr(text, "\"close\""));
+	/* the default action and the bad-architecture action */
+	EXPECT_NE(NULL, strstr(text, "# default action\n  action TRAP;"));
+	EXPECT_NE(NULL, strstr(text, "# invalid architecture action\naction KILL_PROCESS;"));
+	free(text);
+	close(fd);
+	policy_free(p);
+}
+
+TEST(export_bpf_is_whole_instructions_within_kernel_limit)
+{
+	struct policy_runtime rt = { .pid = getpid(), .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct policy *p = default_policy();
+	int fd = memfd_create("bpf", 0);
+	char err[256] = "", *prog;
+	size_t len;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, policy_export_bpf(p, &rt, fd, err, sizeof(err))) TH_LOG("%s", err);
+	prog = read_all(fd, &len);
+	ASSERT_NE(NULL, prog);
+	EXPECT_LT(0UL, len);
+	EXPECT_EQ(0UL, len % sizeof(struct sock_filter));
+	EXPECT_GE(BPF_MAXINSNS * sizeof(struct sock_filter), len);
+	TH_LOG("default policy: %zu instructions", len / sizeof(struct sock_filter));
+	free(prog);
+	close(fd);
+	policy_free(p);
+}
+
+TEST(compile_rejects_unknown_flags_and_bad_pid)
+{
+	struct policy_runtime rt = { .pid = getpid(), .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct policy *p = default_policy();
+	scmp_filter_ctx ctx = (void *)1;
+	char err[256] = "";
+
+	EXPECT_EQ(-EINVAL, policy_compile_bpf(p, &rt, 0x80, &ctx, err, sizeof(err)));
+	EXPECT_EQ(NULL, ctx);
+	EXPECT_NE(0, err[0]);
+	rt.pid = 0;
+	EXPECT_EQ(-EINVAL, policy_compile_bpf(p, &rt, 0, &ctx, err, sizeof(err)));
+	policy_free(p);
+}
+
+/* ---------------------------------------------------------------------------
+ * Model: the exported program run against T's rules.
+ */
+
+struct prog {
+	size_t n;
+	struct sock_filter insn[BPF_MAXINSNS + 1]; /* one more: a longer program is seen */
+};
+
+static int load_prog(const struct policy *p, const struct policy_runtime *rt, uint32_t flags,
+		     struct prog *out)
+{
+	scmp_filter_ctx ctx;
+	char err[256] = "";
+	int fd, rc = policy_compile_bpf(p, rt, flags, &ctx, err, sizeof(err));
+	ssize_t n;
+
+	if (rc < 0) {
+		fprintf(stderr, "policy_compile_bpf: %s\n", err);
+		return rc;
+	}
+	fd = memfd_create("bpf", 0);
+	rc = fd < 0 ? -errno : seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return rc;
+	n = pread(fd, out->insn, sizeof(out->insn), 0);
+	close(fd);
+	if (n <= 0 || n % sizeof(out->insn[0]) || n > BPF_MAXINSNS * (ssize_t)sizeof(out->insn[0])) {
+		fprintf(stderr, "exported program: %zd bytes\n", n);
+		return -EINVAL;
+	}
+	out->n = n / sizeof(out->insn[0]);
+	return 0;
+}
+
+#define BAD_PROGRAM 0xdeadbeefu
+
+/* Classic BPF as the kernel runs a seccomp filter (the subset libseccomp
+ * emits, and a little more). */
+static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (size_t pc = 0; pc < p->n; pc++) {
+		const struct sock_filter *i = &p->insn[pc];
+		uint32_t k = i->k, v = BPF_SRC(i->code) == BPF_X ? x : k;
+		int t;
+
+		switch (BPF_CLASS(i->code)) {
+		case BPF_LD:
+			if (BPF_MODE(i->code) == BPF_ABS && BPF_SIZE(i->code) == BPF_W &&
+			    k % 4 == 0 && k + 4 <= sizeof(*d))
+				memcpy(&a, (const char *)d + k, 4);
+			else if (BPF_MODE(i->code) == BPF_IMM)
+				a = k;
+			else if (BPF_MODE(i->code) == BPF_MEM && k < BPF_MEMWORDS)
+				a = mem[k];
+			else
+				return BAD_PROGRAM;
+			break;
+		case BPF_LDX:
+			if (BPF_MODE(i->code) == BPF_IMM)
+				x = k;
+			else if (BPF_MODE(i->code) == BPF_MEM && k < BPF_MEMWORDS)
+				x = mem[k];
+			else
+				return BAD_PROGRAM;
+			break;
+		case BPF_ST:
+		case BPF_STX:
+			if (k >= BPF_MEMWORDS)
+				return BAD_PROGRAM;
+			mem[k] = BPF_CLASS(i->code) == BPF_ST ? a : x;
+			break;
+		case BPF_ALU:
+			switch (BPF_OP(i->code)) {
+			case BPF_ADD: a += v; break;
+			case BPF_SUB: a -= v; break;
+			case BPF_AND: a &= v; break;
+			case BPF_OR: a |= v; break;
+			case BPF_XOR: a ^= v; break;
+			case BPF_LSH: a = v < 32 ? a << v : 0; break;
+			case BPF_RSH: a = v < 32 ? a >> v : 0; break;
+			case BPF_NEG: a = -a; break;
+			default: return BAD_PROGRAM;
+			}
+			break;
+		case BPF_JMP:
+			if (BPF_OP(i->code) == BPF_JA) {
+				pc += k;
+				break;
+			}
+			switch (BPF_OP(i->code)) {
+			case BPF_JEQ: t = a == v; break;
+			case BPF_JGT: t = a > v; break;
+			case BPF_JGE: t = a >= v; break;
+			case BPF_JSET: t = (a & v) != 0; break;
+			default: return BAD_PROGRAM;
+			}
+			pc += t ? i->jt : i->jf;
+			break;
+		case BPF_RET:
+			return BPF_RVAL(i->code) == BPF_A ? a : k;
+		case BPF_MISC:
+			if (BPF_MISCOP(i->code) == BPF_TAX)
+				x = a;
+			else
+				a = x;
+			break;
+		default:
+			return BAD_PROGRAM;
+		}
+	}
+	return BAD_PROGRAM; /* fell off the end */
+}
+
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | (uint32_t)(e))
+
+/* What T answers for a thread-class call: RET_ALLOW, RET_ERRNO(e), or
+ * RET_TRAP when the answer depends on what only T knows (protected ranges,
+ * trusted tids). */
+static uint32_t t_thread(const struct policy_call *c, const struct policy_runtime *rt,
+			 const __u64 a[6])
+{
+	for (int i = 0; i < c->nrules; i++) {
+		const struct policy_rule *r = &c->rules[i];
+		uint64_t v = a[r->arg], d = v - r->val;
+		int ok;
+
+		if (r->carg != POLICY_NOARG && !(a[r->carg] & r->cmask))
+			continue;
+		switch (r->op) {
+		case RULE_MASK_ZERO: ok = (v & r->mask) == 0; break;
+		case RULE_MASKED_EQ: ok = (v & r->mask) == r->val; break;
+		case RULE_MASKED_NE: ok = (v & r->mask) != r->val; break;
+		case RULE_FD_FREE: ok = (int32_t)v < rt->fd_lo || (int32_t)v > rt->fd_hi; break;
+		case RULE_SELF_PID: ok = (uint32_t)v == (uint32_t)rt->pid; break;
+		case RULE_LE: ok = v <= r->val; break;
+		case RULE_BITSET: ok = d < 64 && ((r->mask >> d) & 1); break;
+		default: return SECCOMP_RET_TRAP;
+		}
+		if (!ok)
+			return RET_ERRNO(r->err ? r->err : c->err);
+	}
+	return SECCOMP_RET_ALLOW;
+}
+
+/* The one answer the filter must give, and whether a trap would do too. */
+static uint32_t expected(const struct policy *p, const struct policy_runtime *rt,
+			 const struct seccomp_data *d, uint32_t kill, int *may_trap)
+{
+	const struct policy_call *c;
+
+	*may_trap = 0;
+	if (d->arch != AUDIT_ARCH_X86_64)
+		return kill;
+	if ((d->nr & X32_BIT) && d->nr != -1)
+		return kill;
+	if (d->nr < 0 || d->nr >= POLICY_MAX_NR)
+		return SECCOMP_RET_TRAP;
+	c = policy_call(p, d->nr);
+	/* beyond the T table, which answers ENOSYS, the filter may leave it to T */
+	*may_trap = d->nr >= TT_MAX_NR && c->cls == POLICY_DENY && c->err == ENOSYS;
+	switch (c->cls) {
+	case POLICY_NATIVE:
+	case POLICY_ALLOW: return SECCOMP_RET_ALLOW;
+	case POLICY_DENY: return RET_ERRNO(c->err);
+	case POLICY_KILL: return kill;
+	case POLICY_THREAD:
+		*may_trap = 1;
+		return t_thread(c, rt, d->args);
+	default: return SECCOMP_RET_TRAP;
+	}
+}
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* Argument values near every edge a rule of the call (or the runtime) has. */
+static size_t edge_values(const struct policy_call *c, const struct policy_runtime *rt,
+			  uint64_t *v, size_t max)
+{
+	static const uint64_t common[] = {
+		0, 1, 2, 3, 7, 8, 0x10, 0x22, 511, 512, 1030, TCGETS, TIOCGWINSZ, FIONREAD,
+		FIONBIO, 0x5402, FIOCLEX, AF_UNIX, AF_INET, 0x7fffffff, 0x80000000, 0xffffffff,
+		~0ULL, (uint64_t)-100, 0xffffff9c, 1ULL << 32, 1ULL << 63, 0xffffffff00000000ULL,
+	};
+	size_t n = 0;
+
+#define ADD(x)                                                                               \
+	do {                                                                                 \
+		if (n < max)                                                                 \
+			v[n++] = (x);                                                        \
+	} while (0)
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		ADD(common[i]);
+	for (int64_t f = (int64_t)rt->fd_lo - 2; f <= (int64_t)rt->fd_hi + 2; f++) {
+		ADD((uint64_t)f);
+		ADD((uint32_t)f);
+		ADD((1ULL << 32) | (uint32_t)f);
+	}
+	ADD((uint64_t)rt->pid);
+	ADD((uint64_t)rt->pid ^ 1);
+	ADD((uint64_t)rt->pid ^ (1ULL << 31));
+	ADD((uint64_t)rt->pid | (1ULL << 32));
+	ADD((uint64_t)rt->pid | 0xffffffff00000000ULL);
+	for (int i = 0; c && i < c->nrules; i++) {
+		const struct policy_rule *r = &c->rules[i];
+
+		ADD(r->val);
+		ADD(r->val + 1);
+		ADD(r->val - 1);
+		ADD(r->val & r->mask);
+		ADD((r->val & r->mask) ^ (r->mask & -r->mask));
+		ADD(r->mask);
+		ADD(~r->mask);
+		ADD(r->cmask);
+		ADD(r->cmask & -r->cmask);
+		ADD(r->val ^ (1ULL << 32));
+		for (int b = 0; b < 64; b++)
+			if (r->op == RULE_BITSET && ((r->mask >> b) & 1))
+				ADD(r->val + b);
+	}
+#undef ADD
+	return n;
+}
+
+struct tally {
+	long vectors, allow, errno_, trap, wrong;
+};
+
+/* One syscall number: its edges in every argument, then random mixtures. */
+static void check_nr(const struct prog *prog, const struct policy *p,
+		     const struct policy_runtime *rt, uint32_t kill, int nr, int rounds,
+		     struct tally *t)
+{
+	const struct policy_call *c = nr >= 0 && nr < POLICY_MAX_NR ? policy_call(p, nr) : NULL;
+	uint64_t v[256];
+	size_t nv = edge_values(c, rt, v, 256);
+
+	for (int i = 0; i < rounds; i++) {
+		struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_X86_64 };
+		uint32_t want, got;
+		int may_trap;
+
+		for (int k = 0; k < 6; k++) {
+			uint64_t r = rnd();
+
+			d.args[k] = (r & 7) == 0 ? rnd() : v[(r >> 8) % nv];
+			if ((r & 0x70) == 0x10)
+				d.args[k] ^= rnd() & 0xffffffff00000000ULL; /* upper half only */
+		}
+		if (i < (int)nv) /* the edges one argument at a time, others zero */
+			for (int k = 0; k < 6; k++)
+				d.args[k] = (k == i % 6) ? v[i] : 0;
+		want = expected(p, rt, &d, kill, &may_trap);
+		got = run_prog(prog, &d);
+		t->vectors++;
+		t->allow += got == SECCOMP_RET_ALLOW;
+		t->errno_ += (got & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO;
+		t->trap += got == SECCOMP_RET_TRAP;
+		if (got != want && !(may_trap && got == SECCOMP_RET_TRAP)) {
+			if (t->wrong++ < 10)
+				fprintf(stderr,
+					"nr %d args %#llx %#llx %#llx %#llx %#llx %#llx: "
+					"BPF %#x, T %#x%s\n",
+					nr, (unsigned long long)d.args[0],
+					(unsigned long long)d.args[1], (unsigned long long)d.args[2],
+					(unsigned long long)d.args[3], (unsigned long long)d.args[4],
+					(unsigned long long)d.args[5], got, want,
+					may_trap ? " (or trap)" : "");
+		}
+	}
+}
+
+static void check_policy(const struct prog *prog, const struct policy *p,
+			 const struct policy_runtime *rt, uint32_t kill, struct tally *t)
+{
+	static const int odd[] = { -1, POLICY_MAX_NR, 5000, 0x3fffffff };
+
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
+		check_nr(prog, p, rt, kill, nr,
+			 policy_call(p, nr)->cls == POLICY_THREAD ? 3000 : 4, t);
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		check_nr(prog, p, rt, kill, odd[i], 4, t);
+	for (int nr = 0; nr < 512; nr += 37) /* x32 numbers */
+		check_nr(prog, p, rt, kill, (int)(nr | X32_BIT), 2, t);
+	for (int nr = 0; nr < 400; nr += 13) { /* another architecture */
+		struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_I386 };
+
+		t->vectors++;
+		if (run_prog(prog, &d) != kill)
+			t->wrong++;
+	}
+}
+
+TEST(default_policy_bpf_answers_as_t_or_traps)
+{
+	static struct prog prog;
+	struct policy_runtime rt = { .pid = 4242, .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct policy *p = default_policy();
+	struct tally t = { 0 };
+
+	rnd_state = 0x5eed;
+	ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+	check_policy(&prog, p, &rt, SECCOMP_RET_KILL_PROCESS, &t);
+	TH_LOG("%ld vectors: %ld allowed, %ld errno, %ld trapped", t.vectors, t.allow, t.errno_,
+	       t.trap);
+	EXPECT_EQ(0, t.wrong);
+	policy_free(p);
+}
+
+/* Thread-class calls where BPF decides the common case itself. */
+TEST(default_policy_bpf_decides_common_register_checks)
+{
+	static struct prog prog;
+	struct policy_runtime rt = { .pid = 4242, .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct policy *p = default_policy();
+	const struct {
+		const char *name;
+		uint64_t a[6];
+		uint32_t ret;
+	} cases[] = {
+		{ "close", { 5 }, SECCOMP_RET_ALLOW },
+		{ "close", { FD_LO }, RET_ERRNO(EBADF) },
+		{ "close", { (1ULL << 32) | FD_HI }, RET_ERRNO(EBADF) },
+		{ "close", { ~0ULL }, SECCOMP_RET_ALLOW },
+		{ "dup2", { 3, 10 }, SECCOMP_RET_ALLOW },
+		{ "dup2", { 3, FD_LO + 2 }, RET_ERRNO(EBADF) },
+		{ "fcntl", { 3, F_GETFL }, SECCOMP_RET_ALLOW },
+		{ "fcntl", { 3, F_DUPFD_CLOEXEC }, SECCOMP_RET_ALLOW },
+		{ "mmap", { 0, 4096, 3, MAP_PRIVATE | MAP_ANONYMOUS, ~0ULL, 0 }, SECCOMP_RET_ALLOW },
+		{ "mmap", { 0, 4096, 3, MAP_PRIVATE | MAP_FIXED, 3, 0 }, SECCOMP_RET_TRAP },
+		{ "mmap", { 0, 4096, 3, MAP_SHARED, FD_LO, 0 }, RET_ERRNO(EBADF) },
+		{ "ioctl", { 1, TIOCGWINSZ }, SECCOMP_RET_ALLOW },
+		{ "ioctl", { 1, 0x5402 }, RET_ERRNO(ENOTTY) },
+		{ "kill", { 4242, 0 }, SECCOMP_RET_ALLOW },
+		{ "kill", { 1, 9 }, RET_ERRNO(EPERM) },
+		{ "tgkill", { 1, 1, 9 }, RET_ERRNO(EPERM) },
+		{ "tgkill", { 4242, 4242, 9 }, SECCOMP_RET_TRAP },
+		{ "prctl", { PR_SET_NAME }, SECCOMP_RET_ALLOW },
+		{ "prctl", { PR_SET_PDEATHSIG, SIGKILL }, RET_ERRNO(EPERM) },
+		{ "futex", { 0x1000, 0 }, SECCOMP_RET_TRAP },
+		{ "sendto", { 3, 0, 1, 0, 0, 0 }, SECCOMP_RET_ALLOW },
+		{ "sendto", { 3, 0, 1, 0, 0x1000, 16 }, RET_ERRNO(EACCES) },
+	};
+
+	ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct seccomp_data d = { .nr = nr_of(cases[i].name), .arch = AUDIT_ARCH_X86_64 };
+
+		memcpy(d.args, cases[i].a, sizeof(d.args));
+		EXPECT_EQ(cases[i].ret, run_prog(&prog, &d))
+		TH_LOG("%s(%#llx, %#llx)", cases[i].name, (unsigned long long)d.args[0],
+		       (unsigned long long)d.args[1]);
+	}
+	policy_free(p);
+}
+
+TEST(no_kill_process_flag_kills_the_thread)
+{
+	static struct prog prog;
+	struct policy_runtime rt = { .pid = 4242, .fd_lo = FD_LO, .fd_hi = FD_HI };
+	struct seccomp_data ptrace_call = { .nr = SYS_ptrace, .arch = AUDIT_ARCH_X86_64 };
+	struct seccomp_data i386_call = { .nr = I386_GETPID, .arch = AUDIT_ARCH_I386 };
+	struct seccomp_data x32_call = { .nr = SYS_getpid | X32_BIT, .arch = AUDIT_ARCH_X86_64 };
+	struct policy *p = NULL;
+	char err[256] = "";
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_set(p, "ptrace", POLICY_KILL, 0, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &ptrace_call));
+	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &i386_call));
+	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &x32_call));
+	ASSERT_EQ(0, load_prog(p, &rt, POLICY_BPF_NO_KILL_PROCESS, &prog));
+	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &ptrace_call));
+	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &i386_call));
+	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &x32_call));
+	policy_free(p);
+}
+
+/* Random thread-class rules, to catch both our set algebra and libseccomp's
+ * tree building out. */
+static void random_rule(struct policy_rule *r)
+{
+	static const uint64_t masks[] = { ~0ULL, 0xff, 0x7f, 0x10, 0x3, 0xffffffff,
+					  0xffffffff00000000ULL, ~7ULL, 0x8000000000000001ULL };
+	static const uint64_t vals[] = { 0, 1, 2, 3, 0x10, 0x7f, 1030, 0x5401, ~0ULL, 1ULL << 40 };
+	static const int ops[] = { RULE_MASK_ZERO, RULE_MASKED_EQ, RULE_MASKED_NE, RULE_FD_FREE,
+				   RULE_RANGE_FREE, RULE_SELF_PID, RULE_NOT_TID, RULE_LE,
+				   RULE_BITSET };
+
+	memset(r, 0, sizeof(*r));
+	r->op = ops[rnd() % 9];
+	r->arg = rnd() % 4 ? rnd() % 3 : rnd() % 6; /* mostly few: rules meet on one */
+	r->arg2 = POLICY_NOARG;
+	r->carg = POLICY_NOARG;
+	if (r->op == RULE_RANGE_FREE && rnd() % 2)
+		r->arg2 = (r->arg + 1) % 6;
+	if (rnd() % 3 == 0) {
+		r->carg = rnd() % 3;
+		r->cmask = masks[rnd() % 9];
+	}
+	r->err = rnd() % 4 ? (int)(1 + rnd() % 100) : 0;
+	r->mask = masks[rnd() % 9];
+	r->val = vals[rnd() % 10];
+	if (rnd() % 2)
+		r->val &= r->mask;
+	if (r->op == RULE_BITSET)
+		r->mask = rnd() & rnd();
+}
+
+#define ROUNDS 40
+
+TEST(random_policies_bpf_never_allows_what_t_refuses)
+{
+	static struct prog prog;
+	static const char *const names[] = { "close",   "dup2",	    "fcntl",	"ioctl",
+					     "mmap",	"kill",	    "prctl",	"lseek",
+					     "madvise", "socketpair", "dup3",	"mprotect",
+					     "futex",	"tgkill",   "sendto",	"recvfrom",
+					     "shutdown", "prlimit64", "epoll_ctl", "getdents64" };
+	struct tally t = { 0 };
+	size_t longest = 0;
+
+	rnd_state = 0xb5f;
+	for (int round = 0; round < ROUNDS; round++) {
+		struct policy_runtime rt = { .pid = 100 + (int)(rnd() % 70000) };
+		struct policy *p = NULL;
+		char err[256] = "";
+
+		rt.fd_lo = round % 3 == 0 ? 5 : FD_LO;
+		rt.fd_hi = round % 3 == 0 ? 5 : round % 3 == 1 ? FD_HI : FD_LO - 1;
+		ASSERT_EQ(0, policy_new(&p));
+		/* a few calls, or many (then the instruction budget decides) */
+		for (size_t i = 0; i < (round % 2 ? 20 : 6); i++) {
+			int n = 1 + rnd() % 4;
+
+			ASSERT_EQ(0, policy_set(p, names[i], POLICY_THREAD, 1 + rnd() % 100, err,
+						sizeof(err)))
+			TH_LOG("%s", err);
+			for (int j = 0; j < n; j++) {
+				struct policy_rule r;
+
+				random_rule(&r);
+				ASSERT_EQ(0, policy_add_rule(p, names[i], &r, err, sizeof(err)))
+				TH_LOG("%s", err);
+			}
+		}
+		ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+		longest = prog.n > longest ? prog.n : longest;
+		for (size_t i = 0; i < (round % 2 ? 20 : 6); i++)
+			check_nr(&prog, p, &rt, SECCOMP_RET_KILL_PROCESS, nr_of(names[i]), 1500, &t);
+		policy_free(p);
+	}
+	TH_LOG("%ld vectors: %ld allowed, %ld errno, %ld trapped; longest program %zu", t.vectors,
+	       t.allow, t.errno_, t.trap, longest);
+	EXPECT_EQ(0, t.wrong);
+	/* the property must not hold by trapping everything */
+	EXPECT_LT(t.vectors / 20, t.allow);
+	EXPECT_LT(t.vectors / 20, t.errno_);
+}
+
+TEST_HARNESS_MAIN
