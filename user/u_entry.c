@@ -57,10 +57,25 @@ long u_call_trusted(long nr, const long args[6])
 	return r;
 }
 
-/* rt_sigprocmask acts on the calling thread, so T cannot make it for U,
- * and strict mode forbids it to U.  U sends itself SANDPIT_SIG; sandpit's
- * handler (u_signal.c) finds the current mask in its signal frame and
- * changes it there, and the kernel applies it on rt_sigreturn. */
+/* rt_sigprocmask and sigaltstack act on the calling thread, so T cannot
+ * make them for U, and strict mode forbids them to U.  U sends itself
+ * SANDPIT_SIG; sandpit's handler (u_sandpit_sig) finds the current mask and
+ * alternate stack in its signal frame and changes them there, and the
+ * kernel installs them on rt_sigreturn.  The request is in st->self_*. */
+static long ask_own_handler(struct u_state *st)
+{
+	st->self_err = 0;
+	uint64_t req = st->self_req + 1;
+	__atomic_store_n(&st->self_req, req, __ATOMIC_RELEASE);
+	long args[6] = { st->pid, st->tid, SANDPIT_SIG };
+	long r = u_call_trusted(__NR_tgkill, args);
+	if (r < 0)
+		return r;
+	while (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req)
+		cpu_relax(); /* the signal is on its way: tgkill has queued it */
+	return st->self_err;
+}
+
 static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 {
 	struct u_state *st = u_self();
@@ -70,46 +85,22 @@ static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long siz
 		return -22;
 	st->self_how = set ? (int32_t)how : -1;
 	st->self_set = set ? *set : 0;
-	uint64_t req = st->self_req + 1;
-	__atomic_store_n(&st->self_req, req, __ATOMIC_RELEASE);
-	long args[6] = { st->pid, st->tid, SANDPIT_SIG };
-	long r = u_call_trusted(__NR_tgkill, args);
-	if (r < 0)
-		return r;
-	while (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req)
-		cpu_relax(); /* the signal is on its way: tgkill has queued it */
-	if (old)
+	long r = ask_own_handler(st);
+	if (r == 0 && old)
 		*old = st->self_old;
-	return 0;
+	return r;
 }
 
-/* sigaltstack acts on the calling thread too: the same signal, and the
- * kernel installs the frame's uc_stack on rt_sigreturn. */
 static long u_sigaltstack(const uint64_t *ss, uint64_t *old)
 {
 	struct u_state *st = u_self();
-	if (ss) {
-		for (int i = 0; i < 3; i++)
-			st->self_ss[i] = ss[i];
-		st->self_how = 3;
-	} else {
-		st->self_how = -1;
-	}
-	st->self_err = 0;
-	uint64_t req = st->self_req + 1;
-	__atomic_store_n(&st->self_req, req, __ATOMIC_RELEASE);
-	long args[6] = { st->pid, st->tid, SANDPIT_SIG };
-	long r = u_call_trusted(__NR_tgkill, args);
-	if (r < 0)
-		return r;
-	while (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req)
-		cpu_relax();
-	if (st->self_err)
-		return st->self_err;
-	if (old)
-		for (int i = 0; i < 3; i++)
-			old[i] = st->self_old_ss[i];
-	return 0;
+	st->self_how = ss ? 3 : -1;
+	for (int i = 0; ss && i < 3; i++)
+		st->self_ss[i] = ss[i];
+	long r = ask_own_handler(st);
+	for (int i = 0; r == 0 && old && i < 3; i++)
+		old[i] = st->self_old_ss[i];
+	return r;
 }
 
 /* A thread's exit: tell T (and through it B) first, so that its end is no

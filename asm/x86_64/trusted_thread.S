@@ -136,6 +136,18 @@ sandpit_clone_trusted:
 	syscall
 .endm
 
+/* SYSCALL_FROM_XMM: the request as T loaded it (xmm0 number, xmm1-6 args) */
+.macro SYSCALL_FROM_XMM
+	movq %xmm0, %rax
+	movq %xmm1, %rdi
+	movq %xmm2, %rsi
+	movq %xmm3, %rdx
+	movq %xmm4, %r10
+	movq %xmm5, %r8
+	movq %xmm6, %r9
+	syscall
+.endm
+
 /* CPU dst32: the CPU we run on (per-CPU GDT segment limit, as vDSO getcpu) */
 .macro CPU dst
 	mov $0x7b, \dst
@@ -400,14 +412,7 @@ trusted_thread_main:
 	cmp $__NR_pselect6, %rax
 	je .Lexec_waiting
 .Lexec_plain:
-	movq %xmm0, %rax
-	movq %xmm1, %rdi
-	movq %xmm2, %rsi
-	movq %xmm3, %rdx
-	movq %xmm4, %r10
-	movq %xmm5, %r8
-	movq %xmm6, %r9
-	syscall
+	SYSCALL_FROM_XMM
 	jmp .Lresult
 /* a futex wait may be interrupted; other futex operations never block */
 .Lexec_futex:
@@ -430,14 +435,7 @@ trusted_thread_main:
 	mov $8, %r10d
 	mov $__NR_rt_sigprocmask, %eax
 	syscall
-	movq %xmm0, %rax
-	movq %xmm1, %rdi
-	movq %xmm2, %rsi
-	movq %xmm3, %rdx
-	movq %xmm4, %r10
-	movq %xmm5, %r8
-	movq %xmm6, %r9
-	syscall
+	SYSCALL_FROM_XMM
 	mov %rax, %rbx
 	BLOCK_ALL
 	mov %rbx, %rax
