@@ -815,16 +815,18 @@ static bool simple_at(struct planner *p, uintptr_t a)
 	return d && is_simple(&d->in, d->op);
 }
 
-/* `mov $15,%eax` (or %rax) right before the syscall: rt_sigreturn stays native */
-static bool is_mov_sigreturn(struct planner *p, uintptr_t a)
+/* The system call number, if the instruction right before the syscall is
+ * `mov $nr,%eax` (or %rax); -1 if it is not known there. */
+static long static_nr(struct planner *p, uintptr_t a)
 {
 	const struct decoded *d = decode_at(p, a);
 	const ZydisDecodedOperand *op = d ? d->op : NULL;
 
-	return d && d->in.mnemonic == ZYDIS_MNEMONIC_MOV &&
-	       op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-	       (op[0].reg.value == ZYDIS_REGISTER_EAX || op[0].reg.value == ZYDIS_REGISTER_RAX) &&
-	       op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[1].imm.value.u == 15;
+	if (d && d->in.mnemonic == ZYDIS_MNEMONIC_MOV && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    (op[0].reg.value == ZYDIS_REGISTER_EAX || op[0].reg.value == ZYDIS_REGISTER_RAX) &&
+	    op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[1].imm.value.u < 0x10000)
+		return (long)op[1].imm.value.u;
+	return -1;
 }
 
 /* Bytes covered by k instructions before syscall i and m after it, 0 if
@@ -903,8 +905,14 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 	if (i < 0)
 		return;
 	st->sites++;
-	if (i > 0 && is_mov_sigreturn(p, span_insn(s, i - 1))) {
+	long nr = i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1;
+	if (nr == 15) {
+		/* rt_sigreturn must run natively, on the kernel's frame */
 		st->native_sigreturn++;
+		return;
+	}
+	if (nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr)) {
+		st->native_allowed++;
 		return;
 	}
 	switch (pick_region(p, s, i, &pl->site[pl->n_site])) {
@@ -1469,6 +1477,7 @@ static void stats_add(struct patch_stats *to, const struct patch_stats *from)
 	to->skipped_target += from->skipped_target;
 	to->skipped_other += from->skipped_other;
 	to->native_sigreturn += from->native_sigreturn;
+	to->native_allowed += from->native_allowed;
 }
 
 void patch_plan_free(struct patch_plan *plan)

@@ -23,10 +23,13 @@ struct patch_config {
 	uintptr_t skip_lo, skip_hi;  /* sandpit's own code: never patched */
 	/* called for each trampoline region created (now PROT_READ|PROT_EXEC) */
 	void (*on_region)(void *ctx, uintptr_t lo, uintptr_t hi);
+	/* if set, a site whose number is statically nr stays unpatched when
+	 * this says 1 (filter mode: the filter allows the call natively) */
+	int (*leave_native)(void *ctx, long nr);
 	void *ctx;
 };
 
-/* sites == patched + skipped_target + skipped_other + native_sigreturn */
+/* sites == patched + skipped_target + skipped_other + native_sigreturn + native_allowed */
 struct patch_stats {
 	unsigned modules;          /* executable ranges scanned */
 	unsigned candidates;       /* 0f 05 byte pairs outside the skip range */
@@ -35,6 +38,7 @@ struct patch_stats {
 	unsigned skipped_target;   /* every region would split a branch target */
 	unsigned skipped_other;    /* no region of simple instructions fits */
 	unsigned native_sigreturn; /* `mov $15,%eax; syscall`: left to run natively */
+	unsigned native_allowed;   /* left native because leave_native said so */
 };
 
 /* One planned site: the bytes [lo, hi) move to the trampoline. */

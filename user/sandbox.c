@@ -253,6 +253,18 @@ static unsigned calibrate_spin(void)
 	return it < 100 ? 100 : it > 1000000 ? 1000000 : (unsigned)it;
 }
 
+/* Filter mode's shortcut (DESIGN §3): a site that can only make a call the
+ * policy allows outright stays as it is and runs at native speed, the
+ * filter deciding.  Calls sandpit must see itself (exit, the signal-mask
+ * family, gettid, clone) are never allow-class. */
+static const struct tt_table *shortcut_table;
+
+static int leave_native(void *ctx, long nr)
+{
+	(void)ctx;
+	return nr < TT_MAX_NR && shortcut_table->entries[nr].cls == TT_ALLOW;
+}
+
 static void add_range(void *ctx, uintptr_t lo, uintptr_t hi)
 {
 	struct secure_page *sp = ctx;
@@ -379,7 +391,9 @@ int sandpit_start(const struct sandpit_options *opts)
 	struct patch_config pc = { .stub = (uintptr_t)sandpit_syscall_stub,
 				   .skip_lo = (uintptr_t)__start_sandpit_text,
 				   .skip_hi = (uintptr_t)__stop_sandpit_text,
-				   .on_region = add_range, .ctx = sp };
+				   .on_region = add_range, .ctx = sp,
+				   .leave_native = mode == SANDPIT_MODE_FILTER ? leave_native : NULL };
+	shortcut_table = table;
 	struct patch_stats ps;
 	r = patch_process(&pc, &ps);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
