@@ -30,10 +30,11 @@ static uintptr_t find_mapping(const char *name)
 	return lo;
 }
 
-/* The trampoline of libc's getppid wrapper: its site is now a jmp rel32. */
-static uintptr_t getppid_trampoline(void)
+/* The trampoline of libc's munmap wrapper (a call T checks, so patched in
+ * either mode): its site is now a jmp rel32. */
+static uintptr_t munmap_trampoline(void)
 {
-	const uint8_t *p = (const uint8_t *)getppid;
+	const uint8_t *p = (const uint8_t *)munmap;
 	for (int i = 0; i < 16; i++)
 		if (p[i] == 0xe9) {
 			int32_t rel;
@@ -119,7 +120,7 @@ TEST(inv3_trusted_thread_code_cannot_be_reprotected_or_replaced)
 static int body_trampoline(void *a)
 {
 	(void)a;
-	return attack_range(getppid_trampoline());
+	return attack_range(munmap_trampoline());
 }
 
 TEST(inv3_trampolines_cannot_be_reprotected_or_replaced)
