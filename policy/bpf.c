@@ -270,7 +270,10 @@ static void check_sets(const struct policy_rule *r, const struct policy_runtime 
 			set_true(pass);
 			break;
 		}
-		add_int_range(pass, r->arg, INT_MIN, (int64_t)rt->fd_lo - 1, FD_FREE_BLOCKS);
+		/* the common descriptors first: a shape that must pick one
+		 * block picks [0, ...) */
+		add_int_range(pass, r->arg, 0, (int64_t)rt->fd_lo - 1, FD_FREE_BLOCKS - 1);
+		add_int_range(pass, r->arg, INT_MIN, -1, 1);
 		add_int_range(pass, r->arg, (int64_t)rt->fd_hi + 1, INT_MAX,
 			      FD_FREE_BLOCKS - pass->n);
 		add_int_range(fail, r->arg, rt->fd_lo, rt->fd_hi, MAX_CLAUSES);
@@ -380,27 +383,141 @@ static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
 	return 0;
 }
 
-/* allow = every rule passes; rule i's errno where rules 0..i-1 pass and i
- * fails.  Emits the allow set, or the errno sets. */
-static int thread_call(struct build *b, int nr, const struct policy_call *c, int errnos)
+/* Set `which` of a thread call: rule `which`'s errno set (rules before it
+ * pass, it fails), or with which == nrules the allow set (every rule passes). */
+static void call_set(struct build *b, const struct policy_call *c, int which, struct cset *out)
 {
-	int rc;
-
 	set_true(&b->allow);
 	for (int i = 0; i < c->nrules; i++) {
-		const struct policy_rule *r = &c->rules[i];
-
-		rule_sets(r, b->rt, &b->pass, &b->fail, b->tmp);
-		if (errnos) {
-			set_and(&b->allow, &b->fail, &b->err);
-			rc = emit(b, SCMP_ACT_ERRNO(r->err ? r->err : c->err), nr, &b->err);
-			if (rc < 0)
-				return rc;
+		rule_sets(&c->rules[i], b->rt, &b->pass, &b->fail, b->tmp);
+		if (i == which) {
+			set_and(&b->allow, &b->fail, out);
+			return;
 		}
 		set_and(&b->allow, &b->pass, &b->next);
 		b->allow = b->next;
 	}
-	return errnos ? 0 : emit(b, SCMP_ACT_ALLOW, nr, &b->allow);
+	*out = b->allow;
+}
+
+/* y holds whenever x does */
+static int implies(const struct atom *x, const struct atom *y)
+{
+	return (y->mask & ~x->mask) == 0 && (x->val & y->mask) == y->val;
+}
+
+/* The shape of one call's clauses (see the top of the file): every clause
+ * has exactly `prefix` on the arguments below k and none above, and on
+ * argument k its own low half under one common high half `high`. */
+struct shape {
+	int k; /* -1: the unconditional clause only */
+	struct atom prefix[NARGS];
+	struct atom high;
+};
+
+/* Fitted to the allow set (or the first errno set that has clauses): k is
+ * the highest argument it compares; on each argument below, the atom that
+ * keeps the most clauses; the high half of the first clause that fits. */
+static int shape_of(const struct cset *s, struct shape *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->k = -1;
+	if (!s->n || s->over)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		for (int j = 0; j < NARGS; j++)
+			if (s->c[i].a[j].mask && j > sh->k)
+				sh->k = j;
+	for (int j = 0; j < sh->k; j++) {
+		size_t best = 0;
+
+		for (size_t i = 0; i <= s->n; i++) {
+			struct atom x = { 0, 0 };
+			size_t n = 0;
+
+			if (i < s->n)
+				x = s->c[i].a[j];
+			for (size_t m = 0; m < s->n; m++)
+				n += implies(&x, &s->c[m].a[j]);
+			if (n > best) {
+				best = n;
+				sh->prefix[j] = x;
+			}
+		}
+	}
+	for (size_t i = 0; i < s->n && sh->k >= 0; i++) {
+		const struct atom *a = &s->c[i].a[sh->k];
+		int j = 0;
+
+		while (j < sh->k && implies(&sh->prefix[j], &s->c[i].a[j]))
+			j++;
+		if (j == sh->k) {
+			sh->high.mask = a->mask & ~LOW32;
+			sh->high.val = a->val & ~LOW32;
+			break;
+		}
+	}
+	return 1;
+}
+
+/* The clauses of s that fit the shape, narrowed to it (a subset stays an
+ * under-approximation). */
+static void fit(const struct shape *sh, const struct cset *s, struct cset *out)
+{
+	set_clear(out);
+	out->over = s->over;
+	for (size_t i = 0; i < s->n; i++) {
+		struct clause c;
+		int ok = 1;
+
+		for (int j = 0; j < NARGS && ok; j++) {
+			const struct atom *a = &s->c[i].a[j];
+
+			if (j < sh->k) {
+				ok = implies(&sh->prefix[j], a);
+				c.a[j] = sh->prefix[j];
+			} else if (j > sh->k) {
+				ok = a->mask == 0;
+				c.a[j] = *a;
+			} else {
+				ok = atom_and(a, &sh->high, &c.a[j]) &&
+				     (c.a[j].mask & ~LOW32) == sh->high.mask;
+			}
+		}
+		if (ok)
+			set_add(out, &c);
+	}
+}
+
+/* Emits the allow set, or the errno sets, of a thread call, in its shape. */
+static int thread_call(struct build *b, int nr, const struct policy_call *c, int errnos)
+{
+	struct shape sh;
+	int rc, found;
+
+	call_set(b, c, c->nrules, &b->err);
+	found = shape_of(&b->err, &sh);
+	for (int i = 0; i < c->nrules && !found; i++) {
+		call_set(b, c, i, &b->err);
+		found = shape_of(&b->err, &sh);
+	}
+	if (!found)
+		return 0;
+	if (!errnos) {
+		call_set(b, c, c->nrules, &b->err);
+		fit(&sh, &b->err, &b->next);
+		return emit(b, SCMP_ACT_ALLOW, nr, &b->next);
+	}
+	for (int i = 0; i < c->nrules; i++) {
+		const struct policy_rule *r = &c->rules[i];
+
+		call_set(b, c, i, &b->err);
+		fit(&sh, &b->err, &b->next);
+		rc = emit(b, SCMP_ACT_ERRNO(r->err ? r->err : c->err), nr, &b->next);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int simple_call(struct build *b, int nr, const struct policy_call *c)

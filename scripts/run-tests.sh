@@ -3,8 +3,10 @@
 # top-level TAP stream with each run's own TAP indented beneath it, then a
 # last line "N passed, N failed" that counts the individual tests.
 #   run-tests.sh [--modes] BIN... [--once] BIN...
-# Binaries after --modes run once per sandbox mode (strict, filter, and auto
-# on a forced legacy kernel, which must pick strict); after --once, once.
+# Binaries after --modes run once per sandbox mode: strict, filter, filter
+# with the fallbacks for older kernels forced (no seccomp(2), no
+# RET_KILL_PROCESS, no F_SEAL_FUTURE_WRITE, no pidfd), and auto on a forced
+# legacy kernel, which must pick strict.  After --once, once.
 # A run that dies or hangs past $TEST_TIMEOUT seconds counts as failed.
 TIMEOUT=${TEST_TIMEOUT:-300}
 runs=""
@@ -14,7 +16,7 @@ for a in "$@"; do
 	--modes) each=modes ;;
 	--once) each=once ;;
 	*) if [ $each = modes ]; then
-		runs="$runs strict:$a filter:$a legacy:$a"
+		runs="$runs strict:$a filter:$a old-filter:$a legacy:$a"
 	   else
 		runs="$runs -:$a"
 	   fi ;;
@@ -34,6 +36,8 @@ for r in $runs; do
 	out=$(mktemp)
 	case $mode in
 	strict|filter) SANDPIT_MODE=$mode timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	old-filter) SANDPIT_KERNEL=no-seccomp-syscall,no-kill-process,no-memfd-future-write,no-pidfd \
+		SANDPIT_MODE=filter timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	legacy) SANDPIT_KERNEL=legacy SANDPIT_MODE=auto timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	*) timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	esac

@@ -433,7 +433,10 @@ int sandpit_start(const struct sandpit_options *opts)
 	sp->ntids = 1;
 
 	/* ---- point of no return: T runs */
-	if (fcntl(smfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+	/* without F_SEAL_FUTURE_WRITE (before 5.1) the read-only mapping and
+	 * T's range checks are what keeps U from making it writable */
+	if (compat_has(COMPAT_MEMFD_FUTURE_WRITE) &&
+	    fcntl(smfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		die("sealing secure memory", -errno);
 	if (mmap(sp, S_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
 		die("mapping secure memory read-only", -errno);
@@ -475,8 +478,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if (mode == SANDPIT_MODE_FILTER) {
 		/* this thread only, never TSYNC: T stays outside the filter */
-		if ((r = (int)raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)sp->fprog, 0, 0)) < 0)
-			die("seccomp(SECCOMP_SET_MODE_FILTER)", r);
+		if (compat_has(COMPAT_SECCOMP_SYSCALL))
+			r = (int)raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)sp->fprog, 0, 0);
+		else /* before 3.17 */
+			r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)sp->fprog, 0, 0);
+		if (r < 0)
+			die("installing the seccomp filter", r);
 	} else if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0) {
 		die("prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)", r);
 	}

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/trusted_process.h"
 
@@ -56,11 +57,12 @@ static void say(const char *fmt, long a)
 		return;
 }
 
-/* P is ending by itself if its pidfd becomes readable soon */
+/* P is ending by itself if its end of the socket pair hangs up soon (its
+ * descriptors go when the last thread is gone) */
 static int p_is_exiting(void)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	return pidfd >= 0 && poll(&p, 1, 200) == 1;
+	struct pollfd p = { .fd = cfg->fd, .events = POLLRDHUP };
+	return poll(&p, 1, 200) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 /* The kernel writes a new thread's tid (CLONE_CHILD_SETTID) without a
@@ -71,11 +73,33 @@ static void wait_started(volatile uint32_t *w)
 		usleep(500);
 }
 
+/* A clear-child-tid word going to 0.  The kernel wakes one waiter and T
+ * may be the other: look again now and then rather than trust the wake. */
 static void futex_wait_until_zero(volatile uint32_t *w)
 {
+	struct timespec ts = { 0, 200000000 };
 	uint32_t v;
 	while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != 0)
-		syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+		syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);
+}
+
+static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
+
+/* with the lock held */
+static int free_slot(void)
+{
+	for (int s = 1; s < SM_NSLOTS; s++)
+		if (slots[s].state == SLOT_FREE)
+			return s;
+	return -1;
+}
+
+static int exiting_slots(void)
+{
+	int n = 0;
+	for (int s = 1; s < SM_NSLOTS; s++)
+		n += slots[s].state != SLOT_FREE && __atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE);
+	return n;
 }
 
 /* Every T's secure page lists every T's tid, for the NOT_TID rule. */
@@ -140,6 +164,7 @@ static void *watch_slot(void *arg)
 		slots[s].exiting = 0;
 		slots[s].state = SLOT_FREE;
 		publish_tids();
+		pthread_cond_broadcast(&slot_freed);
 		pthread_mutex_unlock(&lock);
 	}
 	return NULL;
@@ -358,10 +383,16 @@ static long check_clone(int parent)
 		return -EPERM;
 
 	pthread_mutex_lock(&lock);
-	int s;
-	for (s = 1; s < SM_NSLOTS && slots[s].state != SLOT_FREE; s++)
-		;
-	if (s == SM_NSLOTS) {
+	int s = free_slot();
+	/* a thread that has exited gives its slot back a moment later: wait
+	 * for that rather than fail a create-join loop with EAGAIN */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	while (s < 0 && exiting_slots() &&
+	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
+		s = free_slot();
+	if (s < 0) {
 		pthread_mutex_unlock(&lock);
 		return -EAGAIN;
 	}
@@ -450,7 +481,8 @@ static void __attribute__((noreturn)) run(void)
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	signal(SIGPIPE, SIG_IGN);
-	pidfd = (int)syscall(SYS_pidfd_open, cfg->pid, 0);
+	/* without pidfds (before 5.3) kill(2) by pid */
+	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, cfg->pid, 0) : -1;
 	for (int s = 0; s < SM_NSLOTS; s++)
 		pthread_cond_init(&slots[s].cond, NULL);
 	slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */

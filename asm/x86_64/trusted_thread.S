@@ -25,6 +25,7 @@
 #define PR_SET_SECCOMP 22
 #define SECCOMP_MODE_STRICT 1
 #define SECCOMP_SET_MODE_FILTER 1
+#define SECCOMP_MODE_FILTER 2
 #define POLLIN   1
 #define POLLERR  8
 #define POLLHUP  0x10
@@ -614,7 +615,13 @@ trusted_thread_main:
 	syscall
 	CHECK_B
 	jmp .Lexit_wait
-2:	mov SP_GLIBC_CTID(%r15), %rdi
+	/* the kernel woke one waiter of U's word; B's watcher waits on it too */
+2:	lea MB_CTID(%r14), %rdi
+	mov $FUTEX_WAKE, %esi
+	mov $0x7fffffff, %edx
+	mov $__NR_futex, %eax
+	syscall
+	mov SP_GLIBC_CTID(%r15), %rdi
 	test %rdi, %rdi
 	jz 3f
 	movl $0, (%rdi)
@@ -697,7 +704,14 @@ sandpit_nursery:
 	lea SP_FPROG(%r15), %rdx
 	mov $__NR_seccomp, %eax
 	syscall
-	test %rax, %rax
+	cmp $-38, %rax /* ENOSYS: before 3.17, prctl does it */
+	jne 3f
+	mov $PR_SET_SECCOMP, %edi
+	mov $SECCOMP_MODE_FILTER, %esi
+	lea SP_FPROG(%r15), %rdx
+	mov $__NR_prctl, %eax
+	syscall
+3:	test %rax, %rax
 	jnz .Ldie_nursery
 2:
 	/* U from here on: its own registers, whatever they hold */
