@@ -15,15 +15,25 @@
  * so BPF never answers differently from T; what is cut, or what BPF cannot
  * express (protected ranges, trusted tids), traps.
  *
- * Only SCMP_CMP_MASKED_EQ and SCMP_CMP_EQ are handed to libseccomp.  Ranges
- * (an fd outside sandpit's block, RULE_LE) become aligned power-of-two
- * blocks and "not equal" a bit-by-bit split, one MASKED_EQ each: libseccomp
- * 2.5.4 builds wrong programs when several rules of one call use LT/GT/GE on
- * one argument (a later node tests the high word while the accumulator still
- * holds the low one: from the rules a0 < 1000 && a1 == 0x5401 and
- * a0 < 2000 && a1 == 0x5402 it allowed a0 = 1500, a1 = 0x5401), and
- * seccomp_rule_add never returns for some mixes of SCMP_CMP_NE and
- * MASKED_EQ in rules of different actions.
+ * libseccomp 2.5.4 (Debian 12) builds wrong programs from some rule sets,
+ * so what it is given is kept to a form it gets right:
+ *
+ *  - only SCMP_CMP_MASKED_EQ and SCMP_CMP_EQ.  Ranges (an fd outside
+ *    sandpit's block, RULE_LE) become aligned power-of-two blocks, "not
+ *    equal" a bit-by-bit split.  With LT/GT it allowed a0 = 1500, a1 = 0x5401
+ *    from the rules a0 < 1000 && a1 == 0x5401, a0 < 2000 && a1 == 0x5402;
+ *    with SCMP_CMP_NE next to MASKED_EQ in rules of different actions,
+ *    seccomp_rule_add never returned.
+ *  - one shape per call: all its clauses agree on every argument but the
+ *    highest one they compare, and on that one's high half.  Where clauses
+ *    differed on a lower argument, a failed comparison on a higher one
+ *    jumped back to the next lower sibling without reloading the
+ *    accumulator (futex: a0 & 0xff == 1, a2 == pid failed for a2 = 0 and
+ *    went on to test a2, not a0, against "a0 & 0xff == 0": ALLOW).  With one
+ *    node on every level but the last, every failure ends in TRAP.
+ *
+ * Both found by the selftest that runs random policies' programs against a
+ * model of T; it is the evidence that this subset holds.
  *
  * Comparisons on descriptors and pids use the low 32 bits only (a mask of
  * 0xffffffff): the kernel truncates an int argument, and T compares 32-bit
@@ -40,7 +50,7 @@
 
 #define NARGS 6
 #define MAX_CLAUSES 64       /* per set; a longer one is dropped (it traps) */
-#define FD_FREE_BLOCKS 4     /* negative fds and [0, lo) from 0 up: 0..895 for lo 1000 */
+#define FD_FREE_BLOCKS 4     /* [0, lo) from 0 up, then negative fds: 0..895 for lo 1000 */
 #define BITSET_FAIL_BLOCKS 8
 #define RANGE_BLOCKS 8       /* RULE_LE: the first blocks from the low end */
 #define NE_BITS 32           /* "not equal": the lowest 32 bits of the mask */
@@ -576,6 +586,8 @@ int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, 
 	struct build *b;
 	int rc;
 
+	if (!out)
+		return fail_msg(err, errlen, -1, -EINVAL, "bad arguments");
 	*out = NULL;
 	if (!p || !rt || (flags & ~POLICY_BPF_NO_KILL_PROCESS))
 		return fail_msg(err, errlen, -1, -EINVAL, "bad arguments");
@@ -602,7 +614,7 @@ int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, 
 	/* the caller sets no_new_privs itself; a root caller may not need it */
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	/* about 1000 numbers: a binary search, not a linear chain */
+	/* some 500 numbers: a binary search, not a linear chain */
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc == 0)
