@@ -234,7 +234,7 @@ static int cmp_u64(const void *x, const void *y)
  * the values as blocks from 0 upwards, the first BITSET_FAIL_BLOCKS of them. */
 static void bitset_sets(const struct policy_rule *r, struct cset *pass, struct cset *fail)
 {
-	uint64_t v[64], from = 0;
+	uint64_t v[64] = { 0 }, from = 0;
 	int more = 1; /* values from `from` upwards are still to be covered */
 	size_t n = 0;
 

@@ -21,22 +21,7 @@
 
 #include "policy/policy.h"
 
-static int nr_of(const char *name)
-{
-	return seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
-}
-
-static struct policy *default_policy(void)
-{
-	struct policy *p = NULL;
-	char err[256] = "";
-
-	if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "policy_new_default: %s\n", err);
-		abort();
-	}
-	return p;
-}
+#include "policy_util.h"
 
 static struct tt_table *default_table(void)
 {

@@ -87,8 +87,14 @@ static int body_flood(void *a)
 	for (int i = 0; i < 1000; i++) {
 		pthread_t t;
 		void *r;
-		if (pthread_create(&t, NULL, nothing, (void *)(long)i) || pthread_join(t, &r))
+		int e = pthread_create(&t, NULL, nothing, (void *)(long)i);
+		if (!e)
+			e = pthread_join(t, &r);
+		if (e) {
+			flood_rss[2] = i;
+			flood_rss[3] = e;
 			return 1;
+		}
 		if ((long)r != i)
 			return 2;
 		if (i == 99)
@@ -104,6 +110,8 @@ TEST(threads_1000_create_join_leave_memory_flat)
 	ASSERT_NE(NULL, flood_rss);
 	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_flood, NULL, NULL, 120)));
 	TH_LOG("rss after 100 threads %ld pages, after 1000 %ld pages", flood_rss[0], flood_rss[1]);
+	if (flood_rss[3])
+		TH_LOG("thread %ld: %s", flood_rss[2], strerror((int)flood_rss[3]));
 	EXPECT_LT(0, flood_rss[0]);
 	EXPECT_LE(flood_rss[1], flood_rss[0] + 64); /* 256 KiB of slack, not 900 threads' worth */
 }

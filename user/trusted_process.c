@@ -81,6 +81,7 @@ static void futex_wait_until_zero(volatile uint32_t *w)
 	uint32_t v;
 	while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != 0)
 		syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); /* pass it on */
 }
 
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
