@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
+#include "user/secure_mem.h"
 
 #define BATCHES 15
 
@@ -153,6 +154,7 @@ int main(void)
 		       filter->ns[b] / filter->native[b], strict1->ns[b]);
 	printf("%-22s %10s %11.0f %7s %11.0f\n", "sandpit_start (us)", "-", strict->start_us, "",
 	       filter->start_us);
-	printf("memory per sandboxed thread: T stack 0 B (T uses none) + S 8 KiB (2 pages)\n");
+	printf("memory per sandboxed thread: T stack 0 B (T uses none) + S 8 KiB (2 pages)\n"
+	       "  + T's alternate signal stack %d KiB\n", SM_ALT_SIZE / 1024);
 	return 0;
 }

@@ -377,8 +377,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	/* P must not hold B's end, or T would never see B hang up; a
 	 * placeholder keeps the slot inside sandpit's block */
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup3(null_fd, b_fd, O_CLOEXEC) < 0)
-		return fail(-errno, "cannot close the trusted process's descriptor");
+	if (null_fd < 0 || dup3(null_fd, b_fd, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(tb_fd); /* B sees P's end go and exits */
+		trusted_process_started(mid, -1);
+		return fail(r, "cannot close the trusted process's descriptor");
+	}
 	close(null_fd);
 
 	add_range(sp, region, (uintptr_t)sp + S_LEN);
