@@ -1,6 +1,6 @@
 /* sandpit_start and the rest of the public API (include/sandpit.h): set up
  * B, S, T and the patched entry, then put the calling thread into seccomp
- * strict mode. */
+ * strict mode or under the policy's filter. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <asm/prctl.h>
 
-#include "sandpit.h"
 #include <seccomp.h>
 
+#include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/patch.h"
@@ -65,8 +65,7 @@ enum sandpit_mode sandpit_mode(void) { return mode_in_force; }
 
 int sandpit_supported(void)
 {
-	/* strict mode exists if PR_GET_SECCOMP answers */
-	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+	return compat_init(NULL, 0) == 0 && compat_has(COMPAT_STRICT);
 }
 
 /* strict, filter or auto (filter if the kernel has seccomp-bpf with
