@@ -15,14 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
+#include "checklist.h"
 
-static int wrong;
-
-static void check(const char *what, int ok)
-{
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-	wrong += !ok;
-}
 
 static long raw3(long nr, long a, long b, long c)
 {
@@ -40,12 +34,7 @@ int main(void)
 		fprintf(stderr, "checklist: %s\n", sandpit_error());
 		return 100;
 	}
-	/* strict if asked for, or auto on a kernel without seccomp-bpf */
-	const char *asked = getenv("SANDPIT_MODE"), *kernel = getenv("SANDPIT_KERNEL");
-	int strict = (asked && !strcmp(asked, "strict")) ||
-		     (!(asked && !strcmp(asked, "filter")) && kernel && !strcmp(kernel, "legacy"));
-	enum sandpit_mode want = strict ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER;
-	check("sandpit_mode() is the mode asked for", sandpit_mode() == want);
+	check("sandpit_mode() is the mode asked for", sandpit_mode() == mode_asked());
 
 	check("allowed: getppid()", getppid() == ppid);
 	check("allowed: raw syscall getppid", raw3(SYS_getppid, 0, 0, 0) == ppid);

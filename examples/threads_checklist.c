@@ -13,14 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sandpit.h>
+#include "checklist.h"
 
-static int wrong;
-
-static void check(const char *what, int ok)
-{
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-	wrong += !ok;
-}
 
 static void *reader(void *arg)
 {
@@ -59,12 +53,7 @@ int main(void)
 		fprintf(stderr, "threads_checklist: %s\n", sandpit_error());
 		return 100;
 	}
-	/* strict if asked for, or auto on a kernel without seccomp-bpf */
-	const char *asked = getenv("SANDPIT_MODE"), *kernel = getenv("SANDPIT_KERNEL");
-	int strict = (asked && !strcmp(asked, "strict")) ||
-		     (!(asked && !strcmp(asked, "filter")) && kernel && !strcmp(kernel, "legacy"));
-	enum sandpit_mode want = strict ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER;
-	check("sandpit_mode() is the mode asked for", sandpit_mode() == want);
+	check("sandpit_mode() is the mode asked for", sandpit_mode() == mode_asked());
 
 	pthread_t t[8];
 	int created = 0, same = 1;
