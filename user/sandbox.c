@@ -101,6 +101,12 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 	if (!compat_has(COMPAT_STRICT))
 		return fail(-ENOSYS, "this kernel has no seccomp strict mode");
 	*out = m == SANDPIT_MODE_AUTO ? (filter_ok ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT) : m;
+	/* under someone else's filter already (systemd, a container): strict
+	 * mode can no longer be entered, and finding out after T exists would
+	 * cost the process its life */
+	if (*out == SANDPIT_MODE_STRICT && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2)
+		return fail(-EPERM, "this process already runs under a seccomp filter, so strict mode "
+				    "cannot be entered; use filter mode");
 	return 0;
 }
 
