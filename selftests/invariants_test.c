@@ -8,6 +8,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
@@ -513,6 +515,20 @@ TEST(api_bad_and_unavailable_modes_fail_clearly)
 static int body_mode(void *a)
 {
 	return sandpit_mode() == *(enum sandpit_mode *)a ? 0 : 1;
+}
+
+TEST(api_strict_refused_cleanly_under_an_existing_filter)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+	ASSERT_EQ(0, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
+	setenv("SANDPIT_MODE", "strict", 1);
+	EXPECT_EQ(-EPERM, sandpit_start(NULL));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "filter"));
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+	/* and nothing was left behind: the process carries on unsandboxed */
+	EXPECT_LE(0, getppid());
 }
 
 TEST(api_auto_on_a_legacy_kernel_runs_strict)
