@@ -11,7 +11,10 @@
  * registers (invariant 2: load, check, use).  T has no stack (rsp = 0): it
  * never pushes, and a stray push faults and, with every signal blocked,
  * kills the whole process (invariant 5).  All signals are blocked in T, so
- * no handler of U's choosing ever runs on it (invariant 1). */
+ * no handler of U's choosing ever runs on it (invariant 1); the one it lets
+ * through, during a wait made for U, is sandpit's own interrupt, which never
+ * returns through its frame (sandpit_intr_handler).
+ * Also here: the nursery every new thread of U's starts in. */
 #include <asm/unistd.h>
 #include "user/secure_mem.h"
 #include "policy/t_table.h"
