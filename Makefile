@@ -97,6 +97,14 @@ check-asan: deps
 		build-asan/selftests/policy_test build-asan/selftests/patch_test
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test build-asan/selftests/patch_test
 
+# libFuzzer on B's path parsing, for FUZZ_SECONDS (default 60)
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@mkdir -p $(BUILD)/fuzz
+	clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $(BUILD)/fuzz/path_fuzz \
+		selftests/fuzz/path_fuzz.c $(wildcard policy/*.c) -lseccomp
+	$(BUILD)/fuzz/path_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=512
+
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done
@@ -115,5 +123,5 @@ lint:
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan demo bench install lint clean
+.PHONY: all deps tests check check-asan fuzz demo bench install lint clean
 .SECONDARY:

@@ -1,0 +1,30 @@
+/* libFuzzer target for what B parses from the untrusted side: a path as U
+ * wrote it, normalised, resolved against a cwd, checked against the grants.
+ *     make fuzz            (clang, -fsanitize=fuzzer,address,undefined) */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "policy/policy.h"
+
+static struct policy *pol;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[4200], out[4200], res[4200];
+	char err[256];
+	if (!pol && policy_new_default(&pol, NULL, NULL, err, sizeof(err)) < 0)
+		abort();
+	if (size >= sizeof(path))
+		size = sizeof(path) - 1;
+	memcpy(path, data, size);
+	path[size] = 0;
+	if (path_normalise(path, out, sizeof(out)) == 0) {
+		policy_check_path(pol, getpid(), out, PA_READ);
+		policy_check_path(pol, getpid(), out, PA_WRITE);
+	}
+	/* resolution reads the real filesystem: only under a scratch cwd */
+	if (path_resolve(getpid(), "/tmp", path, size & 1 ? PATH_NOFOLLOW : 0, res, sizeof(res)) == 0)
+		policy_check_path(pol, getpid(), res, PA_READ);
+	return 0;
+}
