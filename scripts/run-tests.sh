@@ -24,6 +24,7 @@ for a in "$@"; do
 done
 passed=0
 failed=0
+skipped=0
 n=0
 total=$(echo $runs | wc -w)
 echo "TAP version 13"
@@ -44,7 +45,9 @@ for r in $runs; do
 	rc=$?
 	[ "$mode" = - ] || name="$name [$mode]"
 	sed 's/^/  /' "$out"
-	p=$(grep -cE '^ok [0-9]+' "$out")
+	p=$(grep -E '^ok [0-9]+' "$out" | grep -vc '# SKIP')
+	k=$(grep -E '^ok [0-9]+' "$out" | grep -c '# SKIP')
+	skipped=$((skipped + k))
 	f=$(grep -cE '^not ok [0-9]+' "$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1 # crashed or timed out outside any test
@@ -58,5 +61,6 @@ for r in $runs; do
 	fi
 	rm -f "$out"
 done
+[ "$skipped" -eq 0 ] || echo "# $skipped skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -460,6 +460,77 @@ TEST(inv2_toctou_path_flip_never_opens_forbidden_file)
 	       fl->opened_secret);
 }
 
+/* A component of a path in a write grant swapped for a symlink out of it
+ * between B's check and the open: the swap is one atomic rename. */
+struct swap {
+	char grant[64], secret[64];
+	volatile int stop;
+	volatile int writes;
+};
+
+static int body_swap(void *a)
+{
+	struct swap *sw = a;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/d/file", sw->grant);
+	for (int i = 0; i < 3000; i++) {
+		int fd = open(path, O_WRONLY | O_APPEND);
+		if (fd < 0)
+			continue;
+		if (write(fd, "X", 1) == 1)
+			sw->writes++;
+		close(fd);
+	}
+	sw->stop = 1;
+	return 0;
+}
+
+TEST(inv2_symlink_swap_in_a_write_grant_never_leads_out)
+{
+	if (!suite_has_openat2())
+		SKIP(return, "write grants need openat2 (see api_write_grant_refused_without_openat2)");
+	struct swap *sw = shared_page(sizeof(*sw));
+	ASSERT_NE(NULL, sw);
+	strcpy(sw->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(sw->secret, "/tmp/sandpit-secret-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(sw->grant));
+	ASSERT_NE(NULL, mkdtemp(sw->secret));
+	char d[128], l[128], file[128], secret_file[128];
+	snprintf(d, sizeof(d), "%s/d", sw->grant);
+	snprintf(l, sizeof(l), "%s/l", sw->grant);
+	snprintf(file, sizeof(file), "%s/d/file", sw->grant);
+	snprintf(secret_file, sizeof(secret_file), "%s/file", sw->secret);
+	ASSERT_EQ(0, mkdir(d, 0700));
+	close(open(file, O_CREAT | O_WRONLY, 0600));
+	int fd = open(secret_file, O_CREAT | O_WRONLY, 0600);
+	ASSERT_EQ(6, write(fd, "SECRET", 6));
+	close(fd);
+	ASSERT_EQ(0, symlink(sw->secret, l));
+	pid_t swapper = fork();
+	ASSERT_LE(0, swapper);
+	if (swapper == 0) {
+		while (!sw->stop)
+			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, 2 /* RENAME_EXCHANGE */);
+		_exit(0);
+	}
+	const char *w[] = { sw->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int st = run_sandboxed_opts(body_swap, sw, &o, 60);
+	sw->stop = 1;
+	waitpid(swapper, NULL, 0);
+	char buf[64] = "";
+	fd = open(secret_file, O_RDONLY);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	EXPECT_EQ(0, outcome(st));
+	EXPECT_EQ(6, n);
+	EXPECT_STREQ("SECRET", buf);
+	TH_LOG("%d writes landed inside the grant", sw->writes);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", sw->grant, sw->secret);
+	EXPECT_EQ(0, system(cmd));
+}
+
 /* ------------------------------------------------------------ the API */
 
 static void *sleeper(void *a)
@@ -529,6 +600,16 @@ TEST(api_strict_refused_cleanly_under_an_existing_filter)
 	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
 	/* and nothing was left behind: the process carries on unsandboxed */
 	EXPECT_LE(0, getppid());
+}
+
+TEST(api_write_grant_refused_without_openat2)
+{
+	const char *w[] = { "/tmp", NULL };
+	struct sandpit_options o = { .allow_write = w };
+	setenv("SANDPIT_KERNEL", "no-openat2", 1);
+	EXPECT_EQ(-EOPNOTSUPP, sandpit_start(&o));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "openat2"));
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
 }
 
 TEST(api_auto_on_a_legacy_kernel_runs_strict)

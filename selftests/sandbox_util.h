@@ -21,6 +21,13 @@
 
 /* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
  * (or nothing) means filter when the kernel has it. */
+/* write grants need openat2; a forced legacy kernel has none */
+static inline int suite_has_openat2(void)
+{
+	const char *k = getenv("SANDPIT_KERNEL");
+	return !k || (strcmp(k, "legacy") && !strstr(k, "no-openat2"));
+}
+
 static inline enum sandpit_mode suite_mode(void)
 {
 	const char *m = getenv("SANDPIT_MODE");

@@ -303,6 +303,12 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
 	if (opts && opts->policy_file)
 		return fail(-EOPNOTSUPP, "policy files are not supported yet (%s)", opts->policy_file);
+	/* in a write grant U can swap a directory for a symlink between B's
+	 * check and the open; only openat2's RESOLVE_NO_SYMLINKS stops that */
+	if (opts && opts->allow_write && opts->allow_write[0] && !compat_has(COMPAT_OPENAT2))
+		return fail(-EOPNOTSUPP, "write grants (%s) need openat2, which this kernel %s",
+			    opts->allow_write[0],
+			    getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)" : "lacks");
 	if ((r = count_threads()) != 1)
 		return fail(r < 0 ? r : -EBUSY,
 			    "sandpit_start: %d threads exist; call it before creating any", r);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -234,6 +235,31 @@ static int in_protected(uint64_t a)
 	return 0;
 }
 
+/* The resolved path has no symlink in it.  An open goes to T as openat2
+ * with RESOLVE_NO_SYMLINKS, so that a component swapped for a symlink after
+ * the check (U may rename in a write grant) fails the open with ELOOP
+ * instead of leading it out of the grant.  The path stays where
+ * check_path put it; struct open_how follows it in S. */
+static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long flags, long mode)
+{
+	size_t at = (pathlen + 7) & ~(size_t)7;
+	struct open_how how = {
+		.flags = (uint64_t)(uint32_t)flags,
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode & 07777 : 0,
+		.resolve = RESOLVE_NO_SYMLINKS,
+	};
+	if (at + sizeof(how) > SP_DATA_SIZE)
+		return -ENAMETOOLONG;
+	memcpy(sp->data + at, &how, sizeof(how));
+	sp->nr = SYS_openat2;
+	sp->args[0] = (uint64_t)(int64_t)AT_FDCWD;
+	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
+	sp->args[2] = (uint64_t)(uintptr_t)(sp->data + at);
+	sp->args[3] = sizeof(how);
+	sp->args[4] = sp->args[5] = 0;
+	return 0;
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
@@ -284,6 +310,8 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
 	if (pa->dirfd_arg >= 0)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
+	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
+		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
 	return 0;
 }
 
