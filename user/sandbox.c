@@ -285,6 +285,18 @@ static long raw(long nr, long a0, long a1, long a2, long a3, long a4)
 	return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, 0);
 }
 
+/* One of sandpit's own handlers, with its own restorer; after the point of
+ * no return, so a failure kills the process. */
+static void install_handler(int sig, void (*fn)(int, void *, void *), unsigned long flags,
+			    uint64_t mask, const char *what)
+{
+	struct k_sigaction sa = { (uint64_t)(uintptr_t)fn, SA_SIGINFO | SANDPIT_SA_RESTORER | flags,
+				  (uint64_t)(uintptr_t)sandpit_restorer, mask };
+	long r = raw(SYS_rt_sigaction, sig, (long)&sa, 0, 8, 0);
+	if (r < 0)
+		die(what, r);
+}
+
 static struct policy *policy;
 static struct trusted_process_config tp;
 
@@ -461,30 +473,16 @@ int sandpit_start(const struct sandpit_options *opts)
 		die("arch_prctl(ARCH_SET_GS)", r);
 	raw(SYS_set_tid_address, (long)&mb->ctid, 0, 0, 0, 0);
 
-	/* on the alternate stack if the thread has one: the program's own
-	 * handler may be there for stack overflows */
-	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } sa = {
-		(void *)u_sigsegv, SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER,
-		(void *)sandpit_restorer, 0
-	};
-	if ((r = (int)raw(SYS_rt_sigaction, SIGSEGV, (long)&sa, 0, 8, 0)) < 0)
-		die("installing the SIGSEGV handler", r);
-	sa.handler = (void *)u_sandpit_sig;
-	sa.flags = SA_SIGINFO | SA_RESTART | SANDPIT_SA_RESTORER;
-	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG, (long)&sa, 0, 8, 0)) < 0)
-		die("installing sandpit's signal handler", r);
+	/* rdtsc emulation and the program's SIGSEGV handler, on the alternate
+	 * stack if the thread has one (the program's handler may be there for
+	 * stack overflows) */
+	install_handler(SIGSEGV, u_sigsegv, SA_ONSTACK, 0, "installing the SIGSEGV handler");
+	install_handler(SANDPIT_SIG, u_sandpit_sig, SA_RESTART, 0, "installing sandpit's signal handler");
 	/* T's interrupt: on T's alternate stack, nothing else on top of it */
-	sa.handler = (void *)sandpit_intr_handler;
-	sa.flags = SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER;
-	sa.mask = ~0ull;
-	if ((r = (int)raw(SYS_rt_sigaction, SANDPIT_SIG_INTR, (long)&sa, 0, 8, 0)) < 0)
-		die("installing sandpit's interrupt handler", r);
-	sa.mask = 0;
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, ~0ull,
+			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
-	sa.handler = (void *)u_sigsys;
-	sa.flags = SA_SIGINFO | SA_ONSTACK | SANDPIT_SA_RESTORER;
-	if ((r = (int)raw(SYS_rt_sigaction, SIGSYS, (long)&sa, 0, 8, 0)) < 0)
-		die("installing the SIGSYS handler", r);
+	install_handler(SIGSYS, u_sigsys, SA_ONSTACK, 0, "installing the SIGSYS handler");
 	uint64_t unblock = (1ull << (SANDPIT_SIG - 1)) | (1ull << (SIGSYS - 1));
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);

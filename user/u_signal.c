@@ -4,6 +4,7 @@
  * TSC) to execute it, writes the result into the interrupted registers and
  * steps over the instruction.  Any other fault restores the default action
  * so that the retried instruction kills the process. */
+#include <asm/unistd.h>
 #include <sys/ucontext.h>
 #include "user/runtime.h"
 
@@ -129,9 +130,9 @@ static int raised_by_request(const struct u_state *st, const struct mailbox *mb,
 {
 	const uint64_t *a = mb->args;
 	switch (mb->nr) {
-	case 234: /* tgkill */
+	case __NR_tgkill:
 		return (int32_t)a[0] == st->pid && (int32_t)a[1] == st->tid && (int32_t)a[2] == sig;
-	case 62: /* kill */
+	case __NR_kill:
 		return (int32_t)a[0] == st->pid && (int32_t)a[1] == sig;
 	}
 	return 0;
