@@ -433,11 +433,9 @@ static long check_clone(int parent)
 	cmb->clone_regs[CR_RSP / 8] = stack - 128 - 8;
 	cmb->ctid = START_MARK;
 	cmb->t_ctid = START_MARK;
-	for (int i = 0, n = 0; i < SM_NSLOTS; i++)
-		if (t_tids[i])
-			child->tids[n++] = t_tids[i], child->ntids = (uint32_t)n;
 	slots[s].exiting = 0;
 	slots[s].state = SLOT_STARTING;
+	publish_tids(); /* the new slot's T needs the list too */
 	pthread_cond_signal(&slots[s].cond);
 	pthread_mutex_unlock(&lock);
 
