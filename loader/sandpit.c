@@ -4,6 +4,7 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "loader/run.h"
 
 #define EXIT_USAGE 2
 
@@ -12,7 +13,7 @@ static int usage(FILE *f)
 	fputs("usage: sandpit probe\n"
 	      "       sandpit policy show\n"
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
-	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]  (not yet)\n",
+	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -48,7 +49,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "policy") && argc == 3 && !strcmp(argv[2], "show"))
 		return policy_show();
-	if (!strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "bench") ||
+	if (!strcmp(cmd, "run"))
+		return run_main(argc - 2, argv + 2);
+	if (!strcmp(cmd, "profile") || !strcmp(cmd, "bench") ||
 	    !strcmp(cmd, "policy")) {
 		fprintf(stderr, "sandpit: '%s' is not implemented yet\n", cmd);
 		return EXIT_USAGE;

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <Zydis/Zydis.h>
 #include "user/patch.h"
@@ -40,6 +41,52 @@
 static uintptr_t page_down(uintptr_t a) { return a & ~(PAGE - 1); }
 static uintptr_t page_up(uintptr_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
 
+/* ---- memory and system calls: libc's, or the caller's (see patch_ops) ---- */
+
+static long libc_sys(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long r = syscall(nr, a0, a1, a2, a3, a4, a5);
+
+	return r == -1 ? -errno : r;
+}
+
+static const struct patch_ops libc_ops = { malloc, realloc, free, libc_sys };
+static const struct patch_ops *ops = &libc_ops;
+static const struct patch_config *cfg_now;
+
+static void use_ops(const struct patch_config *cfg)
+{
+	cfg_now = cfg;
+	ops = cfg->ops ? cfg->ops : &libc_ops;
+}
+
+static void *p_calloc(size_t n, size_t size)
+{
+	void *q = n && size > SIZE_MAX / n ? NULL : ops->alloc(n * size);
+
+	if (q)
+		memset(q, 0, n * size);
+	return q;
+}
+
+#define p_sys(nr, a0, a1, a2, a3, a4, a5) \
+	ops->sys(nr, (long)(a0), (long)(a1), (long)(a2), (long)(a3), (long)(a4), (long)(a5))
+
+static long p_mmap(uintptr_t a, size_t n, int prot, int flags)
+{
+	return p_sys(SYS_mmap, a, n, prot, flags | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+static int p_mprotect(uintptr_t a, size_t n, int prot)
+{
+	return (int)p_sys(SYS_mprotect, a, n, prot, 0, 0, 0);
+}
+
+static void p_munmap(uintptr_t a, size_t n)
+{
+	p_sys(SYS_munmap, a, n, 0, 0, 0, 0);
+}
+
 static int grow(void *pp, unsigned *cap, unsigned n, size_t elem)
 {
 	void **p = pp;
@@ -49,7 +96,7 @@ static int grow(void *pp, unsigned *cap, unsigned n, size_t elem)
 	if (n < *cap)
 		return 0;
 	c = *cap ? *cap * 2 : 64;
-	q = realloc(*p, (size_t)c * elem);
+	q = ops->realloc(*p, (size_t)c * elem);
 	if (!q)
 		return -ENOMEM;
 	*p = q;
@@ -64,6 +111,8 @@ enum { VMA_STACK = 1, VMA_VDSO = 2 };
 struct vma {
 	uintptr_t lo, hi;
 	int prot, kind;
+	unsigned long off, ino;   /* file offset and inode (0: anonymous) */
+	unsigned dev_major, dev_minor;
 };
 
 struct maps {
@@ -71,38 +120,41 @@ struct maps {
 	unsigned n, cap;
 };
 
-static char *slurp(const char *path)
+static char *slurp(const char *path, int *err)
 {
 	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
+	char *buf = ops->alloc(cap);
+	int fd = (int)p_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	long r;
 
+	*err = fd < 0 ? fd : -ENOMEM;
 	if (!buf || fd < 0)
 		goto fail;
-	while ((r = read(fd, buf + len, cap - len - 1)) != 0) {
+	while ((r = p_sys(SYS_read, fd, buf + len, cap - len - 1, 0, 0, 0)) != 0) {
 		char *nb;
 
 		if (r < 0) {
-			if (errno == EINTR)
+			if (r == -EINTR)
 				continue;
+			*err = (int)r;
 			goto fail;
 		}
 		len += r;
 		if (cap - len > 1)
 			continue;
-		nb = realloc(buf, cap *= 2);
+		nb = ops->realloc(buf, cap *= 2);
+		*err = -ENOMEM;
 		if (!nb)
 			goto fail;
 		buf = nb;
 	}
 	buf[len] = 0;
-	close(fd);
+	p_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	return buf;
 fail:
 	if (fd >= 0)
-		close(fd);
-	free(buf);
+		p_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	ops->release(buf);
 	return NULL;
 }
 
@@ -116,12 +168,21 @@ static void parse_vma(char *line, struct vma *v)
 	v->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
 		  (p[2] == 'x' ? PROT_EXEC : 0);
 	/* perms, offset, dev, inode, then the optional path */
+	v->off = v->ino = 0;
+	v->dev_major = v->dev_minor = 0;
 	for (int field = 0; field < 4; field++) {
 		p = strchr(p, ' ');
 		while (p && *p == ' ')
 			p++;
 		if (!p)
 			break;
+		if (field == 0)
+			v->off = strtoul(p, NULL, 16);
+		else if (field == 1)
+			v->dev_major = (unsigned)strtoul(p, &path, 16),
+			v->dev_minor = *path == ':' ? (unsigned)strtoul(path + 1, NULL, 16) : 0;
+		else if (field == 2)
+			v->ino = strtoul(p, NULL, 10);
 	}
 	path = p ? p : "";
 	v->kind = !strcmp(path, "[stack]") ? VMA_STACK : !strcmp(path, "[vdso]") ? VMA_VDSO : 0;
@@ -129,23 +190,24 @@ static void parse_vma(char *line, struct vma *v)
 
 static int maps_read(struct maps *m)
 {
-	char *buf = slurp("/proc/self/maps"), *line, *nl;
+	int err;
+	char *buf = slurp("/proc/self/maps", &err), *line, *nl;
 
 	m->n = 0;
 	if (!buf)
-		return errno ? -errno : -ENOMEM;
+		return err;
 	for (line = buf; *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (!nl)
 			break;
 		*nl = 0;
 		if (grow(&m->v, &m->cap, m->n, sizeof *m->v)) {
-			free(buf);
+			ops->release(buf);
 			return -ENOMEM;
 		}
 		parse_vma(line, &m->v[m->n++]);
 	}
-	free(buf);
+	ops->release(buf);
 	return 0;
 }
 
@@ -210,23 +272,76 @@ static int add_vdso(struct mod_list *l)
 	return l->err;
 }
 
-static int modules_collect(struct mod_list *l)
+/* An object mapped without ld.so's knowledge (what `sandpit run` loads, or
+ * a library the program's own ld.so maps): its ELF header is at the start
+ * of the mapping of the same file at offset 0. */
+static void add_from_header(struct mod_list *l, const struct maps *m, const struct vma *x)
 {
-	dl_iterate_phdr(collect_cb, l);
-	return l->err ? l->err : add_vdso(l);
+	const struct vma *h = NULL;
+	const ElfW(Ehdr) *eh;
+	struct dl_phdr_info info = {0};
+
+	for (unsigned i = 0; i < m->n && !h; i++)
+		if (m->v[i].ino == x->ino && m->v[i].dev_major == x->dev_major &&
+		    m->v[i].dev_minor == x->dev_minor && m->v[i].off == 0 &&
+		    (m->v[i].prot & PROT_READ) && m->v[i].lo <= x->lo)
+			h = &m->v[i];
+	if (!h || h->hi - h->lo < sizeof *eh)
+		return;
+	eh = (const void *)h->lo;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > h->hi - h->lo)
+		return;
+	info.dlpi_phdr = (const void *)(h->lo + eh->e_phoff);
+	info.dlpi_phnum = eh->e_phnum;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (info.dlpi_phdr[i].p_type == PT_LOAD) {
+			if (eh->e_type == ET_DYN)
+				info.dlpi_addr = h->lo - page_down(info.dlpi_phdr[i].p_vaddr);
+			break;
+		}
+	collect_cb(&info, sizeof info, l);
+}
+
+static bool module_covers(const struct mod_list *l, uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (lo < l->m[i].hi && hi > l->m[i].lo)
+			return true;
+	return false;
+}
+
+/* Everything executable: ld.so's list (unless the patcher runs inside the
+ * sandbox, where libc's locks and thread pointer are not its own), the vDSO,
+ * and file mappings with an ELF header that ld.so does not know. */
+static int modules_collect(struct mod_list *l, bool use_ldso)
+{
+	struct maps m = {0};
+	int r;
+
+	if (use_ldso)
+		dl_iterate_phdr(collect_cb, l);
+	if (l->err || (r = add_vdso(l)) || (r = maps_read(&m)))
+		return l->err ? l->err : r;
+	for (unsigned i = 0; i < m.n && !l->err; i++)
+		if ((m.v[i].prot & PROT_EXEC) && m.v[i].ino && !module_covers(l, m.v[i].lo, m.v[i].hi))
+			add_from_header(l, &m, &m.v[i]);
+	ops->release(m.v);
+	return l->err;
 }
 
 /* The object whose executable segment contains [lo, hi), else a bare one. */
 static int module_find(uintptr_t lo, uintptr_t hi, struct module *out)
 {
 	struct mod_list l = {0};
-	int r = modules_collect(&l);
+	int r = modules_collect(&l, !cfg_now->ops);
 
 	*out = (struct module){ .lo = lo, .hi = hi };
 	for (unsigned i = 0; !r && i < l.n; i++)
 		if (lo >= l.m[i].lo && hi <= l.m[i].hi)
 			*out = l.m[i];
-	free(l.m);
+	ops->release(l.m);
 	return r;
 }
 
@@ -508,11 +623,30 @@ struct span {
 	bool sorted;
 };
 
-static int cmp_addr(const void *a, const void *b)
+/* heapsort: libc's qsort may allocate, and must not at run time */
+static void sift(uintptr_t *v, size_t i, size_t n)
 {
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && v[c + 1] > v[c])
+			c++;
+		if (v[i] >= v[c])
+			return;
+		uintptr_t t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+	}
+}
 
-	return (x > y) - (x < y);
+static void sort_addrs(uintptr_t *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(v, i, n);
+	while (n-- > 1) {
+		uintptr_t t = v[0];
+		v[0] = v[n];
+		v[n] = t;
+		sift(v, 0, n);
+	}
 }
 
 static void span_start(struct span *s, const ZydisDecoder *dec, uintptr_t lo, uintptr_t end)
@@ -612,7 +746,7 @@ static bool known_inner_target(struct span *s, uintptr_t lo, uintptr_t hi)
 		return false;
 	}
 	if (!s->sorted) {
-		qsort(s->tgt, s->n_tgt, sizeof *s->tgt, cmp_addr);
+		sort_addrs(s->tgt, s->n_tgt);
 		s->sorted = true;
 	}
 	while (a < b) {
@@ -700,8 +834,8 @@ static bool span_inner_target(struct span *s, uintptr_t lo, uintptr_t hi)
 
 static void span_free(struct span *s)
 {
-	free(s->ins);
-	free(s->tgt);
+	ops->release(s->ins);
+	ops->release(s->tgt);
 }
 
 /* ---- planning ---- */
@@ -934,7 +1068,7 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 static int scan_push(uintptr_t **v, unsigned *n, unsigned *cap, uintptr_t a)
 {
 	if (grow(v, cap, *n, sizeof **v)) {
-		free(*v);
+		ops->release(*v);
 		*v = NULL;
 		return -ENOMEM;
 	}
@@ -994,14 +1128,14 @@ static int analyse(struct planner *p)
 	if (r)
 		return r;
 	p->plan->st.candidates = n;
-	p->plan->site = calloc(n ? n : 1, sizeof *p->plan->site);
+	p->plan->site = p_calloc(n ? n : 1, sizeof *p->plan->site);
 	if (!p->plan->site) {
-		free(cand);
+		ops->release(cand);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < n; i++)
 		plan_candidate(p, cand[i]);
-	free(cand);
+	ops->release(cand);
 	return 0;
 }
 
@@ -1240,13 +1374,13 @@ static int encode_tramp(struct planner *p, struct patch_site *s, struct emit *e)
 static int encode(struct planner *p)
 {
 	struct patch_plan *pl = p->plan;
-	struct emit e = { .buf = calloc(1, p->bound), .cap = p->bound, .base = pl->region };
+	struct emit e = { .buf = p_calloc(1, p->bound), .cap = p->bound, .base = pl->region };
 	unsigned j = 0;
 
 	if (!e.buf)
 		return -ENOMEM;
 	if (encode_fixed(p)) {
-		free(e.buf);
+		ops->release(e.buf);
 		return -EINVAL;
 	}
 	memcpy(e.buf, &p->cfg->stub, PATCH_SLOT_SIZE);
@@ -1297,10 +1431,10 @@ static void place_try(struct placement *pl, uintptr_t a)
 static uintptr_t place_region(const struct maps *m, uintptr_t lo, uintptr_t hi, size_t size)
 {
 	struct placement pl = { .lo = lo, .hi = hi, .size = size, .dist = UINTPTR_MAX };
-	uintptr_t brk = (uintptr_t)sbrk(0), prev = 0, guard = STACK_GUARD_MAX;
+	uintptr_t brk = (uintptr_t)p_sys(SYS_brk, 0, 0, 0, 0, 0, 0), prev = 0, guard = STACK_GUARD_MAX;
 	struct rlimit rl;
 
-	if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur < STACK_GUARD_MAX)
+	if (!p_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, &rl, 0, 0) && rl.rlim_cur < STACK_GUARD_MAX)
 		guard = page_up(rl.rlim_cur);
 	pl.avoid[1][0] = brk;
 	pl.avoid[1][1] = brk + HEAP_GUARD;
@@ -1328,22 +1462,21 @@ static int region_map(struct maps *m, uintptr_t lo, uintptr_t hi, size_t size, u
 	for (int tries = 0; tries < 2; tries++) {
 		int r = tries ? maps_read(m) : 0;
 		uintptr_t a = r ? 0 : place_region(m, lo, hi, size);
-		void *q;
+		long q;
 
 		if (r)
 			return r;
 		if (!a)
 			return -ENOMEM;
-		q = mmap((void *)a, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (q == (void *)a) {
+		q = p_mmap(a, size, PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE);
+		if (q == (long)a) {
 			*out = a;
 			return 0;
 		}
-		if (q != MAP_FAILED)
-			munmap(q, size);    /* old kernel: the hint was ignored */
-		else if (errno != EEXIST)
-			return -errno;
+		if (q >= 0)
+			p_munmap(q, size);  /* old kernel: the hint was ignored */
+		else if (q != -EEXIST)
+			return (int)q;
 	}
 	return -EEXIST;
 }
@@ -1355,20 +1488,19 @@ static int region_map(struct maps *m, uintptr_t lo, uintptr_t hi, size_t size, u
 static int vdso_replace(const struct vma *v)
 {
 	size_t n = v->hi - v->lo;
-	void *copy = malloc(n);
-	void *q;
+	void *copy = ops->alloc(n);
+	long q;
 
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, (void *)v->lo, n);
-	q = mmap((void *)v->lo, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		 -1, 0);
-	if (q == MAP_FAILED) {
-		free(copy);
-		return -errno;
+	q = p_mmap(v->lo, n, PROT_READ | PROT_WRITE, MAP_FIXED);
+	if (q < 0) {
+		ops->release(copy);
+		return (int)q;
 	}
-	memcpy(q, copy, n);
-	free(copy);
+	memcpy((void *)q, copy, n);
+	ops->release(copy);
 	return 0;
 }
 
@@ -1378,7 +1510,7 @@ static int text_access(const struct maps *m, uintptr_t lo, uintptr_t hi, bool op
 	for (unsigned i = 0; i < m->n; i++) {
 		const struct vma *v = &m->v[i];
 		uintptr_t a = v->lo > lo ? v->lo : lo, b = v->hi < hi ? v->hi : hi;
-		int prot = v->prot;
+		int prot = v->prot, r;
 
 		if (a >= b)
 			continue;
@@ -1390,12 +1522,14 @@ static int text_access(const struct maps *m, uintptr_t lo, uintptr_t hi, bool op
 			a = v->lo;
 			b = v->hi;
 			prot = open ? PROT_READ | PROT_WRITE : PROT_READ | PROT_EXEC;
-		} else if (open) {
+		} else if (open && !cfg_now->wx_apart) {
 			/* keep X: the patcher's own libc may live on these pages */
 			prot |= PROT_WRITE | PROT_EXEC;
+		} else if (open) {
+			prot = (prot | PROT_WRITE) & ~PROT_EXEC;
 		}
-		if (mprotect((void *)a, b - a, prot))
-			return -errno;
+		if ((r = p_mprotect(a, b - a, prot)))
+			return r;
 	}
 	return 0;
 }
@@ -1415,7 +1549,7 @@ static int encode_site(const struct patch_plan *pl, const struct patch_site *s, 
 
 static int write_sites(const struct patch_plan *pl, const struct maps *m)
 {
-	uint8_t (*bytes)[SITE_MAX] = malloc((size_t)pl->n_site * SITE_MAX);
+	uint8_t (*bytes)[SITE_MAX] = ops->alloc((size_t)pl->n_site * SITE_MAX);
 	const struct patch_site *s = pl->site;
 	uintptr_t lo = page_down(s[0].lo), hi = page_up(s[pl->n_site - 1].hi);
 	int r = bytes ? 0 : -ENOMEM, closed;
@@ -1423,7 +1557,7 @@ static int write_sites(const struct patch_plan *pl, const struct maps *m)
 	for (unsigned i = 0; !r && i < pl->n_site; i++)
 		r = encode_site(pl, &s[i], bytes[i]);
 	if (r) {
-		free(bytes);
+		ops->release(bytes);
 		return r;
 	}
 	r = text_access(m, lo, hi, true);
@@ -1433,7 +1567,7 @@ static int write_sites(const struct patch_plan *pl, const struct maps *m)
 		memcpy((void *)s[i].lo, bytes[i], JMP_LEN);
 	}
 	closed = text_access(m, lo, hi, false);
-	free(bytes);
+	ops->release(bytes);
 	return r ? r : closed;
 }
 
@@ -1449,18 +1583,16 @@ static int commit(struct planner *p)
 	if (!r && pl->n_site) {
 		memcpy((void *)pl->region, pl->code, pl->code_len);
 		if (page_up(pl->code_len) < size)
-			munmap((void *)(pl->region + page_up(pl->code_len)),
-			       size - page_up(pl->code_len));
+			p_munmap(pl->region + page_up(pl->code_len), size - page_up(pl->code_len));
 		size = page_up(pl->code_len);
-		if (mprotect((void *)pl->region, size, PROT_READ | PROT_EXEC))
-			r = -errno;
-		else if (p->cfg->on_region)
+		r = p_mprotect(pl->region, size, PROT_READ | PROT_EXEC);
+		if (!r && p->cfg->on_region)
 			p->cfg->on_region(p->cfg->ctx, pl->region, pl->region + size);
 		r = r ? r : write_sites(pl, &m);
 	} else if (pl->region) {
-		munmap((void *)pl->region, size);
+		p_munmap(pl->region, size);
 	}
-	free(m.v);
+	ops->release(m.v);
 	return r;
 }
 
@@ -1482,8 +1614,8 @@ static void stats_add(struct patch_stats *to, const struct patch_stats *from)
 
 void patch_plan_free(struct patch_plan *plan)
 {
-	free(plan->code);
-	free(plan->site);
+	ops->release(plan->code);
+	ops->release(plan->site);
 	memset(plan, 0, sizeof *plan);
 }
 
@@ -1510,8 +1642,10 @@ int patch_plan_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 {
 	struct module mod;
 	struct planner p;
-	int r = lo < hi ? module_find(lo, hi, &mod) : -EINVAL;
+	int r;
 
+	use_ops(cfg);
+	r = lo < hi ? module_find(lo, hi, &mod) : -EINVAL;
 	memset(plan, 0, sizeof *plan);
 	if (r)
 		return r;
@@ -1529,18 +1663,22 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 		struct patch_stats *st)
 {
 	struct module mod;
-	int r = lo < hi ? module_find(lo, hi, &mod) : -EINVAL;
+	int r;
 
+	use_ops(cfg);
+	r = lo < hi ? module_find(lo, hi, &mod) : -EINVAL;
 	return r ? r : patch_module(cfg, &mod, lo, hi, st);
 }
 
 int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 {
 	struct mod_list l = {0};
-	int r = modules_collect(&l);
+	int r;
 
+	use_ops(cfg);
+	r = modules_collect(&l, !cfg->ops);
 	for (unsigned i = 0; !r && i < l.n; i++)
 		r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st);
-	free(l.m);
+	ops->release(l.m);
 	return r;
 }

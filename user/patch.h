@@ -18,7 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the patcher allocates and calls with.  NULL in patch_config: libc's
+ * malloc and syscall().  Inside the sandbox libc belongs to the program (its
+ * thread pointer, its locks), so the runtime passes its own: an arena and the
+ * sandpit entry.  sys returns the result or -errno. */
+struct patch_ops {
+	void *(*alloc)(size_t n);
+	void *(*realloc)(void *p, size_t n);
+	void (*release)(void *p);
+	long (*sys)(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+};
+
 struct patch_config {
+	const struct patch_ops *ops; /* NULL: libc; set: also no dl_iterate_phdr */
+	int wx_apart;                /* text is never writable and executable at once */
 	uintptr_t stub;              /* sandpit's syscall stub */
 	uintptr_t skip_lo, skip_hi;  /* sandpit's own code: never patched */
 	/* called for each trampoline region created (now PROT_READ|PROT_EXEC) */

@@ -42,6 +42,8 @@ extern int sandpit_u_active __attribute__((visibility("hidden")));
 /* filter mode: the kernel's filter allows what the policy allows, so the
  * entry makes those calls itself (in strict mode T makes them) */
 extern int sandpit_u_filter __attribute__((visibility("hidden")));
+/* the CPU and kernel let U write its own %fs base (wrfsbase) */
+extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
 
 /* asm/x86_64/syscall.S */
 long sandpit_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)

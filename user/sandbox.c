@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -488,6 +489,7 @@ int sandpit_start(const struct sandpit_options *opts)
 		die("unblocking sandpit's signal", r);
 
 	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
+	sandpit_u_fsgsbase = !!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */);
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if (mode == SANDPIT_MODE_FILTER) {
 		/* this thread only, never TSYNC: T stays outside the filter */

@@ -5,6 +5,7 @@
 
 int sandpit_u_active;
 int sandpit_u_filter;
+int sandpit_u_fsgsbase;
 
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
@@ -131,6 +132,24 @@ static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
 	return r;
 }
 
+/* arch_prctl acts on the calling thread: U sets its own thread pointer with
+ * wrfsbase (what libc's ARCH_SET_FS needs); the rest is the policy's. */
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+static long u_arch_prctl(long code, long addr)
+{
+	if (code == ARCH_SET_FS) {
+		if ((unsigned long)addr >= 0x800000000000UL)
+			return -1; /* EPERM, as the kernel for a non-canonical base */
+		__asm__ volatile("wrfsbase %0" ::"r"(addr) : "memory");
+		return 0;
+	}
+	uint64_t base;
+	__asm__ volatile("rdfsbase %0" : "=r"(base));
+	*(uint64_t *)addr = base;
+	return 0;
+}
+
 /* pause: until a handler has run */
 static long u_pause(void)
 {
@@ -178,6 +197,10 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		return u_pause();
 	case __NR_rt_sigsuspend:
 		return u_sigsuspend((const uint64_t *)a0, a1);
+	case __NR_arch_prctl:
+		if (sandpit_u_fsgsbase && (a0 == ARCH_SET_FS || a0 == ARCH_GET_FS))
+			return u_arch_prctl(a0, a1);
+		break;
 	}
 	const struct tt_table *t = st->table;
 	if ((unsigned long)nr < TT_MAX_NR) {

@@ -1,0 +1,337 @@
+/* `sandpit run`: an unmodified program in the sandbox.  A parent waits and
+ * passes on the exit status; the child maps the program (and for a dynamic
+ * one its interpreter) itself, enters the sandbox, which patches every
+ * executable mapping, and only then jumps to the program's entry point:
+ * nothing of the program runs before the sandbox is in force. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandpit.h"
+#include "loader/elf.h"
+#include "loader/run.h"
+
+#define MAX_GRANTS 64
+#define MAX_AUXV 64
+
+const char run_usage[] =
+	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
+	"                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS...]\n"
+	"Runs PROGRAM (a dynamic or static x86-64 ELF program, or a #! script) in the sandbox.\n"
+	"  --mode=MODE         strict, filter or auto (default: auto, or $SANDPIT_MODE)\n"
+	"  --policy=FILE       a policy file instead of the built-in default policy\n"
+	"  --allow-read=PATH   also allow reading under PATH\n"
+	"  --allow-write=PATH  also allow reading, writing, creating and removing under PATH\n"
+	"  --log=denials       one line on stderr for each call the policy refuses\n"
+	"Exit status: the program's own, or 128+N if signal N killed it;\n"
+	"  125 sandpit itself failed (bad option, policy, mode not available on this kernel),\n"
+	"  126 PROGRAM cannot be run (not an ELF program, no permission), 127 PROGRAM not found.\n";
+
+struct run_args {
+	struct sandpit_options opts;
+	const char *read[MAX_GRANTS + 2], *write[MAX_GRANTS + 1];
+	int nread, nwrite, mode_given, log_denials;
+	char **prog; /* PROGRAM [ARGS...] */
+};
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int status, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("sandpit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return status;
+}
+
+static const char *opt_value(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(arg, name, n) && arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
+static int parse(int argc, char **argv, struct run_args *a)
+{
+	const char *v;
+	int i;
+
+	memset(a, 0, sizeof *a);
+	a->opts.mode = SANDPIT_MODE_AUTO;
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-')
+			break;
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			fputs(run_usage, stdout);
+			exit(0);
+		} else if ((v = opt_value(arg, "--mode"))) {
+			if (!strcmp(v, "strict"))
+				a->opts.mode = SANDPIT_MODE_STRICT;
+			else if (!strcmp(v, "filter"))
+				a->opts.mode = SANDPIT_MODE_FILTER;
+			else if (!strcmp(v, "auto"))
+				a->opts.mode = SANDPIT_MODE_AUTO;
+			else
+				return fail(RUN_EXIT_SANDPIT, "--mode=%s: expected strict, filter or auto", v);
+			a->mode_given = 1;
+		} else if ((v = opt_value(arg, "--policy"))) {
+			a->opts.policy_file = v;
+		} else if ((v = opt_value(arg, "--allow-read")) || (v = opt_value(arg, "--allow-write"))) {
+			int w = arg[8] == 'w';
+			if (!*v)
+				return fail(RUN_EXIT_SANDPIT, "%s needs a path", arg);
+			if ((w ? a->nwrite : a->nread) >= MAX_GRANTS)
+				return fail(RUN_EXIT_SANDPIT, "more than %d grants", MAX_GRANTS);
+			if (w)
+				a->write[a->nwrite++] = v;
+			else
+				a->read[a->nread++] = v;
+		} else if ((v = opt_value(arg, "--log"))) {
+			if (strcmp(v, "denials"))
+				return fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
+			a->log_denials = 1;
+		} else {
+			return fail(RUN_EXIT_SANDPIT, "unknown option '%s' (see sandpit run --help)", arg);
+		}
+	}
+	if (i >= argc)
+		return fail(RUN_EXIT_SANDPIT, "no program given (see sandpit run --help)");
+	a->prog = argv + i;
+	return 0;
+}
+
+/* PROGRAM as execvp would find it. */
+static int find_program(const char *name, char *out, size_t outlen)
+{
+	if (strchr(name, '/')) {
+		if (snprintf(out, outlen, "%s", name) >= (int)outlen)
+			return -ENAMETOOLONG;
+		return access(out, F_OK) ? -errno : 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int err = -ENOENT;
+	for (const char *p = path; *p;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		struct stat st;
+		if (snprintf(out, outlen, "%.*s/%s", (int)n, n ? p : ".", name) < (int)outlen &&
+		    !stat(out, &st) && S_ISREG(st.st_mode)) {
+			if (!access(out, X_OK))
+				return 0;
+			err = -EACCES;
+		}
+		p += n + (e ? 1 : 0);
+	}
+	return err;
+}
+
+static int open_program(const char *path, const char *shown)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -fail(errno == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", shown,
+			     strerror(errno));
+	if (access(path, X_OK)) {
+		close(fd);
+		return -fail(RUN_EXIT_CANNOT, "%s: not executable", shown);
+	}
+	return fd;
+}
+
+/* A #! line: the interpreter and at most one argument, as the kernel reads it. */
+static int read_shebang(int fd, char *interp, size_t ilen, char *arg, size_t alen)
+{
+	char line[256];
+	ssize_t n = pread(fd, line, sizeof line - 1, 0);
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = 0;
+	char *nl = strchr(line, '\n');
+	if (!nl && n == sizeof line - 1)
+		return -1;
+	if (nl)
+		*nl = 0;
+	char *p = line + 2;
+	p += strspn(p, " \t");
+	size_t il = strcspn(p, " \t");
+	if (!il || il >= ilen)
+		return -1;
+	memcpy(interp, p, il);
+	interp[il] = 0;
+	p += il;
+	p += strspn(p, " \t");
+	size_t al = strlen(p);
+	while (al && (p[al - 1] == ' ' || p[al - 1] == '\t'))
+		al--;
+	if (al >= alen)
+		return -1;
+	memcpy(arg, p, al);
+	arg[al] = 0;
+	return 1;
+}
+
+static int wait_child(pid_t child)
+{
+	int status;
+	signal(SIGINT, SIG_IGN); /* the terminal sends it to the child as well */
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return fail(RUN_EXIT_SANDPIT, "waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* Our own auxiliary vector with the program's values in it. */
+static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct elf_image *interp,
+		     const char *execfn, uint8_t random[16])
+{
+	uint64_t own[2 * MAX_AUXV];
+	int fd = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, own, sizeof own - 16);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; 2 * i + 1 < (size_t)n / 8 && own[2 * i] != AT_NULL; i++) {
+		uint64_t t = own[2 * i], v = own[2 * i + 1];
+		switch (t) {
+		case AT_PHDR: v = prog->phdr; break;
+		case AT_PHNUM: v = prog->phnum; break;
+		case AT_PHENT: v = sizeof(Elf64_Phdr); break;
+		case AT_ENTRY: v = prog->entry; break;
+		case AT_BASE: v = interp ? interp->bias : 0; break;
+		case AT_EXECFN: v = (uint64_t)(uintptr_t)execfn; break;
+		case AT_RANDOM: v = (uint64_t)(uintptr_t)random; break;
+		case AT_EXECFD: continue;
+		}
+		out[k++] = t;
+		out[k++] = v;
+	}
+	out[k++] = AT_NULL;
+	out[k] = 0;
+	return 0;
+}
+
+int run_main(int argc, char **argv)
+{
+	struct run_args a;
+	char path[PATH_MAX], given[PATH_MAX], interp_path[PATH_MAX], script[PATH_MAX];
+	char sb_interp[PATH_MAX], sb_arg[PATH_MAX], scratch[PATH_MAX];
+	int r = parse(argc, argv, &a);
+	if (r)
+		return r;
+	if ((r = find_program(a.prog[0], path, sizeof path)) < 0)
+		return fail(r == -ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", a.prog[0],
+			    r == -EACCES ? "not executable" : strerror(-r));
+
+	int fd = open_program(path, a.prog[0]);
+	if (fd < 0)
+		return -fd;
+
+	/* argv the program sees; a script's interpreter comes first */
+	size_t n = 0;
+	while (a.prog[n])
+		n++;
+	char **pargv = calloc(n + 3, sizeof *pargv);
+	if (!pargv)
+		return fail(RUN_EXIT_SANDPIT, "out of memory");
+	int sb = read_shebang(fd, sb_interp, sizeof sb_interp, sb_arg, sizeof sb_arg);
+	if (sb < 0)
+		return fail(RUN_EXIT_CANNOT, "%s: bad #! line", a.prog[0]);
+	if (sb) {
+		size_t k = 0;
+		close(fd);
+		/* the interpreter opens the script inside the sandbox */
+		if (!realpath(path, script))
+			return fail(RUN_EXIT_CANNOT, "%s: %s", path, strerror(errno));
+		a.read[a.nread++] = script;
+		pargv[k++] = sb_interp;
+		if (*sb_arg)
+			pargv[k++] = sb_arg;
+		snprintf(given, sizeof given, "%s", path);
+		pargv[k++] = given;
+		for (size_t i = 1; i < n; i++)
+			pargv[k++] = a.prog[i];
+		snprintf(path, sizeof path, "%s", sb_interp);
+		if ((fd = open_program(path, sb_interp)) < 0)
+			return -fd;
+		if (read_shebang(fd, scratch, sizeof scratch, scratch, sizeof scratch))
+			return fail(RUN_EXIT_CANNOT, "%s: the interpreter is itself a script", sb_interp);
+	} else {
+		memcpy(pargv, a.prog, n * sizeof *pargv);
+	}
+	a.opts.allow_read = a.read;
+	a.opts.allow_write = a.write;
+
+	fflush(NULL);
+	pid_t child = fork();
+	if (child < 0)
+		return fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
+	if (child)
+		return wait_child(child);
+
+	/* the child becomes the program */
+	struct elf_image prog, interp;
+	char err[512];
+	if ((r = elf_map(fd, pargv[0], &prog, err, sizeof err)))
+		return fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
+	close(fd);
+	if (prog.interp[0]) {
+		snprintf(interp_path, sizeof interp_path, "%s", prog.interp);
+		int ifd = open(interp_path, O_RDONLY | O_CLOEXEC);
+		if (ifd < 0)
+			return fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
+				    strerror(errno));
+		if ((r = elf_map(ifd, interp_path, &interp, err, sizeof err)))
+			return fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
+		close(ifd);
+		if (interp.interp[0])
+			return fail(RUN_EXIT_CANNOT, "%s: the interpreter has an interpreter", interp_path);
+	}
+
+	static uint64_t auxv[2 * MAX_AUXV + 2];
+	static uint8_t random[16];
+	if (getrandom(random, sizeof random, 0) != sizeof random ||
+	    make_auxv(auxv, &prog, prog.interp[0] ? &interp : NULL, sb ? given : path, random) < 0)
+		return fail(RUN_EXIT_SANDPIT, "cannot build the auxiliary vector");
+
+	/* the program's environment as it is; an explicit --mode wins over
+	 * $SANDPIT_MODE, which sandpit_start would otherwise obey */
+	size_t envc = 0;
+	while (environ[envc])
+		envc++;
+	char **penv = calloc(envc + 1, sizeof *penv);
+	if (!penv)
+		return fail(RUN_EXIT_SANDPIT, "out of memory");
+	memcpy(penv, environ, envc * sizeof *penv);
+	if (a.mode_given)
+		unsetenv("SANDPIT_MODE");
+	if (a.log_denials)
+		setenv("SANDPIT_LOG", "denials", 1);
+
+	if ((r = sandpit_start(&a.opts)) < 0)
+		return fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
+	elf_start(prog.interp[0] ? interp.entry : prog.entry, pargv, penv, auxv);
+}

@@ -1,0 +1,17 @@
+/* `sandpit run` (loader/run.c). */
+#ifndef SANDPIT_LOADER_RUN_H
+#define SANDPIT_LOADER_RUN_H
+
+/* sandpit's own failures, apart from the program's statuses */
+enum {
+	RUN_EXIT_SANDPIT = 125,  /* bad option, policy, mode not available, start-up */
+	RUN_EXIT_CANNOT = 126,   /* PROGRAM cannot be run */
+	RUN_EXIT_NOTFOUND = 127, /* PROGRAM not found */
+};
+
+extern const char run_usage[];
+
+/* argv: what follows "run".  Returns the exit status (or never returns in
+ * the child that becomes the program). */
+int run_main(int argc, char **argv);
+#endif
