@@ -52,6 +52,9 @@ static const char *const allow_calls[] = {
 	{ .op = RULE_BITSET, .arg = (a), .arg2 = N, .carg = N, .mask = (bits), .val = (base) }
 #define BIT(v, base) (1ULL << ((v) - (base)))
 #define NE_MASKED(a, m, v) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .val = (v) }
+/* W^X: never writable and executable at once */
+#define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
+		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
 #define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N }
 
@@ -66,9 +69,9 @@ static const struct thread_call {
 	struct policy_rule rules[POLICY_MAX_RULES];
 } thread_calls[] = {
 	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
-	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED) } },
-	{ "mprotect", EPERM, { RANGE_FREE(0, 1) } },
-	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1) } },
+	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NOT_WX(2) } },
+	{ "mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
+	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
 	{ "munmap", EPERM, { RANGE_FREE(0, 1) } },
 	{ "madvise", EPERM, { RANGE_FREE(0, 1) } },
 	{ "mremap", EPERM, { RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED) } },

@@ -158,34 +158,46 @@ fail:
 	return NULL;
 }
 
+/* strtoul needs libc's locale through %fs, which inside the sandbox is the
+ * program's: numbers are read here */
+static unsigned long num(char **pp, unsigned base)
+{
+	unsigned long v = 0;
+	char *p = *pp;
+
+	for (;; p++) {
+		unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0') :
+			     *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 99;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	*pp = p;
+	return v;
+}
+
+/* lo-hi perms offset major:minor inode [path] */
 static void parse_vma(char *line, struct vma *v)
 {
-	char *p = line, *path;
+	char *p = line;
 
-	v->lo = strtoul(p, &p, 16);
-	v->hi = strtoul(p + 1, &p, 16);
+	v->lo = num(&p, 16);
+	p++;
+	v->hi = num(&p, 16);
 	p++;
 	v->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
 		  (p[2] == 'x' ? PROT_EXEC : 0);
-	/* perms, offset, dev, inode, then the optional path */
-	v->off = v->ino = 0;
-	v->dev_major = v->dev_minor = 0;
-	for (int field = 0; field < 4; field++) {
-		p = strchr(p, ' ');
-		while (p && *p == ' ')
-			p++;
-		if (!p)
-			break;
-		if (field == 0)
-			v->off = strtoul(p, NULL, 16);
-		else if (field == 1)
-			v->dev_major = (unsigned)strtoul(p, &path, 16),
-			v->dev_minor = *path == ':' ? (unsigned)strtoul(path + 1, NULL, 16) : 0;
-		else if (field == 2)
-			v->ino = strtoul(p, NULL, 10);
-	}
-	path = p ? p : "";
-	v->kind = !strcmp(path, "[stack]") ? VMA_STACK : !strcmp(path, "[vdso]") ? VMA_VDSO : 0;
+	p += strcspn(p, " ");
+	p += strspn(p, " ");
+	v->off = num(&p, 16);
+	p += strspn(p, " ");
+	v->dev_major = (unsigned)num(&p, 16);
+	p += *p == ':';
+	v->dev_minor = (unsigned)num(&p, 16);
+	p += strspn(p, " ");
+	v->ino = num(&p, 10);
+	p += strspn(p, " ");
+	v->kind = !strcmp(p, "[stack]") ? VMA_STACK : !strcmp(p, "[vdso]") ? VMA_VDSO : 0;
 }
 
 static int maps_read(struct maps *m)
@@ -315,7 +327,7 @@ static bool module_covers(const struct mod_list *l, uintptr_t lo, uintptr_t hi)
 /* Everything executable: ld.so's list (unless the patcher runs inside the
  * sandbox, where libc's locks and thread pointer are not its own), the vDSO,
  * and file mappings with an ELF header that ld.so does not know. */
-static int modules_collect(struct mod_list *l, bool use_ldso)
+static int modules_collect(struct mod_list *l, bool use_ldso, uintptr_t lo, uintptr_t hi)
 {
 	struct maps m = {0};
 	int r;
@@ -325,21 +337,22 @@ static int modules_collect(struct mod_list *l, bool use_ldso)
 	if (l->err || (r = add_vdso(l)) || (r = maps_read(&m)))
 		return l->err ? l->err : r;
 	for (unsigned i = 0; i < m.n && !l->err; i++)
-		if ((m.v[i].prot & PROT_EXEC) && m.v[i].ino && !module_covers(l, m.v[i].lo, m.v[i].hi))
+		if ((m.v[i].prot & PROT_EXEC || (m.v[i].lo < hi && m.v[i].hi > lo)) && m.v[i].ino &&
+		    !module_covers(l, m.v[i].lo, m.v[i].hi))
 			add_from_header(l, &m, &m.v[i]);
 	ops->release(m.v);
 	return l->err;
 }
 
-/* The object whose executable segment contains [lo, hi), else a bare one. */
+/* The object whose executable segment overlaps [lo, hi), else a bare one. */
 static int module_find(uintptr_t lo, uintptr_t hi, struct module *out)
 {
 	struct mod_list l = {0};
-	int r = modules_collect(&l, !cfg_now->ops);
+	int r = modules_collect(&l, !cfg_now->ops, lo, hi);
 
 	*out = (struct module){ .lo = lo, .hi = hi };
 	for (unsigned i = 0; !r && i < l.n; i++)
-		if (lo >= l.m[i].lo && hi <= l.m[i].hi)
+		if (lo < l.m[i].hi && hi > l.m[i].lo)
 			*out = l.m[i];
 	ops->release(l.m);
 	return r;
@@ -1667,6 +1680,10 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 
 	use_ops(cfg);
 	r = lo < hi ? module_find(lo, hi, &mod) : -EINVAL;
+	if (!r && mod.phdr) { /* what of [lo, hi) is the object's code */
+		lo = lo > mod.lo ? lo : mod.lo;
+		hi = hi < mod.hi ? hi : mod.hi;
+	}
 	return r ? r : patch_module(cfg, &mod, lo, hi, st);
 }
 
@@ -1676,7 +1693,7 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	int r;
 
 	use_ops(cfg);
-	r = modules_collect(&l, !cfg->ops);
+	r = modules_collect(&l, !cfg->ops, 0, 0);
 	for (unsigned i = 0; !r && i < l.n; i++)
 		r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st);
 	ops->release(l.m);

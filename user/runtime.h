@@ -45,7 +45,17 @@ extern int sandpit_u_filter __attribute__((visibility("hidden")));
 /* the CPU and kernel let U write its own %fs base (wrfsbase) */
 extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
 
+/* user/exec_patch.c: code mapped executable after start-up */
+struct patch_config;
+extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));
+int sandpit_exec_patch_init(const struct patch_config *start_cfg) __attribute__((visibility("hidden")));
+long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long a[6]))
+	__attribute__((visibility("hidden")));
+int sandpit_exec_fault(uintptr_t addr) __attribute__((visibility("hidden")));
+
 /* asm/x86_64/syscall.S */
+/* run fn(arg) on the stack whose top is `top` */
+long sandpit_call_on_stack(void *top, long (*fn)(void *), void *arg) __attribute__((visibility("hidden")));
 long sandpit_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
 void sandpit_restorer(void) __attribute__((visibility("hidden")));

@@ -433,6 +433,10 @@ int sandpit_start(const struct sandpit_options *opts)
 		kill(bpid, SIGKILL);
 		return fail(r, "cannot patch system calls: %s", strerror(-r));
 	}
+	if (!r && (r = sandpit_exec_patch_init(&pc)) < 0) {
+		kill(bpid, SIGKILL);
+		return fail(r, "cannot reserve the run-time patcher's memory: %s", strerror(-r));
+	}
 	if (sp->nranges > SM_MAX_RANGES) {
 		kill(bpid, SIGKILL);
 		return fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)sp->nranges);
@@ -489,6 +493,7 @@ int sandpit_start(const struct sandpit_options *opts)
 		die("unblocking sandpit's signal", r);
 
 	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
+	sandpit_exec_patch_on = 1;
 	sandpit_u_fsgsbase = !!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */);
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if (mode == SANDPIT_MODE_FILTER) {

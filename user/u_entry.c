@@ -176,6 +176,20 @@ static long u_sigsuspend(const uint64_t *mask, long size)
 	return -4; /* EINTR */
 }
 
+/* The policy's path for nr: native, denied here, or through T. */
+static long dispatch(long nr, const long a[6])
+{
+	const struct tt_table *t = u_self()->table;
+	if ((unsigned long)nr >= TT_MAX_NR)
+		return -38; /* ENOSYS: an unknown number is never executed */
+	const struct tt_entry *e = &t->entries[nr];
+	if (e->cls == TT_NATIVE || (e->cls == TT_ALLOW && sandpit_u_filter))
+		return sandpit_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (e->cls == TT_DENY)
+		return -(long)e->err;
+	return u_call_trusted(nr, a);
+}
+
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
@@ -202,16 +216,9 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 			return u_arch_prctl(a0, a1);
 		break;
 	}
-	const struct tt_table *t = st->table;
-	if ((unsigned long)nr < TT_MAX_NR) {
-		const struct tt_entry *e = &t->entries[nr];
-		if (e->cls == TT_NATIVE || (e->cls == TT_ALLOW && sandpit_u_filter))
-			return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, a5);
-		if (e->cls == TT_DENY)
-			return -(long)e->err;
-	} else {
-		return -38; /* ENOSYS: an unknown number is never executed */
-	}
 	long args[6] = { a0, a1, a2, a3, a4, a5 };
-	return u_call_trusted(nr, args);
+	if (sandpit_exec_patch_on && (nr == __NR_mmap || nr == __NR_mprotect || nr == __NR_munmap ||
+				      nr == __NR_mremap))
+		return sandpit_exec_call(nr, args, dispatch);
+	return dispatch(nr, args);
 }

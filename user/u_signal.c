@@ -202,7 +202,12 @@ void u_sigsegv(int sig, void *info, void *ucv)
 	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
 	static const long none[6];
 	int len = 0;
+	const int32_t *si = info;
 
+	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
+	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&
+	    sandpit_exec_fault((uintptr_t)g[REG_RIP]))
+		return;
 	if (ip[0] == 0x0f && ip[1] == 0x31)
 		len = 2;
 	else if (ip[0] == 0x0f && ip[1] == 0x01 && ip[2] == 0xf9)

@@ -23,6 +23,22 @@ sandpit_raw_syscall6:
 	ret
 	.size sandpit_raw_syscall6, .-sandpit_raw_syscall6
 
+/* long sandpit_call_on_stack(void *top, long (*fn)(void *), void *arg) */
+	.globl sandpit_call_on_stack
+	.hidden sandpit_call_on_stack
+	.type sandpit_call_on_stack,@function
+sandpit_call_on_stack:
+	push %rbp
+	mov %rsp, %rbp
+	and $-16, %rdi
+	mov %rdi, %rsp
+	mov %rdx, %rdi
+	call *%rsi
+	mov %rbp, %rsp
+	pop %rbp
+	ret
+	.size sandpit_call_on_stack, .-sandpit_call_on_stack
+
 /* the sa_restorer of sandpit's own signal handlers */
 	.globl sandpit_restorer
 	.hidden sandpit_restorer
