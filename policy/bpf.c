@@ -331,6 +331,7 @@ struct build {
 	const struct policy *p;
 	const struct policy_runtime *rt;
 	uint32_t kill;
+	int trap_deny;         /* POLICY_BPF_TRAP_DENY */
 	long budget;           /* instructions left for argument clauses */
 	long cost_lo, cost_hi; /* this sweep emits sets that cost (lo, hi] */
 	struct cset allow, next, pass, fail, err, tmp[3];
@@ -537,6 +538,8 @@ static int simple_call(struct build *b, int nr, const struct policy_call *c)
 	case POLICY_ALLOW:
 		return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ALLOW, nr, 0);
 	case POLICY_DENY: /* unmentioned numbers too: ENOSYS, not a trap */
+		if (b->trap_deny)
+			return 0;
 		if (nr < BPF_EXPLICIT_NR || c->err != ENOSYS)
 			return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ERRNO(c->err), nr, 0);
 		return 0;
@@ -561,7 +564,7 @@ static int build(struct build *b, char *err, size_t errlen)
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
 		if ((rc = simple_call(b, nr, policy_call(b->p, nr))) < 0)
 			return fail_msg(err, errlen, nr, rc, "seccomp_rule_add");
-	for (int errnos = 0; errnos < 2; errnos++)
+	for (int errnos = 0; errnos < 2 - b->trap_deny; errnos++)
 		for (size_t i = 1; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
 			b->cost_lo = sweeps[i - 1];
 			b->cost_hi = sweeps[i];
@@ -589,7 +592,7 @@ int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, 
 	if (!out)
 		return fail_msg(err, errlen, -1, -EINVAL, "bad arguments");
 	*out = NULL;
-	if (!p || !rt || (flags & ~POLICY_BPF_NO_KILL_PROCESS))
+	if (!p || !rt || (flags & ~(POLICY_BPF_NO_KILL_PROCESS | POLICY_BPF_TRAP_DENY)))
 		return fail_msg(err, errlen, -1, -EINVAL, "bad arguments");
 	if (rt->pid <= 0)
 		return fail_msg(err, errlen, -1, -EINVAL, "runtime pid");
@@ -627,6 +630,7 @@ int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, 
 	b->p = p;
 	b->rt = rt;
 	b->kill = kill;
+	b->trap_deny = !!(flags & POLICY_BPF_TRAP_DENY);
 	b->budget = ARG_BUDGET;
 	rc = build(b, err, errlen);
 out:

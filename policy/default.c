@@ -55,6 +55,7 @@ static const char *const allow_calls[] = {
 /* W^X: never writable and executable at once */
 #define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
 		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
+#define NO_EXEC(a) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = PROT_EXEC, .err = EACCES }
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
 #define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N }
 
@@ -69,7 +70,9 @@ static const struct thread_call {
 	struct policy_rule rules[POLICY_MAX_RULES];
 } thread_calls[] = {
 	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
-	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NOT_WX(2) } },
+	/* W^X: new code is mapped without PROT_EXEC, patched, then made
+	 * executable with mprotect (user/exec_patch.c) */
+	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NO_EXEC(2) } },
 	{ "mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
 	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
 	{ "munmap", EPERM, { RANGE_FREE(0, 1) } },
@@ -169,6 +172,9 @@ static const struct deny_calls {
 		"swapoff", "acct", "syslog", "settimeofday", "clock_settime", "adjtimex",
 		"clock_adjtime", "sethostname", "setdomainname", "quotactl", "keyctl", "add_key",
 		"request_key", "fanotify_init", NULL } },
+	{ EOPNOTSUPP, (const char *const[]){
+		/* extended attributes: as on a file system without them */
+		"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", NULL } },
 	{ ENOSYS, (const char *const[]){
 		/* glibc then falls back to clone (invariant 4) */
 		"clone3",

@@ -166,6 +166,7 @@ struct policy_runtime {
 };
 
 #define POLICY_BPF_NO_KILL_PROCESS 1u /* kernel lacks RET_KILL_PROCESS: kill the thread */
+#define POLICY_BPF_TRAP_DENY 2u /* denials trap to the entry (which logs them) instead of ERRNO */
 
 /* Builds the filter (not loaded; the caller sets no_new_privs, loads it with
  * seccomp_load and releases it with seccomp_release).  0 or -errno. */

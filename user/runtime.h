@@ -45,6 +45,10 @@ extern int sandpit_u_filter __attribute__((visibility("hidden")));
 /* the CPU and kernel let U write its own %fs base (wrfsbase) */
 extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
 
+/* --log=denials: syscall names by number, NULL when not logging */
+#define SANDPIT_NAME_LEN 24
+extern const char (*sandpit_u_names)[SANDPIT_NAME_LEN] __attribute__((visibility("hidden")));
+
 /* user/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
 extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));

@@ -119,6 +119,9 @@ static int make_filter(const struct policy *pol, pid_t pid, int fd_lo, int fd_hi
 {
 	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
 	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
+	const char *log = getenv("SANDPIT_LOG");
+	if (log && !strcmp(log, "denials"))
+		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees and logs them */
 	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
@@ -422,7 +425,7 @@ int sandpit_start(const struct sandpit_options *opts)
 				   .on_region = add_range, .ctx = sp,
 				   .leave_native = mode == SANDPIT_MODE_FILTER ? leave_native : NULL };
 	shortcut_table = table;
-	struct patch_stats ps;
+	struct patch_stats ps = { 0 };
 	r = patch_process(&pc, &ps);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	pid_t bpid = trusted_process_started(mid, tb_fd);
@@ -445,6 +448,16 @@ int sandpit_start(const struct sandpit_options *opts)
 		fprintf(stderr, "sandpit: patched %u of %u sites in %u modules in %ld us\n",
 			ps.patched, ps.sites, ps.modules,
 			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000);
+
+	char (*names)[SANDPIT_NAME_LEN] = NULL;
+	const char *log = getenv("SANDPIT_LOG");
+	if (log && !strcmp(log, "denials") && (names = calloc(TT_MAX_NR, sizeof(*names))))
+		for (int i = 0; i < TT_MAX_NR; i++) {
+			char *n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, i);
+			if (n)
+				snprintf(names[i], sizeof(names[i]), "%s", n);
+			free(n);
+		}
 
 	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
 	if (mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
@@ -494,6 +507,8 @@ int sandpit_start(const struct sandpit_options *opts)
 
 	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	sandpit_exec_patch_on = 1;
+	if (names)
+		sandpit_u_names = (const char(*)[SANDPIT_NAME_LEN])names;
 	sandpit_u_fsgsbase = !!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */);
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if (mode == SANDPIT_MODE_FILTER) {

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/trusted_process.h"
@@ -260,6 +262,76 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 	return 0;
 }
 
+static int log_denials = -1;
+
+static void put_open_flags(FILE *f, long flags)
+{
+	static const struct { long bit; const char *name; } fl[] = {
+		{ O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" },
+		{ O_TRUNC, "O_TRUNC" }, { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" },
+		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" }, { O_CLOEXEC, "O_CLOEXEC" },
+		{ O_PATH, "O_PATH" }, { __O_TMPFILE, "O_TMPFILE" },
+	};
+	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+	fputs(acc[flags & O_ACCMODE], f);
+	flags &= ~(long)O_ACCMODE;
+	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
+		if ((flags & fl[i].bit) == fl[i].bit) {
+			fprintf(f, "|%s", fl[i].name);
+			flags &= ~fl[i].bit;
+		}
+	if (flags)
+		fprintf(f, "|%#lo", flags);
+}
+
+/* --log=denials: one strace-like line for a path the policy refuses */
+static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
+			    const char *path, int access)
+{
+	if (log_denials < 0) {
+		const char *e = getenv("SANDPIT_LOG");
+		log_denials = e && !strcmp(e, "denials");
+	}
+	if (!log_denials)
+		return;
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)sp->nr);
+	int last = pa->path_arg;
+	if (pa->dirfd_arg > last)
+		last = pa->dirfd_arg;
+	if (pa->flags_arg > last)
+		last = pa->flags_arg + (pa->access == PA_OPEN);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		free(name);
+		return;
+	}
+	fprintf(f, "sandpit: denied %s(", name ? name : "?");
+	for (int i = 0; i <= last && i < 6; i++) {
+		long v = (long)sp->args[i];
+		if (i)
+			fputs(", ", f);
+		if (i == pa->path_arg)
+			fprintf(f, "\"%s\"", path);
+		else if (i == pa->dirfd_arg && (int)v == AT_FDCWD)
+			fputs("AT_FDCWD", f);
+		else if (i == pa->flags_arg && pa->access == PA_OPEN)
+			put_open_flags(f, v);
+		else if (i == pa->flags_arg + 1 && pa->access == PA_OPEN)
+			fprintf(f, "%#lo", v);
+		else
+			fprintf(f, "%ld", v);
+	}
+	fprintf(f, ") = -EACCES (policy: %s)\n",
+		access == PA_NEVER ? "never allowed" : access == PA_WRITE ? "no write grant" : "no read grant");
+	fclose(f);
+	ssize_t w = buf ? write(2, buf, len) : 0;
+	(void)w;
+	free(buf);
+	free(name);
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
@@ -271,8 +343,10 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
-	if (access == PA_NEVER)
+	if (access == PA_NEVER) {
+		log_path_denial(pa, sp, path, access);
 		return -EACCES;
+	}
 
 	if (n == 0) {
 		/* fstatat(fd, "", AT_EMPTY_PATH) and friends act on the open fd */
@@ -301,8 +375,11 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	if (r < 0)
 		return r;
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
-	if (r < 0)
+	if (r < 0) {
+		if (r == -EACCES)
+			log_path_denial(pa, sp, path, access);
 		return r;
+	}
 	size_t len = strlen(resolved) + 1;
 	if (len > SP_DATA_SIZE)
 		return -ENAMETOOLONG;

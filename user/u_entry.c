@@ -176,18 +176,79 @@ static long u_sigsuspend(const uint64_t *mask, long size)
 	return -4; /* EINTR */
 }
 
+/* --log=denials (sandpit_u_names is set): one line on stderr for a call
+ * the policy refuses here or in T's rules; B reports the paths it refuses. */
+const char (*sandpit_u_names)[SANDPIT_NAME_LEN];
+
+static char *put(char *p, char *end, const char *s)
+{
+	while (*s && p < end)
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_num(char *p, char *end, unsigned long v, int hex)
+{
+	char tmp[24];
+	int n = 0;
+	if (hex)
+		p = put(p, end, "0x");
+	do
+		tmp[n++] = "0123456789abcdef"[v % (hex ? 16 : 10)];
+	while ((v /= (hex ? 16 : 10)));
+	while (n && p < end)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static void log_denied(long nr, const long a[6], long r, const char *why)
+{
+	static const char *const names[] = { [1] = "EPERM", [2] = "ENOENT", [9] = "EBADF",
+					     [13] = "EACCES", [14] = "EFAULT", [22] = "EINVAL",
+					     [38] = "ENOSYS", [95] = "EOPNOTSUPP" };
+	char buf[256], *p = buf, *end = buf + sizeof(buf) - 1;
+	p = put(p, end, "sandpit: denied ");
+	if ((unsigned long)nr < TT_MAX_NR && sandpit_u_names[nr][0])
+		p = put(p, end, sandpit_u_names[nr]);
+	else
+		p = put_num(put(p, end, "syscall_"), end, (unsigned long)nr, 0);
+	for (int i = 0; i < 6; i++)
+		p = put_num(put(p, end, i ? ", " : "("), end, (unsigned long)a[i], 1);
+	p = put(p, end, ") = -");
+	unsigned long e = (unsigned long)-r;
+	if (e < sizeof(names) / sizeof(names[0]) && names[e])
+		p = put(p, end, names[e]);
+	else
+		p = put_num(p, end, e, 0);
+	p = put(put(put(p, end, " (policy: "), end, why), end, ")");
+	*p++ = '\n';
+	sandpit_raw_syscall6(__NR_write, 2, (long)buf, p - buf, 0, 0, 0);
+}
+
 /* The policy's path for nr: native, denied here, or through T. */
 static long dispatch(long nr, const long a[6])
 {
-	const struct tt_table *t = u_self()->table;
-	if ((unsigned long)nr >= TT_MAX_NR)
+	struct u_state *st = u_self();
+	if ((unsigned long)nr >= TT_MAX_NR) {
+		if (sandpit_u_names)
+			log_denied(nr, a, -38, "unknown system call");
 		return -38; /* ENOSYS: an unknown number is never executed */
-	const struct tt_entry *e = &t->entries[nr];
+	}
+	const struct tt_entry *e = &st->table->entries[nr];
 	if (e->cls == TT_NATIVE || (e->cls == TT_ALLOW && sandpit_u_filter))
 		return sandpit_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (e->cls == TT_DENY)
+	if (e->cls == TT_DENY) {
+		if (sandpit_u_names)
+			log_denied(nr, a, -(long)e->err, "not allowed");
 		return -(long)e->err;
-	return u_call_trusted(nr, a);
+	}
+	if (!sandpit_u_names || e->cls != TT_THREAD)
+		return u_call_trusted(nr, a);
+	st->mb->res3 = 0; /* T sets it when a rule refuses the call */
+	long r = u_call_trusted(nr, a);
+	if (r < 0 && st->mb->res3 == 1)
+		log_denied(nr, a, r, "argument rule");
+	return r;
 }
 
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
@@ -201,6 +262,8 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		return u_exit(a0);
 	case __NR_gettid:
 		return st->tid;
+	case __NR_set_tid_address:
+		return st->tid; /* sandpit keeps the thread's clear-child-tid itself */
 	case __NR_rt_sigprocmask:
 		return u_sigprocmask(a0, (const uint64_t *)a1, (uint64_t *)a2, a3);
 	case __NR_sigaltstack:

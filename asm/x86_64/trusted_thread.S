@@ -309,6 +309,7 @@ trusted_thread_main:
 	dec %ebp
 	jmp .Lrule_loop
 .Lrule_fail:
+	movq $1, MB_RES3(%r14) /* for --log=denials: a rule refused it */
 	movslq TTR_ERR(%rbx), %rax
 	neg %rax
 	jmp .Lresult
