@@ -61,7 +61,7 @@ $(BUILD)/libsandpit.a: $(LIB_OBJS)
 $(BUILD)/libsandpit.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libsandpit.so -Wl,-z,noexecstack -o $@ $^ $(LIBS)
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(BUILD)/libsandpit.a
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h) $(BUILD)/libsandpit.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS)
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
@@ -75,6 +75,16 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libsandpit.a
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))
+
+# run_test drives `sandpit run`: the command, and an attacker program
+# linked both ways
+$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+$(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+$(BUILD)/selftests/attack_static: selftests/attack/attack.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
 
 tests: $(TESTS)
 

@@ -1,0 +1,150 @@
+/* An unmodified program that attacks the sandbox from inside `sandpit run`
+ * (selftests/run_test.c runs it, linked dynamically and statically).
+ *   attack NAME [ARG]
+ * exits 0 if the attack was refused, 1 if it got through, 2 if it could not
+ * be set up; being killed also counts as refused (fail closed). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static long raw3(long nr, long a, long b, long c)
+{
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+}
+
+/* [lo, hi) of the first mapping whose line contains what */
+static int find_mapping(const char *what, unsigned long *lo, unsigned long *hi)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, what) && sscanf(line, "%lx-%lx", lo, hi) == 2;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static volatile long thread_result = 1;
+
+static int clone_child(void *arg)
+{
+	(void)arg;
+	thread_result = socket(AF_INET, SOCK_STREAM, 0);
+	return 0;
+}
+
+/* the path flips between a granted file and the secret */
+static char flip[4096];
+static volatile int stop;
+static const char *granted = "/etc/hostname", *secret;
+
+static void *flipper(void *a)
+{
+	(void)a;
+	while (!stop) {
+		strcpy(flip, secret);
+		strcpy(flip, granted);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *a = argc > 1 ? argv[1] : "";
+	const char *arg = argc > 2 ? argv[2] : "/tmp/sandpit-attack";
+	long r;
+
+	if (!strcmp(a, "raw-write"))
+		return raw3(SYS_openat, AT_FDCWD, (long)arg, O_WRONLY | O_CREAT) >= 0;
+	if (!strcmp(a, "libc-write"))
+		return open(arg, O_WRONLY | O_CREAT, 0600) >= 0;
+	if (!strcmp(a, "int80")) { /* i386 getpid */
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+		return 1; /* it ran */
+	}
+	if (!strcmp(a, "x32")) /* x32 getpid */
+		return raw3(0x40000000L | SYS_getpid, 0, 0, 0) >= 0;
+	if (!strcmp(a, "execve")) {
+		char *const av[] = { "/bin/false", NULL };
+		execv("/bin/false", av); /* false exits 1: got through */
+		return 0;
+	}
+	if (!strcmp(a, "socket"))
+		return socket(AF_INET, SOCK_STREAM, 0) >= 0;
+	if (!strcmp(a, "fork")) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		return p > 0;
+	}
+	if (!strcmp(a, "kill-parent"))
+		return kill(getppid(), SIGCONT) == 0;
+	if (!strcmp(a, "secure-memory")) {
+		unsigned long lo, hi;
+		if (!find_mapping("sandpit-secure", &lo, &hi))
+			return 2;
+		if (mprotect((void *)lo, 4096, PROT_READ | PROT_WRITE) == 0)
+			return 1;
+		if (mmap((void *)lo, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) != MAP_FAILED)
+			return 1;
+		return munmap((void *)lo, 4096) == 0;
+	}
+	if (!strcmp(a, "clone3"))
+		return !(syscall(SYS_clone3, NULL, 0) == -1 && errno == ENOSYS);
+	if (!strcmp(a, "raw-clone")) {
+		size_t len = 1 << 20;
+		char *stack = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
+		if (stack == MAP_FAILED || clone(clone_child, stack + len, flags, NULL) < 0)
+			return 0; /* refused outright */
+		for (int i = 0; i < 2000 && thread_result == 1; i++)
+			usleep(1000);
+		return thread_result >= 0 && thread_result != 1;
+	}
+	if (!strcmp(a, "sandpit-fds")) {
+		/* sandpit parks its descriptors at the top of the table */
+		for (int fd = 1023; fd > 900; fd--) {
+			if (fcntl(fd, F_GETFD) < 0)
+				continue;
+			if (dup2(0, fd) == fd || close(fd) == 0)
+				return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(a, "toctou")) {
+		pthread_t t;
+		secret = arg;
+		strcpy(flip, granted);
+		if (pthread_create(&t, NULL, flipper, NULL))
+			return 2;
+		int got = 0;
+		for (int i = 0; i < 3000 && !got; i++) {
+			int fd = open(flip, O_RDONLY);
+			char buf[16] = "";
+			if (fd >= 0) {
+				got = read(fd, buf, sizeof buf - 1) > 0 && !strncmp(buf, "SECRET", 6);
+				close(fd);
+			}
+		}
+		stop = 1;
+		pthread_join(t, NULL);
+		return got;
+	}
+	fprintf(stderr, "attack: unknown attack '%s'\n", a);
+	return 2;
+}
