@@ -112,6 +112,8 @@ int elf_map(int fd, const char *name, struct elf_image *out, char *err, size_t e
 			   (unsigned long)lo, (unsigned long)hi,
 			   base == MAP_FAILED ? strerror(errno) : "address in use");
 	out->bias = (uintptr_t)base - lo;
+	out->lo = (uintptr_t)base;
+	out->hi = (uintptr_t)base + (hi - lo);
 
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz)

@@ -8,6 +8,7 @@
 
 struct elf_image {
 	uintptr_t bias;    /* load address minus link address (0 for ET_EXEC) */
+	uintptr_t lo, hi;  /* the whole image in memory */
 	uintptr_t entry;   /* where it starts, relocated */
 	uintptr_t phdr;    /* its program headers in memory, or 0 */
 	unsigned phnum;

@@ -21,6 +21,7 @@
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
+#include "user/runtime.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64
@@ -331,6 +332,10 @@ int run_main(int argc, char **argv)
 	if (a.log_denials)
 		setenv("SANDPIT_LOG", "denials", 1);
 
+	/* sandpit's own libraries never run again in this process */
+	sandpit_patch_only(prog.lo, prog.hi);
+	if (prog.interp[0])
+		sandpit_patch_only(interp.lo, interp.hi);
 	if ((r = sandpit_start(&a.opts)) < 0)
 		return fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
 	elf_start(prog.interp[0] ? interp.entry : prog.entry, pargv, penv, auxv);

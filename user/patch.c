@@ -1695,7 +1695,8 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	use_ops(cfg);
 	r = modules_collect(&l, !cfg->ops, 0, 0);
 	for (unsigned i = 0; !r && i < l.n; i++)
-		r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st);
+		if (!cfg->want || cfg->want(cfg->ctx, l.m[i].lo, l.m[i].hi))
+			r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st);
 	ops->release(l.m);
 	return r;
 }

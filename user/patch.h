@@ -39,6 +39,8 @@ struct patch_config {
 	/* if set, a site whose number is statically nr stays unpatched when
 	 * this says 1 (filter mode: the filter allows the call natively) */
 	int (*leave_native)(void *ctx, long nr);
+	/* if set, patch_process patches only the objects this says 1 for */
+	int (*want)(void *ctx, uintptr_t lo, uintptr_t hi);
 	void *ctx;
 };
 

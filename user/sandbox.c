@@ -266,6 +266,31 @@ static unsigned calibrate_spin(void)
  * policy allows outright stays as it is and runs at native speed, the
  * filter deciding.  Calls sandpit must see itself (exit, the signal-mask
  * family, gettid, clone) are never allow-class. */
+/* sandpit_patch_only: `sandpit run` patches the program it loaded and the
+ * vDSO, not sandpit's own libraries, which never run again in P */
+static uintptr_t only[4][2];
+static unsigned nonly;
+
+void sandpit_patch_only(uintptr_t lo, uintptr_t hi)
+{
+	if (nonly < 4) {
+		only[nonly][0] = lo;
+		only[nonly++][1] = hi;
+	}
+}
+
+static int want_module(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+	(void)ctx;
+	uintptr_t vdso = getauxval(AT_SYSINFO_EHDR);
+	if (vdso && lo >= vdso && lo < vdso + (64UL << 10))
+		return 1;
+	for (unsigned i = 0; i < nonly; i++)
+		if (lo < only[i][1] && hi > only[i][0])
+			return 1;
+	return 0;
+}
+
 static const struct tt_table *shortcut_table;
 
 static int leave_native(void *ctx, long nr)
@@ -423,7 +448,8 @@ int sandpit_start(const struct sandpit_options *opts)
 				   .skip_lo = (uintptr_t)__start_sandpit_text,
 				   .skip_hi = (uintptr_t)__stop_sandpit_text,
 				   .on_region = add_range, .ctx = sp,
-				   .leave_native = mode == SANDPIT_MODE_FILTER ? leave_native : NULL };
+				   .leave_native = mode == SANDPIT_MODE_FILTER ? leave_native : NULL,
+				   .want = nonly ? want_module : NULL };
 	shortcut_table = table;
 	struct patch_stats ps = { 0 };
 	r = patch_process(&pc, &ps);
