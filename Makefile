@@ -19,7 +19,7 @@ U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
 
 U_SRCS   := $(wildcard user/u_*.c)
 C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(wildcard policy/*.c) $(wildcard compat/*.c)
-S_SRCS   := $(wildcard asm/x86_64/*.S)
+S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
 
 CLI_SRCS := $(wildcard loader/*.c)
@@ -53,6 +53,9 @@ $(BUILD)/%.o: %.c $(wildcard user/*.h policy/*.h compat/*.h include/*.h)
 $(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+# the default policy is text embedded by policy/default_policy.S
+$(BUILD)/policy/default_policy.o: policy/default.policy
 
 $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
