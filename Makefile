@@ -19,7 +19,7 @@ U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
 
 U_SRCS   := $(wildcard user/u_*.c)
 C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(wildcard policy/*.c) $(wildcard compat/*.c)
-S_SRCS   := $(wildcard asm/x86_64/*.S)
+S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
 
 CLI_SRCS := $(wildcard loader/*.c)
@@ -53,6 +53,9 @@ $(BUILD)/%.o: %.c $(wildcard user/*.h policy/*.h compat/*.h include/*.h)
 $(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+# the default policy is text embedded by policy/default_policy.S
+$(BUILD)/policy/default_policy.o: policy/default.policy
 
 $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
@@ -89,8 +92,10 @@ $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 tests: $(TESTS)
 
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz
 	@./scripts/run-tests.sh --modes $(MODE_TESTS) --once $(ONCE_TESTS)
+	@echo "# fuzzing the policy parser for $(CHECK_FUZZ_SECONDS) s"
+	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(CHECK_FUZZ_SECONDS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)
@@ -104,16 +109,38 @@ demo: deps
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		build-asan/selftests/policy_test build-asan/selftests/patch_test
-	@./scripts/run-tests.sh --once build-asan/selftests/policy_test build-asan/selftests/patch_test
+		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
+		build-asan/selftests/patch_test
+	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
+		build-asan/selftests/policyfile_test build-asan/selftests/patch_test
 
-# libFuzzer on B's path parsing, for FUZZ_SECONDS (default 60)
+# libFuzzer (clang): B's path parsing and the policy-file parser, each for
+# FUZZ_SECONDS (default 60); make check runs the parser's for
+# CHECK_FUZZ_SECONDS from its seeds
 FUZZ_SECONDS ?= 60
-fuzz: deps
-	@mkdir -p $(BUILD)/fuzz
-	clang $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $(BUILD)/fuzz/path_fuzz \
-		selftests/fuzz/path_fuzz.c $(wildcard policy/*.c) -lseccomp
+CHECK_FUZZ_SECONDS ?= 15
+FUZZ_SRCS := $(wildcard policy/*.c) $(wildcard policy/*.S)
+$(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(WARN) -Wno-missing-field-initializers -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
+		-lseccomp -lpthread
+
+# the corpus grows in build/, the seeds stay as they are
+fuzz-policy: deps $(BUILD)/fuzz/policy_fuzz
+	@mkdir -p $(BUILD)/fuzz/policy_corpus
+	@cp -f policy/default.policy $(BUILD)/fuzz/policy_corpus/
+	@if ! $(BUILD)/fuzz/policy_fuzz -max_total_time=$(SECONDS) -max_len=8192 -timeout=10 \
+		-dict=selftests/fuzz/policy.dict -print_final_stats=1 \
+		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/policy_corpus selftests/fuzz/policy_seeds \
+		>$(BUILD)/fuzz/policy_fuzz.log 2>&1; then \
+		tail -40 $(BUILD)/fuzz/policy_fuzz.log; echo "not ok: policy_fuzz (log: $(BUILD)/fuzz/policy_fuzz.log)"; exit 1; \
+	fi
+	@echo "ok: policy_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/policy_fuzz.log) inputs in $(SECONDS) s"
+
+fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz
 	$(BUILD)/fuzz/path_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=512
+	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCHES)
@@ -133,5 +160,5 @@ lint:
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz demo bench install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench install lint clean
 .SECONDARY:

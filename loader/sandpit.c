@@ -1,6 +1,7 @@
 /* The sandpit command: a thin layer over libsandpit (DESIGN §7). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
@@ -11,24 +12,70 @@
 static int usage(FILE *f)
 {
 	fputs("usage: sandpit probe\n"
-	      "       sandpit policy show\n"
+	      "       sandpit policy check FILE       check a policy file (sandpit.policy(5))\n"
+	      "       sandpit policy show [FILE]      each call's action, rules and path per mode\n"
+	      "                                       (the built-in default without FILE)\n"
+	      "       sandpit policy export-bpf FILE  the filter-mode BPF program, raw, to stdout\n"
+	      "       sandpit policy export-pfc FILE  the same as libseccomp's pseudo code\n"
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
 	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
 
-static int policy_show(void)
+static void print_error(void *ctx, const char *msg)
 {
-	struct policy *p;
-	char err[256];
-	if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sandpit: %s\n", err);
-		return 1;
+	(*(int *)ctx)++;
+	fprintf(stderr, "%s\n", msg);
+}
+
+/* The file's policy (or the default's); errors on stderr, then NULL. */
+static struct policy *load(const char *file)
+{
+	struct policy *p = NULL;
+	char err[512];
+	int n = 0;
+
+	if (!file) {
+		if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0)
+			fprintf(stderr, "sandpit: %s\n", err);
+		return p;
 	}
-	policy_dump(p, stdout);
+	if (policy_parse_file(file, &p, print_error, &n, err, sizeof(err)) < 0)
+		fprintf(stderr, "%s: %d error%s\n", file, n, n == 1 ? "" : "s");
+	return p;
+}
+
+/* sandpit policy check|show|export-bpf|export-pfc [FILE] */
+static int policy_cmd(int argc, char **argv)
+{
+	const char *sub = argv[2], *file = argc > 3 ? argv[3] : NULL;
+	int show = !strcmp(sub, "show"), rc = 0;
+	struct policy *p;
+
+	if (argc > 4 || (!show && !file) ||
+	    (!show && strcmp(sub, "check") && strcmp(sub, "export-bpf") && strcmp(sub, "export-pfc")))
+		return usage(stderr);
+	p = load(file);
+	if (!p)
+		return 1;
+	if (show) {
+		policy_dump(p, stdout);
+	} else if (strcmp(sub, "check")) {
+		/* SELF_PID compares with this process's pid, and there are no
+		 * sandpit descriptors to keep free: a program to read or to load
+		 * on its own, not the one sandpit_start builds */
+		struct policy_runtime rt = { .pid = getpid(), .fd_lo = 1, .fd_hi = 0 };
+		char err[512];
+
+		fflush(stdout);
+		rc = (sub[7] == 'b' ? policy_export_bpf : policy_export_pfc)(p, &rt, 1, err,
+									   sizeof(err));
+		if (rc < 0)
+			fprintf(stderr, "sandpit: %s\n", err);
+	}
 	policy_free(p);
-	return 0;
+	return rc < 0;
 }
 
 int main(int argc, char **argv)
@@ -47,12 +94,11 @@ int main(int argc, char **argv)
 		compat_print_table(stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "policy") && argc == 3 && !strcmp(argv[2], "show"))
-		return policy_show();
+	if (!strcmp(cmd, "policy"))
+		return argc >= 3 ? policy_cmd(argc, argv) : usage(stderr);
 	if (!strcmp(cmd, "run"))
 		return run_main(argc - 2, argv + 2);
-	if (!strcmp(cmd, "profile") || !strcmp(cmd, "bench") ||
-	    !strcmp(cmd, "policy")) {
+	if (!strcmp(cmd, "profile") || !strcmp(cmd, "bench")) {
 		fprintf(stderr, "sandpit: '%s' is not implemented yet\n", cmd);
 		return EXIT_USAGE;
 	}

@@ -1,5 +1,7 @@
 /* Back end: the policy as text, one line per mentioned syscall (like
- * libseccomp's PFC output), for `sandpit policy show` and for review. */
+ * libseccomp's PFC output), for `sandpit policy show` and for review: its
+ * action, the path it takes in strict mode and in filter mode, and its
+ * rules or B's check, sandpit's own rules included. */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -75,10 +77,10 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 	};
 
 	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE) {
-		fputs(a->kind == PK_SIGACTION ? ": sigaction" : ": thread flags, new slot", f);
+		fputs(a->kind == PK_SIGACTION ? "sigaction" : "thread flags, new slot", f);
 		return;
 	}
-	fprintf(f, ": path arg%d", a->path_arg);
+	fprintf(f, "path arg%d", a->path_arg);
 	if (a->dirfd_arg != POLICY_NOARG)
 		fprintf(f, ", dirfd arg%d", a->dirfd_arg);
 	if (a->flags_arg != POLICY_NOARG)
@@ -88,36 +90,78 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		fputs(", nofollow", f);
 }
 
+static const char *action(const struct policy_call *c, char *buf, size_t n)
+{
+	switch (c->cls) {
+	case POLICY_DENY: {
+		const char *e = strerrorname_np(c->err);
+
+		if (e)
+			snprintf(buf, n, "deny(%s)", e);
+		else
+			snprintf(buf, n, "deny(%d)", c->err);
+		return buf;
+	}
+	case POLICY_ALLOW:
+	case POLICY_NATIVE: return "allow";
+	case POLICY_KILL: return "kill";
+	case POLICY_THREAD: return "trap";
+	case POLICY_PROCESS: return "process";
+	case POLICY_EMU: return "emulate";
+	default: return "?";
+	}
+}
+
+/* Strict mode: U makes it itself, the entry answers the errno, T, or B. */
+static const char *strict_path(const struct policy_call *c)
+{
+	switch (c->cls) {
+	case POLICY_NATIVE: return "native";
+	case POLICY_DENY: return "errno";
+	case POLICY_PROCESS: return "B";
+	default: return "T";
+	}
+}
+
+/* Filter mode: what the BPF filter decides, and what it traps to T (and
+ * B).  A thread call's rules that BPF can decide (all but the protected
+ * ranges and trusted tids) are decided there, the rest trap: BPF+T. */
+static const char *filter_path(const struct policy_call *c)
+{
+	switch (c->cls) {
+	case POLICY_NATIVE:
+	case POLICY_ALLOW: return "native";
+	case POLICY_DENY: return "BPF errno";
+	case POLICY_KILL: return "BPF kill";
+	case POLICY_PROCESS: return "B";
+	case POLICY_THREAD:
+		for (int i = 0; i < c->nrules; i++)
+			if ((c->rules[i].op != RULE_RANGE_FREE && c->rules[i].op != RULE_NOT_TID) ||
+			    c->rules[i].carg != POLICY_NOARG)
+				return "BPF+T";
+		return c->nrules ? "T" : "BPF+T";
+	default: return "T";
+	}
+}
+
 static void put_call(FILE *f, const char *name, const struct policy_call *c)
 {
-	fprintf(f, "%-24s ", name);
+	char buf[32];
+
+	fprintf(f, "%-24s %-14s %-7s %-10s", name, action(c, buf, sizeof(buf)), strict_path(c),
+		filter_path(c));
 	switch (c->cls) {
-	case POLICY_DENY:
-		fputs("deny(", f);
-		put_errno(f, c->err);
-		fputc(')', f);
-		break;
-	case POLICY_ALLOW:
-		fputs("allow", f);
-		break;
-	case POLICY_KILL:
-		fputs("kill", f);
-		break;
-	case POLICY_NATIVE:
-		fputs("native", f);
-		break;
 	case POLICY_EMU:
-		fputs(c->err == POLICY_EMU_GETTID ? "emu(gettid)" : c->err == POLICY_EMU_ZERO ? "emu(0)" : "emu(?)", f);
+		fputs(c->err == POLICY_EMU_GETTID ? " U's tid" : c->err == POLICY_EMU_ZERO ? " returns 0" : " ?", f);
 		break;
 	case POLICY_THREAD:
-		fputs("thread", f);
 		for (int i = 0; i < c->nrules; i++) {
-			fputs(i ? "; " : ": ", f);
+			fputs(i ? "; " : " ", f);
 			put_rule(f, &c->rules[i], c->err);
 		}
 		break;
 	case POLICY_PROCESS:
-		fputs("process", f);
+		fputc(' ', f);
 		put_proc(f, &c->proc);
 		break;
 	}
@@ -126,13 +170,17 @@ static void put_call(FILE *f, const char *name, const struct policy_call *c)
 
 void policy_dump(const struct policy *p, FILE *f)
 {
+	struct policy_call dflt = { 0 };
+
 	fputs("# sandpit policy, x86_64\n", f);
 	for (size_t i = 0; i < policy_ngrants(p); i++) {
 		const struct policy_grant *g = policy_grant_at(p, i);
 
-		fprintf(f, "grant %-5s %s%s\n", g->writable ? "write" : "read", g->path,
-			g->exact ? " (file)" : "");
+		fprintf(f, "path %-5s %s%s\n", g->writable ? "write" : "read", g->path,
+			g->exact ? "  # a file" : "");
 	}
+	fprintf(f, "# %-22s %-14s %-7s %-10s %s\n", "syscall", "action", "strict", "filter",
+		"rules (sandpit's own included) or B's check");
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
 		const struct policy_call *c = policy_call(p, nr);
 		char *name;
@@ -149,5 +197,6 @@ void policy_dump(const struct policy *p, FILE *f)
 		}
 		free(name);
 	}
-	fputs("default                  deny(ENOSYS)\n", f);
+	policy_get_default(p, &dflt.cls, &dflt.err);
+	put_call(f, "default", &dflt);
 }

@@ -14,6 +14,7 @@
 
 struct policy {
 	struct policy_call calls[POLICY_MAX_NR];
+	int dflt_cls, dflt_err; /* what unmentioned numbers below POLICY_DEFAULT_NR get */
 	struct policy_grant *grants;
 	size_t ngrants, grants_cap;
 };
@@ -40,6 +41,8 @@ int policy_new(struct policy **out)
 		return -ENOMEM;
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
 		p->calls[nr] = unmentioned;
+	p->dflt_cls = POLICY_DENY;
+	p->dflt_err = ENOSYS;
 	*out = p;
 	return 0;
 }
@@ -81,7 +84,7 @@ static int valid_arg(int a)
 }
 
 /* Seccomp strict mode lets U make these itself; nothing else can be native. */
-static int strict_allows(int nr)
+int policy_strict_allows(int nr)
 {
 	static const char *const names[] = { "read", "write", "exit", "rt_sigreturn" };
 
@@ -114,7 +117,7 @@ int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, cha
 	case POLICY_NATIVE:
 		if (errno_or_id)
 			return fail(err, errlen, -EINVAL, "%s: native takes no errno", name);
-		if (!strict_allows(nr))
+		if (!policy_strict_allows(nr))
 			return fail(err, errlen, -EINVAL,
 				    "%s cannot be native: seccomp strict mode does not allow it", name);
 		break;
@@ -246,6 +249,26 @@ int policy_grant(struct policy *p, const char *path, int writable, char *err, si
 			rc = add_grant(p, real, writable, exact);
 	}
 	return rc < 0 ? fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc)) : 0;
+}
+
+int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen)
+{
+	if (cls == POLICY_DENY && !valid_errno(err_no))
+		return fail(err, errlen, -EINVAL, "default: errno %d is out of range", err_no);
+	if (cls != POLICY_DENY && (cls != POLICY_KILL || err_no))
+		return fail(err, errlen, -EINVAL, "default: only deny(errno) or kill");
+	p->dflt_cls = cls;
+	p->dflt_err = err_no;
+	for (int nr = 0; nr < POLICY_DEFAULT_NR; nr++)
+		if (!p->calls[nr].mentioned)
+			p->calls[nr] = (struct policy_call){ .cls = cls, .err = err_no };
+	return 0;
+}
+
+void policy_get_default(const struct policy *p, int *cls, int *err_no)
+{
+	*cls = p->dflt_cls;
+	*err_no = p->dflt_err;
 }
 
 const struct policy_call *policy_call(const struct policy *p, int nr)

@@ -1,6 +1,8 @@
 /* The policy: one model of what each system call may do, compiled into the
- * back ends (the T table now, a libseccomp BPF filter later), and the path
- * checks B makes for memory-argument calls.
+ * back ends (the T table, a libseccomp BPF filter), and the path checks B
+ * makes for memory-argument calls.  Policies are written as text
+ * (sandpit.policy(5)) and compiled by policy/parse.c; the built-in default
+ * is policy/default.policy, compiled the same way.
  *
  * Syscalls are x86-64 numbers; names are resolved by libseccomp only.
  * Functions return 0 or a negative errno; those that take `err, errlen`
@@ -83,8 +85,8 @@ struct policy_proc_arg {
 	int nofollow;  /* the last component is never followed (lstat, readlink) */
 };
 
-/* What the model says about one syscall.  Unmentioned numbers read as
- * { POLICY_DENY, ENOSYS }. */
+/* What the model says about one syscall.  Unmentioned numbers read as the
+ * policy's default (policy_set_default), { POLICY_DENY, ENOSYS } unless set. */
 struct policy_call {
 	int mentioned;
 	int cls;    /* enum policy_class */
@@ -116,6 +118,12 @@ int policy_add_rule(struct policy *p, const char *name, const struct policy_rule
 int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
 		       char *err, size_t errlen);
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
+/* What unmentioned numbers get: POLICY_DENY with an errno, or POLICY_KILL.
+ * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel and lie
+ * beyond the T table: they stay ENOSYS whatever the default. */
+#define POLICY_DEFAULT_NR TT_MAX_NR
+int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen);
+void policy_get_default(const struct policy *p, int *cls, int *err_no);
 
 /* Reading it (back ends, B). */
 const struct policy_call *policy_call(const struct policy *p, int nr);
@@ -123,9 +131,56 @@ const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr); /
 size_t policy_ngrants(const struct policy *p);
 const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
 
+/* Policy files (policy/parse.c, format in docs/sandpit.policy.5).  Every
+ * problem found is reported as one line "FILE:LINE:COL: message" through
+ * `report` (may be NULL), the first of them also in err.  On any problem no
+ * policy is returned (nothing is half-applied): -EINVAL for errors in the
+ * text, or the errno of a file that cannot be read.  `name` is what
+ * messages call the text, and where its @include lines are resolved from. */
+typedef void policy_report_fn(void *ctx, const char *msg);
+int policy_parse_file(const char *path, struct policy **out, policy_report_fn *report,
+		      void *ctx, char *err, size_t errlen);
+int policy_parse_text(const char *name, const char *text, size_t len, struct policy **out,
+		      policy_report_fn *report, void *ctx, char *err, size_t errlen);
+/* A policy file with the allow_read/allow_write grants added, like
+ * policy_new_default for the built-in one. */
+int policy_new_file(struct policy **out, const char *path, const char *const *allow_read,
+		    const char *const *allow_write, char *err, size_t errlen);
+
+/* Names a policy file may use (policy/constants.c): argument constants
+ * (PROT_READ, O_CREAT, AT_FDCWD, ...) from the system headers, errnos from
+ * the C library.  0 / the errno, or -ENOENT. */
+int policy_constant(const char *name, size_t len, uint64_t *value);
+int policy_errno(const char *name, size_t len);
+
+/* What no policy can take away (policy/guard.c).  The compiler applies
+ * these to every call a file names; the model's own API does not. */
+enum policy_guard_kind {
+	GUARD_RULES = 1, /* allow/trap: `rules` always come first (allow -> trap) */
+	GUARD_NEVER,     /* only deny or kill: it would break an invariant */
+	GUARD_NEEDS_B,   /* a memory argument only B can check: process (if `proc`), deny, kill */
+	GUARD_EMU,       /* emulate (or deny, kill); allow only if `allow_emulates` */
+};
+
+struct policy_guard {
+	int kind;                            /* enum policy_guard_kind */
+	const char *why;                     /* why, for messages */
+	int nrules;
+	const struct policy_rule *rules;     /* GUARD_RULES: prepended to the call's rules */
+	const struct policy_proc_arg *proc;  /* GUARD_NEEDS_B: how B checks it, NULL: no check */
+	int emu;                             /* GUARD_EMU: POLICY_EMU_* */
+	int allow_emulates;                  /* GUARD_EMU: `allow` means emulate */
+	int restrict_arg;                    /* GUARD_RULES: an argument a rule must confine to
+					      * listed values, or POLICY_NOARG */
+};
+
+const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
+int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
+
 /* Back ends. */
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
-void policy_dump(const struct policy *p, FILE *f);
+void policy_dump(const struct policy *p, FILE *f); /* every mentioned call: its action, its
+						    * rules, and its path in each mode */
 
 /* Path checks made by B. */
 int policy_open_access(long flags);                   /* PA_READ or PA_WRITE */

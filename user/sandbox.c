@@ -332,7 +332,7 @@ static struct trusted_process_config tp;
 int sandpit_start(const struct sandpit_options *opts)
 {
 	enum sandpit_mode mode = SANDPIT_MODE_NONE;
-	char perr[256] = "";
+	char perr[512] = "";
 	int r;
 
 	errbuf[0] = 0;
@@ -342,8 +342,6 @@ int sandpit_start(const struct sandpit_options *opts)
 		return r;
 	if (opts && opts->flags)
 		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
-	if (opts && opts->policy_file)
-		return fail(-EOPNOTSUPP, "policy files are not supported yet (%s)", opts->policy_file);
 	/* in a write grant U can swap a directory for a symlink between B's
 	 * check and the open; only openat2's RESOLVE_NO_SYMLINKS stops that */
 	if (opts && opts->allow_write && opts->allow_write[0] && !compat_has(COMPAT_OPENAT2))
@@ -354,10 +352,30 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(r < 0 ? r : -EBUSY,
 			    "sandpit_start: %d threads exist; call it before creating any", r);
 
-	r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
-			       opts ? opts->allow_write : NULL, perr, sizeof(perr));
-	if (r < 0)
-		return fail(r, "policy: %s", perr);
+	if (opts && opts->policy_file) {
+		/* the parser's message is "FILE:LINE:COL: ..." */
+		r = policy_new_file(&policy, opts->policy_file, opts->allow_read, opts->allow_write,
+				    perr, sizeof(perr));
+		if (r < 0)
+			return fail(r, "%s", perr);
+		for (size_t i = 0; i < policy_ngrants(policy); i++) {
+			const struct policy_grant *g = policy_grant_at(policy, i);
+			if (g->writable && !g->exact && !compat_has(COMPAT_OPENAT2)) {
+				r = fail(-EOPNOTSUPP, "%s: the write grant %s needs openat2, which "
+						      "this kernel %s", opts->policy_file, g->path,
+					 getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)"
+								  : "lacks");
+				policy_free(policy);
+				policy = NULL;
+				return r;
+			}
+		}
+	} else {
+		r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
+				       opts ? opts->allow_write : NULL, perr, sizeof(perr));
+		if (r < 0)
+			return fail(r, "policy: %s", perr);
+	}
 
 	const struct tt_table *table = NULL;
 	size_t table_len = 0;

@@ -1,23 +1,25 @@
-/* The built-in default policy: read-only, no network, no exec (DESIGN §5).
- * Written in syscall names; libseccomp turns them into numbers. */
+/* What the built-in default policy must be, call by call: the C tables the
+ * default was built from before policy/default.policy replaced them,
+ * kept here as the expectation that policyfile_test compares the compiled
+ * file against.  Change both together, on purpose. */
+#ifndef SANDPIT_SELFTEST_DEFAULT_EXPECTED_H
+#define SANDPIT_SELFTEST_DEFAULT_EXPECTED_H
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <linux/futex.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-
 #include "policy/policy.h"
 
 #define N POLICY_NOARG
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* seccomp strict mode lets U make these itself */
-static const char *const native_calls[] = { "read", "write", "exit", "rt_sigreturn" };
+static const char *const x_native_calls[] = { "read", "write", "exit", "rt_sigreturn" };
 
-static const char *const allow_calls[] = {
+static const char *const x_allow_calls[] = {
 	/* I/O on descriptors U already holds */
 	"pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2",
 	"lseek", "fstat", "fstatfs", "fsync", "fdatasync",
@@ -68,7 +70,7 @@ static const struct thread_call {
 	const char *name;
 	int err;
 	struct policy_rule rules[POLICY_MAX_RULES];
-} thread_calls[] = {
+} x_thread_calls[] = {
 	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
 	/* W^X: new code is mapped without PROT_EXEC, patched, then made
 	 * executable with mprotect (user/exec_patch.c) */
@@ -117,7 +119,7 @@ static const struct thread_call {
 static const struct process_call {
 	const char *name;
 	struct policy_proc_arg a;
-} process_calls[] = {
+} x_process_calls[] = {
 	{ "open", { PK_PATH, 0, N, 1, PA_OPEN, 0 } },
 	{ "openat", { PK_PATH, 1, 0, 2, PA_OPEN, 0 } },
 	{ "stat", { PK_PATH, 0, N, N, PA_READ, 0 } },
@@ -136,10 +138,10 @@ static const struct process_call {
 	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
 };
 
-static const struct deny_calls {
+static const struct x_deny_calls {
 	int err;
 	const char *const *names;
-} deny_calls[] = {
+} x_deny_calls[] = {
 	{ EACCES, (const char *const[]){
 		/* no exec, no network (AF_UNIX only through socketpair) */
 		"execve", "execveat", "socket", "connect", "bind", "listen", "accept", "accept4",
@@ -184,99 +186,44 @@ static const struct deny_calls {
 		"openat2", NULL } },
 };
 
-static const char *const default_read[] = {
+static const char *const x_default_read[] = {
 	"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/dev/zero", "/dev/urandom",
 	"/proc/self", "/sys/devices/system/cpu",
 };
 
-/* Each name once: a second mention would silently override the first. */
-static int once(struct policy *p, const char *name, char *err, size_t errlen)
-{
-	int nr = policy_syscall_nr(name, err, errlen);
 
-	if (nr >= 0 && policy_call(p, nr)->mentioned) {
-		if (err && errlen)
-			snprintf(err, errlen, "default policy names '%s' twice", name);
-		return -EEXIST;
-	}
-	return nr < 0 ? nr : 0;
-}
-
-static int set(struct policy *p, const char *name, int cls, int e, char *err, size_t errlen)
-{
-	int rc = once(p, name, err, errlen);
-
-	return rc < 0 ? rc : policy_set(p, name, cls, e, err, errlen);
-}
-
-static int build(struct policy *p, const char *const *allow_read, const char *const *allow_write,
-		 char *err, size_t errlen)
-{
-	int rc;
-
-	for (size_t i = 0; i < NELEM(native_calls); i++)
-		if ((rc = set(p, native_calls[i], POLICY_NATIVE, 0, err, errlen)) < 0)
-			return rc;
-	for (size_t i = 0; i < NELEM(allow_calls); i++)
-		if ((rc = set(p, allow_calls[i], POLICY_ALLOW, 0, err, errlen)) < 0)
-			return rc;
-	for (size_t i = 0; i < NELEM(thread_calls); i++) {
-		const struct thread_call *t = &thread_calls[i];
-
-		if ((rc = set(p, t->name, POLICY_THREAD, t->err, err, errlen)) < 0)
-			return rc;
-		for (int j = 0; j < POLICY_MAX_RULES && t->rules[j].op; j++)
-			if ((rc = policy_add_rule(p, t->name, &t->rules[j], err, errlen)) < 0)
-				return rc;
-	}
-	for (size_t i = 0; i < NELEM(process_calls); i++)
-		if ((rc = once(p, process_calls[i].name, err, errlen)) < 0 ||
-		    (rc = policy_set_process(p, process_calls[i].name, &process_calls[i].a, err,
-					     errlen)) < 0)
-			return rc;
-	/* glibc insists that a new thread registers rseq when the first one
-	 * did; T would register itself, so it only says yes (glibc then reads
-	 * the CPU the slow way) */
-	if ((rc = set(p, "rseq", POLICY_EMU, POLICY_EMU_ZERO, err, errlen)) < 0)
-		return rc;
-	if ((rc = set(p, "gettid", POLICY_EMU, POLICY_EMU_GETTID, err, errlen)) < 0)
-		return rc;
-	for (size_t i = 0; i < NELEM(deny_calls); i++)
-		for (const char *const *n = deny_calls[i].names; *n; n++)
-			if ((rc = set(p, *n, POLICY_DENY, deny_calls[i].err, err, errlen)) < 0)
-				return rc;
-
-	for (size_t i = 0; i < NELEM(default_read); i++)
-		if ((rc = policy_grant(p, default_read[i], 0, err, errlen)) < 0)
-			return rc;
-	/* writing to /dev/null writes nothing, and programs open it O_RDWR */
-	if ((rc = policy_grant(p, "/dev/null", 1, err, errlen)) < 0)
-		return rc;
-	for (; allow_read && *allow_read; allow_read++)
-		if ((rc = policy_grant(p, *allow_read, 0, err, errlen)) < 0)
-			return rc;
-	for (; allow_write && *allow_write; allow_write++)
-		if ((rc = policy_grant(p, *allow_write, 1, err, errlen)) < 0)
-			return rc;
-	return 0;
-}
-
-int policy_new_default(struct policy **out, const char *const *allow_read,
-		       const char *const *allow_write, char *err, size_t errlen)
+/* The expected policy, through the model's own API (no guards, no parser). */
+static inline struct policy *expected_default(void)
 {
 	struct policy *p;
-	int rc = policy_new(&p);
 
-	if (rc < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "out of memory");
-		return rc;
+	if (policy_new(&p) < 0)
+		abort();
+#define X_OK_(e) do { if ((e) < 0) abort(); } while (0)
+	for (size_t i = 0; i < NELEM(x_native_calls); i++)
+		X_OK_(policy_set(p, x_native_calls[i], POLICY_NATIVE, 0, NULL, 0));
+	for (size_t i = 0; i < NELEM(x_allow_calls); i++)
+		X_OK_(policy_set(p, x_allow_calls[i], POLICY_ALLOW, 0, NULL, 0));
+	for (size_t i = 0; i < NELEM(x_thread_calls); i++) {
+		const struct thread_call *t = &x_thread_calls[i];
+
+		X_OK_(policy_set(p, t->name, POLICY_THREAD, t->err, NULL, 0));
+		for (int j = 0; j < POLICY_MAX_RULES && t->rules[j].op; j++)
+			X_OK_(policy_add_rule(p, t->name, &t->rules[j], NULL, 0));
 	}
-	rc = build(p, allow_read, allow_write, err, errlen);
-	if (rc < 0) {
-		policy_free(p);
-		return rc;
-	}
-	*out = p;
-	return 0;
+	for (size_t i = 0; i < NELEM(x_process_calls); i++)
+		X_OK_(policy_set_process(p, x_process_calls[i].name, &x_process_calls[i].a, NULL, 0));
+	X_OK_(policy_set(p, "rseq", POLICY_EMU, POLICY_EMU_ZERO, NULL, 0));
+	X_OK_(policy_set(p, "gettid", POLICY_EMU, POLICY_EMU_GETTID, NULL, 0));
+	for (size_t i = 0; i < NELEM(x_deny_calls); i++)
+		for (const char *const *n = x_deny_calls[i].names; *n; n++)
+			X_OK_(policy_set(p, *n, POLICY_DENY, x_deny_calls[i].err, NULL, 0));
+	for (size_t i = 0; i < NELEM(x_default_read); i++)
+		X_OK_(policy_grant(p, x_default_read[i], 0, NULL, 0));
+	X_OK_(policy_grant(p, "/dev/null", 1, NULL, 0));
+#undef X_OK_
+	return p;
 }
+
+#undef N
+#endif
