@@ -256,6 +256,38 @@ TEST_F(run, own_errors_have_their_own_status)
 	free(r.out);
 }
 
+/* --policy=FILE: the file's grants apply; a bad file is sandpit's error */
+TEST_F(run, policy_file)
+{
+	char good[160], bad[160], text[PATH_MAX + 256], opt[200];
+	struct result r;
+	snprintf(good, sizeof good, "%s/good.policy", self->dir);
+	snprintf(bad, sizeof bad, "%s/bad.policy", self->dir);
+	snprintf(text, sizeof text, "@include %s/../policy/default.policy\npath read %s\n", bindir,
+		 self->dir);
+	write_file(_metadata, good, text, 0644);
+	write_file(_metadata, bad, "openat: allow\n", 0644);
+	snprintf(opt, sizeof opt, "--policy=%s", good);
+	const char *with_good[] = { opt, NULL };
+	ASSERT_EQ(0, sandboxed(variant->mode, with_good, (char *const[]){ "cat", self->secret, NULL },
+			       NULL, NULL, NULL, &r));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(7, (int)r.len); /* "SECRET\n" */
+	free(r.out);
+	/* without the grant the same read is refused */
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ "cat", self->secret, NULL }, NULL,
+			       NULL, NULL, &r));
+	EXPECT_NE(0, r.status);
+	EXPECT_EQ(0, (int)r.len);
+	free(r.out);
+	snprintf(opt, sizeof opt, "--policy=%s", bad);
+	const char *with_bad[] = { opt, NULL };
+	ASSERT_EQ(0, sandboxed(variant->mode, with_bad, (char *const[]){ "true", NULL }, NULL, NULL,
+			       NULL, &r));
+	EXPECT_EQ(125, r.status);
+	free(r.out);
+}
+
 /* a file that is executable but not an ELF program and not a script */
 TEST_F(run, not_an_elf_program)
 {
