@@ -187,6 +187,12 @@ TEST_F(run, awk) { SAME(NULL, NULL, "awk", "{ n[$2]++ } END { for (k in n) print
 TEST_F(run, grep) { SAME(NULL, NULL, "grep", "-c", "alpha", self->small); }
 TEST_F(run, perl) { SAME(NULL, NULL, "perl", "-e", "my %h; $h{$_ % 7}++ for 1..1000; print join(',', map { \"$_=$h{$_}\" } sort keys %h), \"\\n\""); }
 TEST_F(run, python3_plain) { SAME(NULL, NULL, "/usr/bin/python3", "-c", "import sys, json; print(sys.version_info[:2], json.dumps({'a': sum(range(10**6))}))"); }
+/* dlopen after start: C extensions from lib-dynload */
+TEST_F(run, python3_imports_c_extensions)
+{
+	SAME(NULL, NULL, "/usr/bin/python3", "-c",
+	     "import _ctypes, _decimal, decimal; print(_ctypes.__file__, decimal.Decimal(1) / 7)");
+}
 TEST_F(run, python3_hashlib)
 {
 	SAME(NULL, NULL, "/usr/bin/python3", "-c",
