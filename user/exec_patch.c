@@ -163,12 +163,15 @@ long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long 
 	else if (nr != SYS_mprotect && nr != SYS_munmap && nr != SYS_mremap)
 		return r;
 	hi = lo + page_up((uintptr_t)a[1]);
+	int noted = 0;
 	lock(st->tid);
 	forget(lo, hi);
-	if (exec && npend < NPEND)
+	if (exec && npend < NPEND) {
 		pend[npend++] = (struct range){ lo, hi, (int)(a[2] | PROT_EXEC) };
+		noted = 1;
+	}
 	unlock();
-	if (exec && npend >= NPEND) /* no room: executable now, unpatched */
+	if (exec && !noted) /* no room: executable now, unpatched */
 		dispatch(SYS_mprotect, (long[6]){ (long)lo, (long)(hi - lo), a[2] | PROT_EXEC });
 	return r;
 }
