@@ -890,13 +890,14 @@ TEST(cli_export_bpf_check_and_show)
 
 /* --- a file through sandpit_start, in both modes --- */
 
-extern const char sandpit_default_policy[], sandpit_default_policy_end[];
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
 
 /* The default policy without the lines in `drop`, with `extra` added. */
 static const char *default_with(struct tmp *t, const char *name, const char *const drop[],
 				const char *extra)
 {
-	size_t n = (size_t)(sandpit_default_policy_end - sandpit_default_policy);
+	size_t n = (size_t)sandpit_default_policy_len;
 	char *text = malloc(n + strlen(extra) + 1);
 	const char *path;
 
