@@ -1007,4 +1007,19 @@ TEST(sandpit_start_reports_the_files_error_and_starts_nothing)
 	tmp_done(&t);
 }
 
+TEST(inv2_write_grants_of_a_file_need_openat2)
+{
+	struct tmp t;
+
+	tmp_init(&t);
+	struct sandpit_options o = { .policy_file = tmp_file(&t, "w.policy",
+							     "getppid: allow\npath write /tmp\n") };
+	setenv("SANDPIT_KERNEL", "no-openat2", 1);
+	EXPECT_EQ(-EOPNOTSUPP, sandpit_start(&o));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "the write grant /tmp needs openat2"))
+		TH_LOG("%s", sandpit_error());
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+	tmp_done(&t);
+}
+
 TEST_HARNESS_MAIN
