@@ -147,12 +147,14 @@ bench: deps
 	@for b in $(BENCHES); do $$b || exit 1; done
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 $(BUILD)/libsandpit.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libsandpit.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/sandpit.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/sandpit $(DESTDIR)$(PREFIX)/bin/
 	[ ! -f docs/sandpit.1 ] || install -m 644 docs/sandpit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. user policy compat loader

@@ -66,7 +66,7 @@ static int policy_cmd(int argc, char **argv)
 		 * sandpit descriptors to keep free: a program to read or to load
 		 * on its own, not the one sandpit_start builds */
 		struct policy_runtime rt = { .pid = getpid(), .fd_lo = 1, .fd_hi = 0 };
-		char err[512];
+		char err[512] = "";
 
 		fflush(stdout);
 		rc = (sub[7] == 'b' ? policy_export_bpf : policy_export_pfc)(p, &rt, 1, err,

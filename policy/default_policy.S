@@ -4,10 +4,13 @@
 	.section .rodata
 	.globl sandpit_default_policy
 	.hidden sandpit_default_policy
-	.globl sandpit_default_policy_end
-	.hidden sandpit_default_policy_end
+	.globl sandpit_default_policy_len
+	.hidden sandpit_default_policy_len
 sandpit_default_policy:
 	.incbin "policy/default.policy"
-sandpit_default_policy_end:
+1:
 	.byte 0
+	.balign 8
+sandpit_default_policy_len:
+	.quad 1b - sandpit_default_policy
 	.section .note.GNU-stack, "", @progbits

@@ -146,10 +146,12 @@ static const char *filter_path(const struct policy_call *c)
 
 static void put_call(FILE *f, const char *name, const struct policy_call *c)
 {
+	int detail = c->cls == POLICY_EMU || c->cls == POLICY_PROCESS ||
+		     (c->cls == POLICY_THREAD && c->nrules);
 	char buf[32];
 
-	fprintf(f, "%-24s %-14s %-7s %-10s", name, action(c, buf, sizeof(buf)), strict_path(c),
-		filter_path(c));
+	fprintf(f, "%-24s %-14s %-7s %-*s", name, action(c, buf, sizeof(buf)), strict_path(c),
+		detail ? 10 : 0, filter_path(c));
 	switch (c->cls) {
 	case POLICY_EMU:
 		fputs(c->err == POLICY_EMU_GETTID ? " U's tid" : c->err == POLICY_EMU_ZERO ? " returns 0" : " ?", f);

@@ -220,6 +220,9 @@ static const struct entry table[] = {
 	NEVER("userfaultfd", "U would decide what sandpit's pages contain when T faults"),
 	NEVER("modify_ldt", "the descriptor table is shared with T"),
 	NEVER("open_by_handle_at", "its file handle bypasses the path checks"),
+	NEVER("perf_event_open", "an event could stop or signal T (a breakpoint's SIGTRAP cannot "
+				 "be blocked)"),
+	NEVER("bpf", "programs and maps are beyond what sandpit can check"),
 	NEVER("arch_prctl", on_t),
 	NEVER("set_tid_address", on_t),
 	NEVER("set_robust_list", on_t),

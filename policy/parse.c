@@ -1321,13 +1321,14 @@ int policy_new_file(struct policy **out, const char *path, const char *const *al
 
 /* The built-in default: policy/default.policy, embedded by
  * policy/default_policy.S. */
-extern const char sandpit_default_policy[], sandpit_default_policy_end[];
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
 
 int policy_new_default(struct policy **out, const char *const *allow_read,
 		       const char *const *allow_write, char *err, size_t errlen)
 {
 	int rc = policy_parse_text("policy/default.policy", sandpit_default_policy,
-				   (size_t)(sandpit_default_policy_end - sandpit_default_policy),
+				   (size_t)sandpit_default_policy_len,
 				   out, NULL, NULL, err, errlen);
 
 	if (rc == 0 && (rc = add_grants(*out, allow_read, allow_write, err, errlen)) < 0) {

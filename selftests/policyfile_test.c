@@ -890,13 +890,14 @@ TEST(cli_export_bpf_check_and_show)
 
 /* --- a file through sandpit_start, in both modes --- */
 
-extern const char sandpit_default_policy[], sandpit_default_policy_end[];
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
 
 /* The default policy without the lines in `drop`, with `extra` added. */
 static const char *default_with(struct tmp *t, const char *name, const char *const drop[],
 				const char *extra)
 {
-	size_t n = (size_t)(sandpit_default_policy_end - sandpit_default_policy);
+	size_t n = (size_t)sandpit_default_policy_len;
 	char *text = malloc(n + strlen(extra) + 1);
 	const char *path;
 
@@ -1002,6 +1003,21 @@ TEST(sandpit_start_reports_the_files_error_and_starts_nothing)
 	EXPECT_EQ(-EPERM, sandpit_start(&o));
 	snprintf(want, sizeof(want), "%s:2:9: openat: 'allow' refused", o.policy_file);
 	EXPECT_EQ(0, strncmp(sandpit_error(), want, strlen(want))) TH_LOG("%s", sandpit_error());
+	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+	tmp_done(&t);
+}
+
+TEST(inv2_write_grants_of_a_file_need_openat2)
+{
+	struct tmp t;
+
+	tmp_init(&t);
+	struct sandpit_options o = { .policy_file = tmp_file(&t, "w.policy",
+							     "getppid: allow\npath write /tmp\n") };
+	setenv("SANDPIT_KERNEL", "no-openat2", 1);
+	EXPECT_EQ(-EOPNOTSUPP, sandpit_start(&o));
+	EXPECT_NE(NULL, strstr(sandpit_error(), "the write grant /tmp needs openat2"))
+		TH_LOG("%s", sandpit_error());
 	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
 	tmp_done(&t);
 }
