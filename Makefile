@@ -93,9 +93,8 @@ tests: $(TESTS)
 
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz
-	@./scripts/run-tests.sh --modes $(MODE_TESTS) --once $(ONCE_TESTS)
-	@echo "# fuzzing the policy parser for $(CHECK_FUZZ_SECONDS) s"
-	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(CHECK_FUZZ_SECONDS)
+	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
+		--once $(ONCE_TESTS) scripts/fuzz-tap.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)

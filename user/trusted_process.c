@@ -470,6 +470,29 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 #define CLONE_THREAD_ALLOWED                                                                 \
 	(CLONE_THREAD_REQUIRED | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
 
+static void *serve(void *arg);
+
+/* A slot's server and watcher, made when the slot is first used: starting
+ * all 33 threads at once would take CPU from P while it patches. */
+static pthread_attr_t thread_attr;
+static int slot_threads[SM_NSLOTS];
+
+static int start_slot_threads(intptr_t s)
+{
+	pthread_t w;
+	if (slot_threads[s])
+		return 0;
+	if (pthread_create(&w, &thread_attr, serve, (void *)s) != 0)
+		return -EAGAIN;
+	if (pthread_create(&w, &thread_attr, watch_slot, (void *)s) != 0) {
+		say("sandpit: cannot start the watcher of slot %ld; killing the process\n", (long)s);
+		kill_p();
+		_exit(1);
+	}
+	slot_threads[s] = 1;
+	return 0;
+}
+
 /* clone(flags, stack, ptid, ctid, tls) from U: threads of this process
  * only, each with its own slot (invariant 4).  B prepares the slot and
  * tells T to clone into it; the child starts in the nursery. */
@@ -498,7 +521,7 @@ static long check_clone(int parent)
 	while (s < 0 && exiting_slots() &&
 	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
 		s = free_slot();
-	if (s < 0) {
+	if (s < 0 || start_slot_threads(s) < 0) {
 		pthread_mutex_unlock(&lock);
 		return -EAGAIN;
 	}
@@ -594,20 +617,15 @@ static void __attribute__((noreturn)) run(void)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL); /* B's threads take no signals */
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, 64 * 1024);
+	pthread_attr_init(&thread_attr);
+	pthread_attr_setstacksize(&thread_attr, 64 * 1024);
 	/* ready: P patches while B starts its threads (a failure here ends B,
 	 * which T sees as B hanging up) */
 	pid_t me = getpid();
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
 	pthread_t w;
-	for (intptr_t s = 0; s < SM_NSLOTS; s++)
-		if (pthread_create(&w, &a, serve, (void *)s) != 0 ||
-		    pthread_create(&w, &a, watch_slot, (void *)s) != 0)
-			_exit(1);
-	if (pthread_create(&w, &a, watch_p, NULL) != 0)
+	if (start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
 		_exit(1);
 	for (;;)
 		pause();
