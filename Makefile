@@ -57,6 +57,17 @@ $(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
 # the default policy is text embedded by policy/default_policy.S
 $(BUILD)/policy/default_policy.o: policy/default.policy
 
+# and its filter, compiled at build time (policy/tools/gen_filter.c) from
+# everything in policy/ but the filter itself
+GEN_OBJS := $(filter $(BUILD)/policy/%,$(filter-out $(BUILD)/policy/default_filter.o,$(LIB_OBJS)))
+$(BUILD)/gen_filter: policy/tools/gen_filter.c $(GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
+$(BUILD)/policy/default_filter.bin: $(BUILD)/gen_filter
+	$(BUILD)/gen_filter $@
+$(BUILD)/policy/default_filter.o: policy/default_filter.S $(BUILD)/policy/default_filter.bin
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DSANDPIT_FILTER_BIN='"$(BUILD)/policy/default_filter.bin"' -fPIC -c $< -o $@
+
 $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -118,7 +129,7 @@ check-asan: deps
 # CHECK_FUZZ_SECONDS from its seeds
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
-FUZZ_SRCS := $(wildcard policy/*.c) $(wildcard policy/*.S)
+FUZZ_SRCS := $(wildcard policy/*.c) policy/default_policy.S
 $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(WARN) -Wno-missing-field-initializers -g -O1 \

@@ -232,4 +232,26 @@ int policy_export_bpf(const struct policy *p, const struct policy_runtime *rt, i
 int policy_export_pfc(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
 		      size_t errlen); /* libseccomp's readable pseudo code */
 
+/* A filter compiled ahead of time (at build time, for the default policy):
+ * libseccomp needs ~10 ms to build and export the program, and only P's pid
+ * changes from run to run.  A template is the program for one fd range and
+ * one set of flags, with the places that hold the pid; it is found by
+ * compiling for two pids and comparing.  Layout: this header, then
+ * slot[nslots], then the struct sock_filter program[ninsn]. */
+#define POLICY_BPF_TEMPLATE_MAGIC 0x53504254u /* "SPBT" */
+struct policy_bpf_template {
+	uint32_t magic, flags;
+	int32_t fd_lo, fd_hi;
+	uint32_t ninsn, nslots;
+};
+
+/* Writes the template to fd.  0 or -errno with a message. */
+int policy_bpf_write_template(const struct policy *p, int fd_lo, int fd_hi, uint32_t flags, int fd,
+			      char *err, size_t errlen);
+/* Finds the template for (fd_lo, fd_hi, flags) in the concatenated
+ * templates [blob, blob + len) and writes its program for pid to fd:
+ * 0, -ENOENT if there is none for these values, or -errno. */
+int policy_bpf_from_template(const void *blob, size_t len, pid_t pid, int fd_lo, int fd_hi,
+			     uint32_t flags, int fd);
+
 #endif

@@ -330,7 +330,7 @@ static bool module_covers(const struct mod_list *l, uintptr_t lo, uintptr_t hi)
 static int modules_collect(struct mod_list *l, bool use_ldso, uintptr_t lo, uintptr_t hi)
 {
 	struct maps m = {0};
-	int r;
+	int r = 0;
 
 	if (use_ldso)
 		dl_iterate_phdr(collect_cb, l);

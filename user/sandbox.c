@@ -32,7 +32,7 @@
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
 /* P's end of T<->B, a placeholder for B's, then U's and T's ends per slot */
-#define NFDS (2 + 2 * SM_NSLOTS)
+#define NFDS SM_NFDS
 #define S_LEN ((size_t)SM_NSLOTS * SM_PAGE)
 
 static char errbuf[512];
@@ -114,7 +114,10 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 /* Filter mode's program: built by libseccomp from the same policy as the T
  * table, kept in a sealed memfd so that the nursery can install it on new
  * threads from memory U can never change. */
-static int make_filter(const struct policy *pol, pid_t pid, int fd_lo, int fd_hi,
+extern const char sandpit_default_filter[]; /* policy/default_filter.S */
+extern const uint64_t sandpit_default_filter_len;
+
+static int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int fd_hi,
 		       uint64_t fprog[2], char *err, size_t errlen)
 {
 	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
@@ -125,11 +128,19 @@ static int make_filter(const struct policy *pol, pid_t pid, int fd_lo, int fd_hi
 	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	scmp_filter_ctx ctx = NULL;
-	int r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
-	if (r >= 0) {
-		r = seccomp_export_bpf(ctx, fd);
-		seccomp_release(ctx);
+	/* the default policy's program was built with the library: only the
+	 * pid goes in; anything else is compiled now */
+	int r = builtin ? policy_bpf_from_template(sandpit_default_filter,
+						   (size_t)sandpit_default_filter_len, pid, fd_lo,
+						   fd_hi, flags, fd)
+			: -ENOENT;
+	if (r == -ENOENT) {
+		scmp_filter_ctx ctx = NULL;
+		r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
+		if (r >= 0) {
+			r = seccomp_export_bpf(ctx, fd);
+			seccomp_release(ctx);
+		}
 	}
 	struct stat sb;
 	if (r >= 0 && (fstat(fd, &sb) < 0 || sb.st_size == 0 || sb.st_size % 8))
@@ -204,7 +215,7 @@ static int park_fds(int fds[NFDS], int *lo)
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return -errno;
-	long top = rl.rlim_cur > 1024 ? 1024 : (long)rl.rlim_cur;
+	long top = rl.rlim_cur > SM_FD_TOP ? SM_FD_TOP : (long)rl.rlim_cur;
 	for (long base = top - NFDS; base >= 3; base -= NFDS) {
 		int i;
 		for (i = 0; i < NFDS; i++)
@@ -415,7 +426,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)table;
 	if (mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, pid, fd_lo, fd_lo + NFDS - 1, sp->fprog, perr, sizeof(perr))) < 0)
+	    (r = make_filter(policy, !(opts && opts->policy_file), pid, fd_lo, fd_lo + NFDS - 1,
+			     sp->fprog, perr, sizeof(perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s", perr[0] ? perr : strerror(-r));
 	if (mode == SANDPIT_MODE_FILTER)
 		add_range(sp, (uintptr_t)sp->fprog[1], (uintptr_t)sp->fprog[1] + sp->fprog[0] * 8);

@@ -14,6 +14,11 @@
 
 #define SM_PAGE         4096
 #define SM_NSLOTS       16   /* threads at once: each has its S, T and sockets */
+/* sandpit's descriptors: P's end of T<->B, a placeholder for B's, then U's
+ * and T's ends per slot, parked just below SM_FD_TOP (or the lower
+ * RLIMIT_NOFILE); the prebuilt filter is for the block that ends there */
+#define SM_NFDS   (2 + 2 * SM_NSLOTS)
+#define SM_FD_TOP 1024
 #define SM_MAX_RANGES   48
 #define SM_MAX_TIDS     SM_NSLOTS
 
