@@ -284,6 +284,22 @@ static void put_open_flags(FILE *f, long flags)
 		fprintf(f, "|%#lo", flags);
 }
 
+/* U chose the path: no byte of it reaches the terminal unescaped */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 /* --log=denials: one strace-like line for a path the policy refuses */
 static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
 			    const char *path, int access)
@@ -313,7 +329,7 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 		if (i)
 			fputs(", ", f);
 		if (i == pa->path_arg)
-			fprintf(f, "\"%s\"", path);
+			put_quoted(f, path);
 		else if (i == pa->dirfd_arg && (int)v == AT_FDCWD)
 			fputs("AT_FDCWD", f);
 		else if (i == pa->flags_arg && pa->access == PA_OPEN)
