@@ -10,6 +10,11 @@ CPPFLAGS := -Iinclude -I. -I$(BUILD)/include -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -fPIC -std=gnu11
 LIBS     := -lseccomp -lZydis -lZycore -lpthread
+# sandpit profile: libbpf (and what a static libbpf needs)
+BPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+BPF_CC   ?= clang
+BPFTOOL  ?= bpftool
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 # The untrusted-side runtime runs inside the sandbox: freestanding, no libc,
 # no sanitizers, no stack protector.  Its files are named user/u_*.c.
@@ -18,7 +23,10 @@ U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
             -mgeneral-regs-only -fno-asynchronous-unwind-tables
 
 U_SRCS   := $(wildcard user/u_*.c)
-C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(wildcard policy/*.c) $(wildcard compat/*.c)
+# policy/*.bpf.c are BPF programs (the profiler), not part of the library
+BPF_SRCS := $(wildcard policy/*.bpf.c)
+C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) \
+            $(wildcard compat/*.c)
 S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
 
@@ -75,8 +83,18 @@ $(BUILD)/libsandpit.a: $(LIB_OBJS)
 $(BUILD)/libsandpit.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libsandpit.so -Wl,-z,noexecstack -o $@ $^ $(LIBS)
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h) $(BUILD)/libsandpit.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS)
+# the profiler's BPF program, and the libbpf skeleton that embeds it
+# (no CO-RE: the program reads only tracepoint records it declares itself)
+$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
+
+$(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS)
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
@@ -93,6 +111,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
 $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+# profile_test drives `sandpit profile`, then `sandpit run` with its policy
+$(BUILD)/selftests/profile_test: $(BUILD)/sandpit
 $(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
@@ -129,7 +149,7 @@ check-asan: deps
 # CHECK_FUZZ_SECONDS from its seeds
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
-FUZZ_SRCS := $(wildcard policy/*.c) policy/default_policy.S
+FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S
 $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(WARN) -Wno-missing-field-initializers -g -O1 \
@@ -167,7 +187,7 @@ install: all
 	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. user policy compat loader
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader
 
 clean:
 	rm -rf $(BUILD) build-asan

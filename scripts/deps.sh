@@ -3,7 +3,7 @@
 # and extracts the kernel's kselftest harness into build/include/.
 set -eu
 BUILD=${1:-build}
-PKGS="build-essential libseccomp-dev libzydis-dev libzycore-dev libbpf-dev clang libclang-rt-dev bpftool gcc-multilib pkg-config xz-utils\
+PKGS="build-essential libseccomp-dev libzydis-dev libzycore-dev libbpf-dev libelf-dev zlib1g-dev linux-libc-dev clang libclang-rt-dev bpftool gcc-multilib pkg-config xz-utils\
       busybox-static sqlite3 jq bc python3 perl"
 missing=""
 for p in $PKGS; do
