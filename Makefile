@@ -22,14 +22,12 @@ C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(wildcard policy/*.c) 
 S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
 
-CLI_SRCS := $(wildcard loader/*.c)
+CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test)
 ONCE_TESTS := $(filter-out $(MODE_TESTS),$(TESTS))
-BENCH_SRCS := $(wildcard bench/*.c)
-BENCHES  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 HARNESS  := $(BUILD)/include/kselftest_harness.h
@@ -64,16 +62,12 @@ $(BUILD)/libsandpit.a: $(LIB_OBJS)
 $(BUILD)/libsandpit.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libsandpit.so -Wl,-z,noexecstack -o $@ $^ $(LIBS)
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h) $(BUILD)/libsandpit.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS)
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) -lm
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
-
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libsandpit.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsandpit.a $(LIBS) -lm
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
@@ -82,6 +76,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
 $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+# bench_test runs `sandpit bench --quick`
+$(BUILD)/selftests/bench_test: $(BUILD)/sandpit
 $(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
@@ -142,9 +138,15 @@ fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz
 	$(BUILD)/fuzz/path_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=512
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
 
+# `sandpit bench`: a few minutes; make check runs only `sandpit bench --quick`
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCHES)
-	@for b in $(BENCHES); do $$b || exit 1; done
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/sandpit bench --verbose
+
+# docs/BENCHMARKS.md and docs/bench-per-call.svg from one full run here
+bench-docs: deps
+	@$(MAKE) --no-print-directory all
+	./scripts/bench-docs.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
@@ -157,10 +159,10 @@ install: all
 	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. user policy compat loader
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. user policy compat loader bench
 
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench bench-docs install lint clean
 .SECONDARY:

@@ -5,6 +5,7 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "loader/bench.h"
 #include "loader/run.h"
 
 #define EXIT_USAGE 2
@@ -18,7 +19,8 @@ static int usage(FILE *f)
 	      "       sandpit policy export-bpf FILE  the filter-mode BPF program, raw, to stdout\n"
 	      "       sandpit policy export-pfc FILE  the same as libseccomp's pseudo code\n"
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
-	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n",
+	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n"
+	      "       sandpit bench [--quick] [--json | --markdown] [--plot=FILE] [--only=GROUP,...]\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -98,7 +100,9 @@ int main(int argc, char **argv)
 		return argc >= 3 ? policy_cmd(argc, argv) : usage(stderr);
 	if (!strcmp(cmd, "run"))
 		return run_main(argc - 2, argv + 2);
-	if (!strcmp(cmd, "profile") || !strcmp(cmd, "bench")) {
+	if (!strcmp(cmd, "bench"))
+		return bench_main(argc - 2, argv + 2);
+	if (!strcmp(cmd, "profile")) {
 		fprintf(stderr, "sandpit: '%s' is not implemented yet\n", cmd);
 		return EXIT_USAGE;
 	}
