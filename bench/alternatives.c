@@ -219,7 +219,7 @@ static int user_notif(int alt, char *err, size_t len)
 	if (alt == A_NOTIF_SYNC &&
 	    ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) < 0) {
 		snprintf(err, len, "SECCOMP_IOCTL_NOTIF_SET_FLAGS: %s", strerror(errno));
-		return -1;
+		return errno == EINVAL || errno == ENOTTY ? -BENCH_UNAVAILABLE : -1;
 	}
 	int ifd = (int)fd;
 	return write(s.fds[1], &ifd, sizeof(ifd)) == sizeof(ifd) ? 0 : -1;
@@ -239,8 +239,8 @@ static int alt_child(void *arg)
 	case A_NOTIF_CONT:
 	case A_NOTIF_EMU:
 	case A_NOTIF_SYNC:
-		if (user_notif(s->alt, s->err, sizeof(s->err)) < 0)
-			return 1;
+		if ((rc = user_notif(s->alt, s->err, sizeof(s->err))) < 0)
+			return rc == -BENCH_UNAVAILABLE ? BENCH_UNAVAILABLE : 1;
 		break;
 	case A_SUD: {
 		/* addresses, not objects: the range is two labels apart */
@@ -254,7 +254,8 @@ static int alt_child(void *arg)
 	}
 	if (rc < 0) {
 		snprintf(s->err, sizeof(s->err), "%s", strerror(errno));
-		return 1;
+		/* Syscall User Dispatch came with 5.11 */
+		return s->alt == A_SUD && errno == EINVAL ? BENCH_UNAVAILABLE : 1;
 	}
 	if (getppid() != getppid() || getppid() <= 0) {
 		snprintf(s->err, sizeof(s->err), "getppid gives a wrong answer");
@@ -280,7 +281,12 @@ int bench_alternatives(const struct bench_cfg *c)
 			snprintf(what, sizeof(what), "alternative '%s'", alts[a].mode);
 			struct bench_row *row = bench_row("alternatives", "getppid", alts[a].mode,
 							  BENCH_NS, alts[a].note);
-			if (bench_child(alt_child, s, what) < 0) {
+			int st = bench_child(alt_child, s, what, NULL);
+			if (st == BENCH_UNAVAILABLE) {
+				row->note = "not available on this kernel";
+				continue;
+			}
+			if (st) {
 				fprintf(stderr, "sandpit bench: %s: %s\n", what,
 					s->err[0] ? s->err : "failed");
 				rc = -1;

@@ -7,6 +7,7 @@
 #define SANDPIT_BENCH_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 enum bench_unit {
 	BENCH_NS,    /* time, in nanoseconds */
@@ -33,6 +34,9 @@ struct bench_cfg {
 	const char *self;   /* the sandpit executable, for `sandpit run` */
 	const char *tmpdir; /* scratch files (the data the programs read) */
 	int verbose;        /* progress on stderr */
+	double seconds;     /* how long the run took, for the output */
+	double busy, steal; /* share of all CPUs' time busy (the bench's own
+			     * work included) and stolen by the host meanwhile */
 };
 
 /* Every row of this run, in the order they were first given a sample. */
@@ -64,7 +68,7 @@ int bench_targets(struct bench_target *out, int max);
 
 void bench_print_table(FILE *f, const struct bench_cfg *c);
 void bench_print_json(FILE *f, const struct bench_cfg *c);
-void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg, double seconds);
+void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg);
 int bench_write_plot(const char *file); /* per-call rows for gnuplot */
 
 /* shared by the groups */
@@ -73,9 +77,13 @@ double bench_now_ns(void);
  * batch_ns, into out[] as ns per call. */
 void bench_batches(void (*fn)(long n, void *arg), void *arg, double batch_ns, int batches,
 		   double *out);
-/* A child sharing `size` bytes of zeroed memory with the caller: fn runs in
- * it and its return value is the exit status; bench_child waits and
- * returns 0 if the child exited 0. */
+/* Zeroed memory shared with the children forked after it. */
 void *bench_shared(size_t size);
-int bench_child(int (*fn)(void *arg), void *arg, const char *what);
+/* fn(arg) in a forked child, its return value the exit status; then, in the
+ * bench, parent(pid, arg) if not NULL; bench_child waits and returns 0 if
+ * the child exited 0, BENCH_UNAVAILABLE if it exited with that (a kernel
+ * feature this machine lacks), else -1 with a message. */
+#define BENCH_UNAVAILABLE 3
+int bench_child(int (*fn)(void *arg), void *arg, const char *what,
+		int (*parent)(pid_t pid, void *arg));
 #endif

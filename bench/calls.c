@@ -2,6 +2,7 @@
  * everything measured inside forked children, native ones and ones that
  * called sandpit_start in strict or in filter mode.  A child reports through
  * memory it shares with the bench; a sandboxed child makes no call for it. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,9 +42,10 @@ void *bench_shared(size_t size)
 	return p;
 }
 
-int bench_child(int (*fn)(void *arg), void *arg, const char *what)
+int bench_child(int (*fn)(void *arg), void *arg, const char *what,
+		int (*parent)(pid_t pid, void *arg))
 {
-	int st;
+	int st, rc = 0;
 	fflush(NULL);
 	pid_t p = fork();
 	if (p < 0) {
@@ -54,11 +56,17 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what)
 		alarm(CHILD_TIMEOUT);
 		_exit(fn(arg));
 	}
+	if (parent && parent(p, arg) < 0) {
+		kill(p, SIGKILL);
+		rc = -1;
+	}
 	while (waitpid(p, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_UNAVAILABLE)
+		return BENCH_UNAVAILABLE;
 	if (WIFEXITED(st) && !WEXITSTATUS(st))
-		return 0;
+		return rc;
 	if (WIFSIGNALED(st))
 		fprintf(stderr, "sandpit bench: %s: killed by signal %d\n", what, WTERMSIG(st));
 	else
@@ -90,11 +98,13 @@ static const struct {
 		      "through T" },
 };
 
-enum { M_NATIVE, M_STRICT, M_FILTER, M_STRICT_1CPU, NMODES };
-static const char *mode_names[NMODES] = { "native", "strict", "filter", "strict-1cpu" };
+enum { M_NATIVE, M_STRICT, M_FILTER, M_STRICT_1CPU, M_STRICT_2CPU, NMODES };
+static const char *mode_names[NMODES] = { "native", "strict", "filter", "strict-1cpu",
+					  "strict-2cpu" };
 
 struct calls_shm {
 	int mode, mask, batches;
+	int up[2], go[2]; /* strict-2cpu: the child is in the sandbox; it is pinned */
 	double batch_ns;
 	double start_ns; /* sandpit_start */
 	int n[NCALLS];
@@ -208,6 +218,12 @@ static int calls_child(void *arg)
 	if (enter(s->mode, s->err, sizeof(s->err)) < 0)
 		return 1;
 	s->start_ns = bench_now_ns() - t0;
+	if (s->mode == M_STRICT_2CPU) {
+		char b = 0;
+		/* read and write are strict mode's own: no T involved */
+		if (write(s->up[1], &b, 1) != 1 || read(s->go[0], &b, 1) != 1)
+			return 1;
+	}
 	for (int c = 0; c < NCALLS; c++) {
 		if (!(s->mask & (1 << c)))
 			continue;
@@ -217,16 +233,63 @@ static int calls_child(void *arg)
 	return 0;
 }
 
+static int pin(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+/* strict-2cpu, in the bench: once the child is in the sandbox, its U (the
+ * main thread) goes to CPU 0 and its T (the other task) to CPU 1 */
+static int pin_u_and_t(pid_t pid, void *arg)
+{
+	struct calls_shm *s = arg;
+	char dir[64], b = 0;
+	int n = 0, rc = 0;
+	close(s->up[1]);
+	close(s->go[0]);
+	if (read(s->up[0], &b, 1) != 1)
+		return -1;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		pid_t tid = atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		n++;
+		if (pin(tid, tid == pid ? 0 : 1) < 0)
+			rc = -1;
+	}
+	if (d)
+		closedir(d);
+	if (n != 2 || rc < 0) {
+		snprintf(s->err, sizeof(s->err), "pinning U and T: %d tasks, %s", n,
+			 rc < 0 ? strerror(errno) : "expected 2");
+		return -1;
+	}
+	return write(s->go[1], &b, 1) == 1 ? 0 : -1;
+}
+
 static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 {
 	char what[64];
+	int rc;
 	memset(s, 0, sizeof(*s));
 	s->mode = mode;
 	s->mask = mode == M_STRICT_1CPU ? 1 << C_GETPPID : (1 << NCALLS) - 1;
+	if (mode == M_STRICT_2CPU && (pipe(s->up) < 0 || pipe(s->go) < 0))
+		return -1;
 	s->batches = c->batches < MAX_BATCHES ? c->batches : MAX_BATCHES;
 	s->batch_ns = c->batch_ns;
 	snprintf(what, sizeof(what), "per-call child (%s)", mode_names[mode]);
-	if (bench_child(calls_child, s, what) < 0) {
+	rc = bench_child(calls_child, s, what, mode == M_STRICT_2CPU ? pin_u_and_t : NULL);
+	if (mode == M_STRICT_2CPU) {
+		close(s->up[0]);
+		close(s->go[1]);
+	}
+	if (rc) {
 		if (s->err[0])
 			fprintf(stderr, "sandpit bench: %s: %s\n", what, s->err);
 		return -1;
@@ -234,11 +297,13 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 	for (int k = 0; k < NCALLS; k++) {
 		if (!s->n[k])
 			continue;
+		const char *note = mode == M_STRICT_1CPU ? "the child pinned to CPU 0 before "
+							   "sandpit_start, so U, T and B share one CPU" :
+				   mode == M_STRICT_2CPU ? "U pinned to CPU 0 and T to CPU 1 by the "
+							   "bench after sandpit_start; B not pinned" :
+							   calls[k].note;
 		struct bench_row *r = bench_row("per-call", calls[k].name, mode_names[mode], BENCH_NS,
-						mode == M_STRICT_1CPU ?
-							"the child pinned to CPU 0 before sandpit_start, "
-							"so U, T and B share one CPU" :
-							calls[k].note);
+						note);
 		for (int b = 0; b < s->n[k]; b++)
 			bench_add(r, s->v[k][b]);
 	}
@@ -493,7 +558,7 @@ int bench_scaling(const struct bench_cfg *c)
 			memset(s, 0, sizeof(*s));
 			s->mode = mode;
 			s->batch_ns = c->batch_ns;
-			if (bench_child(scale_child, s, "scaling child") < 0) {
+			if (bench_child(scale_child, s, "scaling child", NULL)) {
 				if (s->err[0])
 					fprintf(stderr, "sandpit bench: scaling (%s): %s\n",
 						mode_names[mode], s->err);

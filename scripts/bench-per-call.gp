@@ -10,7 +10,7 @@ set logscale y
 set yrange [1e-8:*]
 set format y "%.0s %cs"
 set ylabel "time per call (log scale)"
-set xtics scale 0 rotate by -15 offset -1,0
+set xtics noenhanced scale 0 rotate by -15 offset -1,0
 set key top left
 set grid ytics mytics lc rgb "#dddddd"
 # the data is in ns; the axis in seconds so that %c gives the prefix
