@@ -30,14 +30,12 @@ C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(filter-out $(BPF_SRCS
 S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
 
-CLI_SRCS := $(wildcard loader/*.c)
+CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test)
 ONCE_TESTS := $(filter-out $(MODE_TESTS),$(TESTS))
-BENCH_SRCS := $(wildcard bench/*.c)
-BENCHES  := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 HARNESS  := $(BUILD)/include/kselftest_harness.h
@@ -93,16 +91,12 @@ $(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS)
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
-
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libsandpit.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsandpit.a $(LIBS) -lm
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
@@ -111,8 +105,9 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
 $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
-# profile_test drives `sandpit profile`, then `sandpit run` with its policy
-$(BUILD)/selftests/profile_test: $(BUILD)/sandpit
+# profile_test drives `sandpit profile`, then `sandpit run` with its policy;
+# bench_test runs `sandpit bench --quick`
+$(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit
 $(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
@@ -172,9 +167,15 @@ fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz
 	$(BUILD)/fuzz/path_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=512
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
 
+# `sandpit bench`: a few minutes; make check runs only `sandpit bench --quick`
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCHES)
-	@for b in $(BENCHES); do $$b || exit 1; done
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/sandpit bench --verbose
+
+# docs/BENCHMARKS.md and docs/bench-per-call.svg from one full run here
+bench-docs: deps
+	@$(MAKE) --no-print-directory all
+	./scripts/bench-docs.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
@@ -187,10 +188,10 @@ install: all
 	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader bench
 
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench bench-docs install lint clean
 .SECONDARY:

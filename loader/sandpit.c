@@ -5,6 +5,7 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "loader/bench.h"
 #include "loader/profile.h"
 #include "loader/run.h"
 
@@ -21,7 +22,8 @@ static int usage(FILE *f)
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
 	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n"
 	      "       sandpit profile [--output=FILE] -- PROGRAM [ARGS]\n"
-	      "                                       run PROGRAM natively and write the policy it needs\n",
+	      "                                       run PROGRAM natively and write the policy it needs\n"
+	      "       sandpit bench [--quick] [--json | --markdown] [--plot=FILE] [--only=GROUP,...]\n",
 	      f);
 	return f == stdout ? 0 : EXIT_USAGE;
 }
@@ -103,10 +105,8 @@ int main(int argc, char **argv)
 		return run_main(argc - 2, argv + 2);
 	if (!strcmp(cmd, "profile"))
 		return profile_main(argc - 2, argv + 2);
-	if (!strcmp(cmd, "bench")) {
-		fprintf(stderr, "sandpit: '%s' is not implemented yet\n", cmd);
-		return EXIT_USAGE;
-	}
+	if (!strcmp(cmd, "bench"))
+		return bench_main(argc - 2, argv + 2);
 	fprintf(stderr, "sandpit: unknown command '%s'\n", cmd);
 	return usage(stderr);
 }

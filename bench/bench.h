@@ -1,0 +1,89 @@
+/* `sandpit bench`: what the sandbox costs, measured in one run on this
+ * machine against native and against the alternatives a user would
+ * consider.  Every figure is a set of samples (batches, or whole runs);
+ * a row reports their median, p10 and p90, and its ratio to the native
+ * row of the same name. */
+#ifndef SANDPIT_BENCH_H
+#define SANDPIT_BENCH_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+enum bench_unit {
+	BENCH_NS,    /* time, in nanoseconds */
+	BENCH_BYTES, /* memory */
+	BENCH_COUNT, /* tasks */
+};
+
+struct bench_row {
+	const char *group; /* "per-call", "alternatives", "start-up", ... */
+	const char *name;  /* what is measured: "getppid", "sha256sum 200 MB" */
+	const char *mode;  /* "native", "strict", "filter", or an alternative */
+	const char *note;  /* how, in a few words; may be NULL */
+	enum bench_unit unit;
+	double *v;         /* the samples */
+	int n, cap;
+	double median, p10, p90, ratio; /* by bench_finish; ratio 0: no native row */
+};
+
+struct bench_cfg {
+	int quick;          /* seconds, not minutes: few rounds, small files */
+	int rounds;         /* each group is run this many times, modes interleaved */
+	double batch_ns;    /* a per-call batch lasts about this long */
+	int batches;        /* per-call batches a child measures per round */
+	const char *self;   /* the sandpit executable, for `sandpit run` */
+	const char *tmpdir; /* scratch files (the data the programs read) */
+	int verbose;        /* progress on stderr */
+	double seconds;     /* how long the run took, for the output */
+	double busy, steal; /* share of all CPUs' time busy (the bench's own
+			     * work included) and stolen by the host meanwhile */
+};
+
+/* Every row of this run, in the order they were first given a sample. */
+struct bench_row *bench_row(const char *group, const char *name, const char *mode,
+			    enum bench_unit unit, const char *note);
+int bench_add(struct bench_row *r, double v);
+struct bench_row *bench_find(const char *name, const char *mode);
+int bench_nrows(void);
+struct bench_row *bench_row_at(int i);
+void bench_finish(void); /* medians, quantiles, ratios */
+void bench_progress(const struct bench_cfg *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The groups.  Each returns 0, or -1 with a message on stderr. */
+int bench_calls(const struct bench_cfg *c);        /* per call, by path and mode */
+int bench_alternatives(const struct bench_cfg *c); /* seccomp alone, TRAP, USER_NOTIF, SUD */
+int bench_startup(const struct bench_cfg *c);      /* sandpit run /bin/true, sandpit_start */
+int bench_memory(const struct bench_cfg *c);       /* per sandboxed thread */
+int bench_programs(const struct bench_cfg *c);     /* real programs under sandpit run */
+int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
+
+/* DESIGN §10, checked against this run's rows. */
+struct bench_target {
+	const char *path, *target;
+	char measured[160];
+	int held; /* 1 held, 0 missed, -1 not measured */
+};
+int bench_targets(struct bench_target *out, int max);
+
+void bench_print_table(FILE *f, const struct bench_cfg *c);
+void bench_print_json(FILE *f, const struct bench_cfg *c);
+void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg);
+int bench_write_plot(const char *file); /* per-call rows for gnuplot */
+
+/* shared by the groups */
+double bench_now_ns(void);
+/* Times `batches` batches of fn(n, arg), n calls each, sized to last about
+ * batch_ns, into out[] as ns per call. */
+void bench_batches(void (*fn)(long n, void *arg), void *arg, double batch_ns, int batches,
+		   double *out);
+/* Zeroed memory shared with the children forked after it. */
+void *bench_shared(size_t size);
+/* fn(arg) in a forked child, its return value the exit status; then, in the
+ * bench, parent(pid, arg) if not NULL; bench_child waits and returns 0 if
+ * the child exited 0, BENCH_UNAVAILABLE if it exited with that (a kernel
+ * feature this machine lacks), else -1 with a message. */
+#define BENCH_UNAVAILABLE 3
+int bench_child(int (*fn)(void *arg), void *arg, const char *what,
+		int (*parent)(pid_t pid, void *arg));
+#endif

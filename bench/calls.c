@@ -1,0 +1,582 @@
+/* Per-call cost by path, sandpit_start, memory per thread and scaling:
+ * everything measured inside forked children, native ones and ones that
+ * called sandpit_start in strict or in filter mode.  A child reports through
+ * memory it shares with the bench; a sandboxed child makes no call for it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandpit.h"
+#include "bench/bench.h"
+#include "user/secure_mem.h"
+
+#define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
+#define MAX_BATCHES 64
+#define B_PATH "/usr/lib/os-release" /* readable under the default policy */
+
+double bench_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+void *bench_shared(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "sandpit bench: mmap: %s\n", strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+int bench_child(int (*fn)(void *arg), void *arg, const char *what,
+		int (*parent)(pid_t pid, void *arg))
+{
+	int st, rc = 0;
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0) {
+		fprintf(stderr, "sandpit bench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (p == 0) {
+		alarm(CHILD_TIMEOUT);
+		_exit(fn(arg));
+	}
+	if (parent && parent(p, arg) < 0) {
+		kill(p, SIGKILL);
+		rc = -1;
+	}
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_UNAVAILABLE)
+		return BENCH_UNAVAILABLE;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return rc;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "sandpit bench: %s: killed by signal %d\n", what, WTERMSIG(st));
+	else
+		fprintf(stderr, "sandpit bench: %s: exit status %d\n", what, WEXITSTATUS(st));
+	return -1;
+}
+
+/* ---- the calls ---- */
+
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_MMAP, C_OPEN, C_STAT, C_CLOCK, NCALLS };
+
+static const struct {
+	const char *name, *note;
+} calls[NCALLS] = {
+	[C_GETPPID] = { "getppid", "allow; strict: through T; filter: the BPF filter allows it" },
+	[C_DENIED] = { "socket(AF_INET) denied",
+		       "deny(EACCES); strict: the entry answers, no round trip; filter: the filter's "
+		       "SECCOMP_RET_ERRNO; native: the call succeeds, so the figure includes closing "
+		       "the socket" },
+	[C_FCNTL] = { "fcntl(F_GETFL)",
+		      "register rules (the fd is not sandpit's, the command): the patched wrapper sends "
+		      "it to T in both modes" },
+	[C_MMAP] = { "mmap+munmap 4 KiB",
+		     "register rules (flags, protected ranges): T in both modes" },
+	[C_OPEN] = { "open+close", B_PATH "; open checked by B, close by T" },
+	[C_STAT] = { "stat", B_PATH "; checked by B in both modes" },
+	[C_CLOCK] = { "clock_gettime",
+		      "CLOCK_MONOTONIC through the vDSO; strict: rdtscp faults and is emulated "
+		      "through T" },
+};
+
+enum { M_NATIVE, M_STRICT, M_FILTER, M_STRICT_1CPU, M_STRICT_2CPU, NMODES };
+static const char *mode_names[NMODES] = { "native", "strict", "filter", "strict-1cpu",
+					  "strict-2cpu" };
+
+struct calls_shm {
+	int mode, mask, batches;
+	int up[2], go[2]; /* strict-2cpu: the child is in the sandbox; it is pinned */
+	double batch_ns;
+	double start_ns; /* sandpit_start */
+	int n[NCALLS];
+	double v[NCALLS][MAX_BATCHES];
+	char err[256];
+};
+
+static int fd_kept = -1;
+
+static void one(int call, long n)
+{
+	struct stat sb;
+	struct timespec ts;
+	for (long i = 0; i < n; i++) {
+		switch (call) {
+		case C_GETPPID:
+			getppid();
+			break;
+		case C_DENIED: {
+			int s = socket(AF_INET, SOCK_STREAM, 0);
+			if (s >= 0)
+				close(s);
+			break;
+		}
+		case C_FCNTL:
+			fcntl(fd_kept, F_GETFL);
+			break;
+		case C_MMAP: {
+			void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p != MAP_FAILED)
+				munmap(p, 4096);
+			break;
+		}
+		case C_OPEN: {
+			int fd = open(B_PATH, O_RDONLY);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		case C_STAT:
+			stat(B_PATH, &sb);
+			break;
+		case C_CLOCK:
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			break;
+		}
+	}
+}
+
+static void one_call(long n, void *arg)
+{
+	one(*(int *)arg, n);
+}
+
+static double batch(void (*fn)(long, void *), void *arg, long n)
+{
+	double t0 = bench_now_ns();
+	fn(n, arg);
+	return bench_now_ns() - t0;
+}
+
+/* calls per batch so that a batch lasts about want ns */
+static long calibrate(void (*fn)(long, void *), void *arg, double want)
+{
+	long n = 1;
+	double t;
+	fn(4, arg); /* warm */
+	while ((t = batch(fn, arg, n)) < want / 8 && n < (1L << 30))
+		n *= 2;
+	n = (long)(n * want / (t > 1 ? t : 1));
+	return n < 1 ? 1 : n;
+}
+
+void bench_batches(void (*fn)(long n, void *arg), void *arg, double batch_ns, int batches,
+		   double *out)
+{
+	long n = calibrate(fn, arg, batch_ns);
+	for (int b = 0; b < batches; b++)
+		out[b] = batch(fn, arg, n) / n;
+}
+
+static int enter(int mode, char *err, size_t len)
+{
+	struct sandpit_options o = { .mode = mode == M_FILTER ? SANDPIT_MODE_FILTER :
+							      SANDPIT_MODE_STRICT };
+	if (mode == M_STRICT_1CPU) {
+		cpu_set_t s;
+		CPU_ZERO(&s);
+		CPU_SET(0, &s);
+		/* before the start: T and B inherit it */
+		if (sched_setaffinity(0, sizeof(s), &s) < 0) {
+			snprintf(err, len, "sched_setaffinity: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (mode == M_NATIVE)
+		return 0;
+	unsetenv("SANDPIT_MODE");
+	if (sandpit_start(&o) < 0) {
+		snprintf(err, len, "sandpit_start: %s", sandpit_error());
+		return -1;
+	}
+	return 0;
+}
+
+static int calls_child(void *arg)
+{
+	struct calls_shm *s = arg;
+	fd_kept = open(B_PATH, O_RDONLY);
+	double t0 = bench_now_ns();
+	if (enter(s->mode, s->err, sizeof(s->err)) < 0)
+		return 1;
+	s->start_ns = bench_now_ns() - t0;
+	if (s->mode == M_STRICT_2CPU) {
+		char b = 0;
+		/* read and write are strict mode's own: no T involved */
+		if (write(s->up[1], &b, 1) != 1 || read(s->go[0], &b, 1) != 1)
+			return 1;
+	}
+	for (int c = 0; c < NCALLS; c++) {
+		if (!(s->mask & (1 << c)))
+			continue;
+		bench_batches(one_call, &c, s->batch_ns, s->batches, s->v[c]);
+		s->n[c] = s->batches;
+	}
+	return 0;
+}
+
+static int pin(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+/* strict-2cpu, in the bench: once the child is in the sandbox, its U (the
+ * main thread) goes to CPU 0 and its T (the other task) to CPU 1 */
+static int pin_u_and_t(pid_t pid, void *arg)
+{
+	struct calls_shm *s = arg;
+	char dir[64], b = 0;
+	int n = 0, rc = 0;
+	close(s->up[1]);
+	close(s->go[0]);
+	if (read(s->up[0], &b, 1) != 1)
+		return -1;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		pid_t tid = atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		n++;
+		if (pin(tid, tid == pid ? 0 : 1) < 0)
+			rc = -1;
+	}
+	if (d)
+		closedir(d);
+	if (n != 2 || rc < 0) {
+		snprintf(s->err, sizeof(s->err), "pinning U and T: %d tasks, %s", n,
+			 rc < 0 ? strerror(errno) : "expected 2");
+		return -1;
+	}
+	return write(s->go[1], &b, 1) == 1 ? 0 : -1;
+}
+
+static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
+{
+	char what[64];
+	int rc;
+	memset(s, 0, sizeof(*s));
+	s->mode = mode;
+	s->mask = mode == M_STRICT_1CPU ? 1 << C_GETPPID : (1 << NCALLS) - 1;
+	if (mode == M_STRICT_2CPU && (pipe(s->up) < 0 || pipe(s->go) < 0))
+		return -1;
+	s->batches = c->batches < MAX_BATCHES ? c->batches : MAX_BATCHES;
+	s->batch_ns = c->batch_ns;
+	snprintf(what, sizeof(what), "per-call child (%s)", mode_names[mode]);
+	rc = bench_child(calls_child, s, what, mode == M_STRICT_2CPU ? pin_u_and_t : NULL);
+	if (mode == M_STRICT_2CPU) {
+		close(s->up[0]);
+		close(s->go[1]);
+	}
+	if (rc) {
+		if (s->err[0])
+			fprintf(stderr, "sandpit bench: %s: %s\n", what, s->err);
+		return -1;
+	}
+	for (int k = 0; k < NCALLS; k++) {
+		if (!s->n[k])
+			continue;
+		const char *note = mode == M_STRICT_1CPU ? "the child pinned to CPU 0 before "
+							   "sandpit_start, so U, T and B share one CPU" :
+				   mode == M_STRICT_2CPU ? "U pinned to CPU 0 and T to CPU 1 by the "
+							   "bench after sandpit_start; B not pinned" :
+							   calls[k].note;
+		struct bench_row *r = bench_row("per-call", calls[k].name, mode_names[mode], BENCH_NS,
+						note);
+		for (int b = 0; b < s->n[k]; b++)
+			bench_add(r, s->v[k][b]);
+	}
+	if (mode == M_STRICT || mode == M_FILTER)
+		bench_add(bench_row("start-up", "sandpit_start", mode_names[mode], BENCH_NS,
+				    "in a child of the sandpit command: policy, probes, B, T, patching "
+				    "the command, its 5 libraries and the vDSO"),
+			  s->start_ns);
+	return 0;
+}
+
+int bench_calls(const struct bench_cfg *c)
+{
+	struct calls_shm *s = bench_shared(sizeof(*s));
+	int rc = 0;
+	for (int r = 0; r < c->rounds; r++) {
+		bench_progress(c, "per-call round %d/%d", r + 1, c->rounds);
+		for (int i = 0; i < NMODES; i++)
+			rc |= run_calls(c, (r + i) % NMODES, s);
+	}
+	munmap(s, sizeof(*s));
+	return rc;
+}
+
+/* ---- memory per thread ---- */
+
+#define MEM_THREADS 8
+
+struct proc_mem {
+	double rss, vsize, threads, kstack; /* bytes, bytes, tasks, bytes (system-wide) */
+};
+
+static double field(const char *file, const char *name)
+{
+	char line[256];
+	double v = -1;
+	size_t n = strlen(name);
+	FILE *f = fopen(file, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			v = strtod(line + n + 1, NULL);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int sample_mem(pid_t pid, struct proc_mem *m)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "/proc/%d/status", pid);
+	m->rss = field(file, "VmRSS") * 1024;
+	m->vsize = field(file, "VmSize") * 1024;
+	m->threads = field(file, "Threads");
+	m->kstack = field("/proc/meminfo", "KernelStack") * 1024;
+	return m->rss < 0 || m->vsize < 0 || m->threads < 0 || m->kstack < 0 ? -1 : 0;
+}
+
+struct mem_child {
+	int mode;
+	int up[2], go[2], hold[2];
+	char err[256];
+};
+
+static void *held(void *arg)
+{
+	char b;
+	/* read is one of strict mode's own four calls: no hand-off while held */
+	return read(*(int *)arg, &b, 1) == 1 ? NULL : arg;
+}
+
+static int step(struct mem_child *m)
+{
+	char b = 0;
+	return write(m->up[1], &b, 1) == 1 && read(m->go[0], &b, 1) == 1 ? 0 : -1;
+}
+
+static int mem_child(void *arg)
+{
+	struct mem_child *m = arg;
+	pthread_t t[MEM_THREADS];
+	int n = 0, rc = 0;
+	if (step(m) < 0 || enter(m->mode, m->err, sizeof(m->err)) < 0 || step(m) < 0)
+		return 1;
+	for (; n < MEM_THREADS; n++)
+		if ((errno = pthread_create(&t[n], NULL, held, &m->hold[0]))) {
+			snprintf(m->err, sizeof(m->err), "pthread_create: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+	if (!rc && step(m) < 0)
+		rc = 1;
+	char bytes[MEM_THREADS] = { 0 };
+	if (write(m->hold[1], bytes, n) != n)
+		rc = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return rc;
+}
+
+static int run_mem(int mode)
+{
+	struct mem_child *m = bench_shared(sizeof(*m));
+	struct proc_mem p[3];
+	int rc = -1, st;
+	char b = 0;
+
+	m->mode = mode;
+	if (pipe(m->up) || pipe(m->go) || pipe(m->hold))
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(CHILD_TIMEOUT);
+		_exit(mem_child(m));
+	}
+	close(m->up[1]);
+	close(m->go[0]);
+	for (int i = 0; i < 3; i++) {
+		if (read(m->up[0], &b, 1) != 1 || sample_mem(pid, &p[i]) < 0 ||
+		    write(m->go[1], &b, 1) != 1)
+			goto out;
+	}
+	rc = 0;
+out:
+	close(m->up[0]);
+	close(m->go[1]);
+	close(m->hold[0]);
+	close(m->hold[1]);
+	waitpid(pid, &st, 0);
+	if (rc || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "sandpit bench: memory child (%s) failed%s%s\n", mode_names[mode],
+			m->err[0] ? ": " : "", m->err);
+		rc = -1;
+	} else {
+		const char *mn = mode_names[mode];
+		const char *kn = "KernelStack in /proc/meminfo, system-wide (other processes' threads "
+				 "are noise): each sandboxed thread has a T task too";
+		bench_add(bench_row("memory", "RSS per thread", mn, BENCH_BYTES,
+				    "VmRSS of the process before and after 8 threads that block in read"),
+			  (p[2].rss - p[1].rss) / MEM_THREADS);
+		bench_add(bench_row("memory", "virtual memory per thread", mn, BENCH_BYTES,
+				    "VmSize, the same way (8 MiB of it is the thread's own stack)"),
+			  (p[2].vsize - p[1].vsize) / MEM_THREADS);
+		bench_add(bench_row("memory", "kernel stack per thread", mn, BENCH_BYTES, kn),
+			  (p[2].kstack - p[1].kstack) / MEM_THREADS);
+		bench_add(bench_row("memory", "tasks per thread", mn, BENCH_COUNT,
+				    "Threads in /proc/PID/status"),
+			  (p[2].threads - p[1].threads) / MEM_THREADS);
+		if (mode != M_NATIVE) {
+			bench_add(bench_row("memory", "RSS added by sandpit_start", mn, BENCH_BYTES,
+					    "VmRSS before and after: S, mailboxes and T's alternate "
+					    "stacks are set up for all 16 slots at start, the patched "
+					    "code, the T table; B is another process, not counted"),
+				  p[1].rss - p[0].rss);
+			bench_add(bench_row("memory", "virtual memory added by sandpit_start", mn,
+					    BENCH_BYTES, "VmSize, the same way"),
+				  p[1].vsize - p[0].vsize);
+		}
+	}
+	munmap(m, sizeof(*m));
+	return rc;
+}
+
+int bench_memory(const struct bench_cfg *c)
+{
+	int rc = 0;
+	/* not measured: what user/secure_mem.h sets aside for each of the
+	 * SM_NSLOTS slots when the sandbox starts, whether a thread uses it */
+	bench_add(bench_row("memory", "reserved per slot at start", "layout", BENCH_BYTES,
+			    "from user/secure_mem.h, not measured: secure page + mailbox (S, 2 "
+			    "pages) + T's alternate signal stack, for each of the 16 slots; T itself "
+			    "has no stack"),
+		  2 * SM_PAGE + SM_ALT_SIZE);
+	for (int r = 0; r < c->rounds; r++) {
+		bench_progress(c, "memory round %d/%d", r + 1, c->rounds);
+		for (int i = 0; i < 3; i++)
+			rc |= run_mem((r + i) % 3);
+	}
+	return rc;
+}
+
+/* ---- scaling: stat through B from 1, 2, 4, 8 threads at once ---- */
+
+#define SCALE_MAX 8
+#define SCALE_SAMPLES 3
+
+struct scale_shm {
+	int mode;
+	double batch_ns;
+	double v[4][SCALE_SAMPLES]; /* per call, per thread: wall / calls each */
+	char err[256];
+};
+
+struct stat_worker {
+	int gate;
+	long n;
+};
+
+static void *stat_worker(void *arg)
+{
+	struct stat_worker *w = arg;
+	char b;
+	if (read(w->gate, &b, 1) != 1)
+		return arg;
+	one(C_STAT, w->n);
+	return NULL;
+}
+
+static int scale_child(void *arg)
+{
+	struct scale_shm *s = arg;
+	int gate[2];
+	if (pipe(gate) < 0 || enter(s->mode, s->err, sizeof(s->err)) < 0)
+		return 1;
+	int call = C_STAT;
+	long n = calibrate(one_call, &call, s->batch_ns);
+	for (int k = 0; k < 4; k++) {
+		int nt = 1 << k;
+		for (int j = 0; j < SCALE_SAMPLES; j++) {
+			pthread_t t[SCALE_MAX];
+			struct stat_worker w = { gate[0], n };
+			char bytes[SCALE_MAX] = { 0 };
+			for (int i = 0; i < nt; i++)
+				if ((errno = pthread_create(&t[i], NULL, stat_worker, &w))) {
+					snprintf(s->err, sizeof(s->err), "pthread_create: %s",
+						 strerror(errno));
+					return 1;
+				}
+			double t0 = bench_now_ns();
+			if (write(gate[1], bytes, nt) != nt)
+				return 1;
+			for (int i = 0; i < nt; i++)
+				pthread_join(t[i], NULL);
+			s->v[k][j] = (bench_now_ns() - t0) / n;
+		}
+	}
+	return 0;
+}
+
+int bench_scaling(const struct bench_cfg *c)
+{
+	static const char *names[4] = { "stat, 1 thread", "stat, 2 threads at once",
+					"stat, 4 threads at once", "stat, 8 threads at once" };
+	struct scale_shm *s = bench_shared(sizeof(*s));
+	int rc = 0;
+	for (int r = 0; r < c->rounds; r++) {
+		bench_progress(c, "scaling round %d/%d", r + 1, c->rounds);
+		for (int i = 0; i < 3; i++) {
+			int mode = (r + i) % 3;
+			memset(s, 0, sizeof(*s));
+			s->mode = mode;
+			s->batch_ns = c->batch_ns;
+			if (bench_child(scale_child, s, "scaling child", NULL)) {
+				if (s->err[0])
+					fprintf(stderr, "sandpit bench: scaling (%s): %s\n",
+						mode_names[mode], s->err);
+				rc = -1;
+				continue;
+			}
+			for (int k = 0; k < 4; k++)
+				for (int j = 0; j < SCALE_SAMPLES; j++)
+					bench_add(bench_row("scaling", names[k], mode_names[mode], BENCH_NS,
+							    k ? NULL :
+								"each thread makes the same number "
+								"of stat calls; the figure is the "
+								"wall time from release to the last "
+								"join divided by that number: the "
+								"latency a thread sees"),
+						  s->v[k][j]);
+		}
+	}
+	munmap(s, sizeof(*s));
+	return rc;
+}

@@ -1,0 +1,208 @@
+/* Whole programs, timed from outside (fork to wait): natively, and under
+ * `sandpit run` (this very executable) in strict and in filter mode.  A
+ * program's output goes into a pipe the bench drains, so nothing can take a
+ * short cut for /dev/null (GNU tar does); its exit status must be 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+
+#define MAX_ARGS 16
+
+static const char *const modes[3] = { "native", "strict", "filter" };
+
+/* One run of argv (with stdin from `in`, or /dev/null); its wall time in ns,
+ * or -1 with a message.  Under a sandbox mode, argv runs as
+ * `sandpit run --mode=M --allow-read=TMPDIR -- argv...`. */
+static double run_once(const struct bench_cfg *c, int mode, const char *const *argv, const char *in)
+{
+	const char *av[MAX_ARGS + 8];
+	char modeopt[32], readopt[4200];
+	int n = 0, p[2], st;
+	char buf[65536];
+
+	if (mode) {
+		snprintf(modeopt, sizeof(modeopt), "--mode=%s", modes[mode]);
+		snprintf(readopt, sizeof(readopt), "--allow-read=%s", c->tmpdir);
+		av[n++] = c->self;
+		av[n++] = "run";
+		av[n++] = modeopt;
+		av[n++] = readopt;
+		av[n++] = "--";
+	}
+	for (int i = 0; i < MAX_ARGS && argv[i]; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	double t0 = bench_now_ns();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int i = open(in ? in : "/dev/null", O_RDONLY);
+		int e = open("/dev/null", O_WRONLY);
+		if (i < 0 || e < 0 || dup2(i, 0) < 0 || dup2(p[1], 1) < 0 ||
+		    (!c->verbose && dup2(e, 2) < 0))
+			_exit(120);
+		unsetenv("SANDPIT_MODE");
+		execv(av[0], (char *const *)av);
+		_exit(121);
+	}
+	close(p[1]);
+	for (;;) {
+		ssize_t k = read(p[0], buf, sizeof(buf));
+		if (k <= 0 && !(k < 0 && errno == EINTR))
+			break;
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	double t = bench_now_ns() - t0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "sandpit bench: %s (%s): %s %d\n", argv[0], modes[mode],
+			WIFEXITED(st) ? "exit status" : "killed by signal",
+			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		return -1;
+	}
+	return t;
+}
+
+/* rounds x {native, strict, filter}, the order rotating each round */
+static int measure(const struct bench_cfg *c, const char *group, const char *name, const char *note,
+		   int rounds, const char *const *argv, const char *in)
+{
+	struct bench_row *r[3];
+	int rc = 0;
+	for (int m = 0; m < 3; m++)
+		r[m] = bench_row(group, name, modes[m], BENCH_NS, m ? note : NULL);
+	if (run_once(c, 0, argv, in) < 0) /* warm the page cache */
+		return -1;
+	for (int k = 0; k < rounds; k++)
+		for (int i = 0; i < 3; i++) {
+			int m = (k + i) % 3;
+			double t = run_once(c, m, argv, in);
+			if (t < 0)
+				rc = -1;
+			else
+				bench_add(r[m], t);
+		}
+	return rc;
+}
+
+int bench_startup(const struct bench_cfg *c)
+{
+	static const char *const argv[] = { "/bin/true", NULL };
+	bench_progress(c, "start-up: /bin/true");
+	return measure(c, "start-up", "/bin/true, fork+exec+wait",
+		       "`sandpit run -- /bin/true`: sandpit's own start, its fork, loading the "
+		       "program, sandpit_start, the program's ld.so and libc inside the sandbox",
+		       c->quick ? 5 : 20, argv, NULL);
+}
+
+/* ---- data files ---- */
+
+static int write_text(const char *file, size_t size)
+{
+	static const char *words[] = { "sandbox", "seccomp", "trusted", "thread", "process",
+				       "filter", "strict", "policy", "kernel", "syscall",
+				       "memory", "page", "the", "a", "of", "and" };
+	char buf[1 << 16];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	for (size_t done = 0; done < size;) {
+		size_t n = 0;
+		while (n < sizeof(buf) - 32) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			const char *w = words[x % 16];
+			size_t l = strlen(w);
+			memcpy(buf + n, w, l);
+			n += l;
+			/* a number now and then, so that it is not all dictionary */
+			n += (x >> 8) % 4 ? 0 : (size_t)snprintf(buf + n, 24, "%u", (unsigned)(x >> 40));
+			buf[n++] = (x >> 20) % 12 ? ' ' : '\n';
+		}
+		if (n > size - done)
+			n = size - done;
+		if (write(fd, buf, n) != (ssize_t)n) {
+			close(fd);
+			return -1;
+		}
+		done += n;
+	}
+	return close(fd);
+}
+
+static int write_inserts(const char *file, int rows)
+{
+	FILE *f = fopen(file, "w");
+	if (!f)
+		return -1;
+	fputs("BEGIN;\nCREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\n", f);
+	for (int i = 0; i < rows; i++)
+		fprintf(f, "INSERT INTO t(name, v) VALUES('row %d', %d.5);\n", i, i * 7);
+	fputs("COMMIT;\nSELECT count(*), sum(v) FROM t;\n", f);
+	return fclose(f);
+}
+
+int bench_programs(const struct bench_cfg *c)
+{
+	size_t big = c->quick ? 8 << 20 : 200 << 20, small = c->quick ? 1 << 20 : 20 << 20;
+	int inserts = c->quick ? 1000 : 10000, rounds = c->quick ? 2 : 5, rc = 0;
+	char bigf[4096], smallf[4096], sql[4096];
+	static char name[5][64];
+
+	snprintf(bigf, sizeof(bigf), "%s/data-big.txt", c->tmpdir);
+	snprintf(smallf, sizeof(smallf), "%s/data-small.txt", c->tmpdir);
+	snprintf(sql, sizeof(sql), "%s/inserts.sql", c->tmpdir);
+	bench_progress(c, "programs: writing %zu MB and %zu MB of text to %s", big >> 20, small >> 20,
+		       c->tmpdir);
+	if (write_text(bigf, big) < 0 || write_text(smallf, small) < 0 || write_inserts(sql, inserts) < 0) {
+		fprintf(stderr, "sandpit bench: cannot write the data files in %s: %s\n", c->tmpdir,
+			strerror(errno));
+		return -1;
+	}
+
+	const char *const sha[] = { "/usr/bin/sha256sum", bigf, NULL };
+	const char *const xz[] = { "/usr/bin/xz", "-T2", "-3", "-c", smallf, NULL };
+	const char *const py[] = { "/usr/bin/python3", "-c", "import json", NULL };
+	const char *const tar[] = { "/usr/bin/tar", "cf", "-", c->quick ? "/usr/include/linux" : "/usr/include", NULL };
+	const char *const sq[] = { "/usr/bin/sqlite3", ":memory:", NULL };
+
+	snprintf(name[0], sizeof(name[0]), "sha256sum %zu MB", big >> 20);
+	snprintf(name[1], sizeof(name[1]), "xz -T2 -3 of %zu MB", small >> 20);
+	snprintf(name[2], sizeof(name[2]), "python3 -c 'import json'");
+	snprintf(name[3], sizeof(name[3]), "tar cf - %s", tar[3]);
+	snprintf(name[4], sizeof(name[4]), "sqlite3 :memory:, %d inserts", inserts);
+
+	bench_progress(c, "programs: %s", name[0]);
+	rc |= measure(c, "programs", name[0], "reads the file in 32 KiB blocks (read is native in both modes)",
+		      rounds, sha, NULL);
+	bench_progress(c, "programs: %s", name[1]);
+	rc |= measure(c, "programs", name[1], "two compressing threads (-3: 12 MB blocks), output into a pipe",
+		      rounds, xz, NULL);
+	bench_progress(c, "programs: %s", name[2]);
+	rc |= measure(c, "programs", name[2], "/usr/bin/python3; dozens of opens and stats through B",
+		      rounds, py, NULL);
+	bench_progress(c, "programs: %s", name[3]);
+	rc |= measure(c, "programs", name[3], "an open, fstat and reads per file, into a pipe",
+		      rounds, tar, NULL);
+	bench_progress(c, "programs: %s", name[4]);
+	rc |= measure(c, "programs", name[4], "one transaction, statements on stdin", rounds, sq, sql);
+
+	unlink(bigf);
+	unlink(smallf);
+	unlink(sql);
+	return rc;
+}

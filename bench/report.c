@@ -1,0 +1,519 @@
+/* The rows of a run, their statistics, and the four ways of printing them:
+ * a table, JSON, the Markdown of docs/BENCHMARKS.md, gnuplot data. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+
+#define MAX_ROWS 160
+
+static struct bench_row rows[MAX_ROWS];
+static int nrows;
+
+struct bench_row *bench_find(const char *name, const char *mode)
+{
+	for (int i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].name, name) && !strcmp(rows[i].mode, mode))
+			return &rows[i];
+	return NULL;
+}
+
+struct bench_row *bench_row(const char *group, const char *name, const char *mode,
+			    enum bench_unit unit, const char *note)
+{
+	struct bench_row *r = bench_find(name, mode);
+	if (r)
+		return r;
+	if (nrows == MAX_ROWS) {
+		fprintf(stderr, "sandpit bench: more than %d rows\n", MAX_ROWS);
+		exit(1);
+	}
+	r = &rows[nrows++];
+	*r = (struct bench_row){ .group = group, .name = name, .mode = mode, .unit = unit,
+				 .note = note };
+	return r;
+}
+
+int bench_add(struct bench_row *r, double v)
+{
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 64;
+		double *nv = realloc(r->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = cap;
+	}
+	r->v[r->n++] = v;
+	return 0;
+}
+
+int bench_nrows(void)
+{
+	return nrows;
+}
+
+struct bench_row *bench_row_at(int i)
+{
+	return i >= 0 && i < nrows ? &rows[i] : NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* the q-quantile by linear interpolation between the closest ranks */
+static double quantile(const double *sorted, int n, double q)
+{
+	double pos = q * (n - 1);
+	int lo = (int)pos;
+	if (lo >= n - 1)
+		return sorted[n - 1];
+	return sorted[lo] + (pos - lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+void bench_finish(void)
+{
+	for (int i = 0; i < nrows; i++) {
+		struct bench_row *r = &rows[i];
+		if (!r->n)
+			continue;
+		qsort(r->v, r->n, sizeof(r->v[0]), cmp_double);
+		r->median = quantile(r->v, r->n, 0.5);
+		r->p10 = quantile(r->v, r->n, 0.1);
+		r->p90 = quantile(r->v, r->n, 0.9);
+	}
+	for (int i = 0; i < nrows; i++) {
+		struct bench_row *nat = bench_find(rows[i].name, "native");
+		rows[i].ratio = nat && nat->n && nat->median > 0 && rows[i].n ?
+					rows[i].median / nat->median :
+					0;
+	}
+}
+
+void bench_progress(const struct bench_cfg *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (!c->verbose)
+		return;
+	fputs("sandpit bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *unit_name(enum bench_unit u)
+{
+	return u == BENCH_NS ? "ns" : u == BENCH_BYTES ? "bytes" : "count";
+}
+
+/* v in a unit a reader takes in at a glance */
+static const char *human(char *buf, size_t len, double v, enum bench_unit u)
+{
+	double a = fabs(v);
+	if (u == BENCH_COUNT)
+		snprintf(buf, len, "%.2f", v);
+	else if (u == BENCH_BYTES)
+		snprintf(buf, len, a < 1024 ? "%.0f B" : a < 1 << 20 ? "%.1f KiB" : "%.1f MiB",
+			 a < 1024 ? v : a < 1 << 20 ? v / 1024 : v / (1 << 20));
+	else if (a < 1e3)
+		snprintf(buf, len, "%.0f ns", v);
+	else if (a < 1e6)
+		snprintf(buf, len, "%.*f us", a < 1e4 ? 2 : 1, v / 1e3);
+	else if (a < 1e9)
+		snprintf(buf, len, "%.*f ms", a < 1e7 ? 2 : 1, v / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", v / 1e9);
+	return buf;
+}
+
+static const char *ratio_str(char *buf, size_t len, const struct bench_row *r)
+{
+	if (r->ratio <= 0 || !strcmp(r->mode, "native"))
+		snprintf(buf, len, "%s", strcmp(r->mode, "native") ? "-" : "1");
+	else
+		snprintf(buf, len, r->ratio < 0.1 ? "%.3fx" : "%.2fx", r->ratio);
+	return buf;
+}
+
+/* ---- DESIGN §10 ---- */
+
+static const struct bench_row *got(const char *name, const char *mode)
+{
+	const struct bench_row *r = bench_find(name, mode);
+	return r && r->n ? r : NULL;
+}
+
+static int target_ratio(struct bench_target *t, const char *path, const char *target,
+			const char *name, double limit)
+{
+	const struct bench_row *s = got(name, "strict"), *f = got(name, "filter");
+	char a[32], b[32];
+	*t = (struct bench_target){ .path = path, .target = target, .held = -1 };
+	if (!s || !f || s->ratio <= 0 || f->ratio <= 0)
+		return 1;
+	snprintf(t->measured, sizeof(t->measured), "strict %s (%.2fx), filter %s (%.2fx)",
+		 human(a, sizeof(a), s->median, s->unit), s->ratio, human(b, sizeof(b), f->median, f->unit),
+		 f->ratio);
+	t->held = s->ratio <= limit && f->ratio <= limit;
+	return 1;
+}
+
+int bench_targets(struct bench_target *out, int max)
+{
+	struct bench_target t[8];
+	const struct bench_row *r, *r2, *n, *n2;
+	char a[32], b[32], c1[32];
+	int k = 0;
+
+	/* filter mode, allow, patched libc wrapper */
+	t[k] = (struct bench_target){ "filter mode, `allow` syscall through a patched libc wrapper (getppid)",
+				      "<= 1.3x native", "", -1 };
+	if ((r = got("getppid", "filter")) && r->ratio > 0) {
+		snprintf(t[k].measured, sizeof(t[k].measured), "%s (%.2fx)",
+			 human(a, sizeof(a), r->median, r->unit), r->ratio);
+		t[k].held = r->ratio <= 1.3;
+	}
+	k++;
+	/* strict, register-only via T, U and T on two CPUs: the bench pins
+	 * them there; unpinned is the scheduler's choice, shown beside it */
+	t[k] = (struct bench_target){ "strict mode, register-only call via T (getppid), U and T on two CPUs (pinned by the bench)",
+				      "<= 1 us", "", -1 };
+	if ((r = got("getppid", "strict-2cpu"))) {
+		r2 = got("getppid", "strict");
+		snprintf(t[k].measured, sizeof(t[k].measured), "%s (p10 %s; unpinned: %s)",
+			 human(a, sizeof(a), r->median, r->unit), human(b, sizeof(b), r->p10, r->unit),
+			 r2 ? human(c1, sizeof(c1), r2->median, r2->unit) : "not measured");
+		t[k].held = r->median <= 1000;
+	}
+	k++;
+	t[k] = (struct bench_target){ "strict mode, the same, U and T pinned to one CPU",
+				      "<= 35 us (the blocking floor), never the 8 ms tick", "", -1 };
+	if ((r = got("getppid", "strict-1cpu"))) {
+		snprintf(t[k].measured, sizeof(t[k].measured), "%s (p90 %s)",
+			 human(a, sizeof(a), r->median, r->unit), human(b, sizeof(b), r->p90, r->unit));
+		t[k].held = r->median <= 35000 && r->p90 < 8e6;
+	}
+	k++;
+	k += target_ratio(&t[k], "memory-argument call via B: `open`+`close`", "<= 4x native in either mode",
+			  "open+close", 4);
+	k += target_ratio(&t[k], "memory-argument call via B: `stat`", "<= 4x native in either mode", "stat",
+			  4);
+	/* the data-heavy program: whichever size this run used */
+	t[k] = (struct bench_target){ "data-heavy program (sha256sum of a large file)", "<= 1.05x native",
+				      "", -1 };
+	for (int i = 0; i < nrows; i++)
+		if (!strncmp(rows[i].name, "sha256sum", 9) && !strcmp(rows[i].mode, "native"))
+			k += target_ratio(&t[k], t[k].path, t[k].target, rows[i].name, 1.05) - 1;
+	k++;
+	t[k] = (struct bench_target){ "sandbox start-up (sandpit_start: policy, B, T, patching)", "<= 5 ms",
+				      "", -1 };
+	if ((r = got("sandpit_start", "strict")) && (r2 = got("sandpit_start", "filter"))) {
+		snprintf(t[k].measured, sizeof(t[k].measured), "strict %s, filter %s",
+			 human(a, sizeof(a), r->median, r->unit), human(b, sizeof(b), r2->median, r2->unit));
+		t[k].held = r->median <= 5e6 && r2->median <= 5e6;
+	}
+	k++;
+	/* memory: what a sandboxed thread costs more than a native one, counted
+	 * high: the kernel stack of T, any RSS a sandboxed thread has over a
+	 * native one, and the slot's reserved pages as if all were resident */
+	t[k] = (struct bench_target){ "memory per sandboxed thread (T stack + S): T's kernel stack + "
+				      "extra RSS (measured) + the slot's reserved pages (layout)",
+				      "<= 64 KiB", "", -1 };
+	n = got("RSS per thread", "native");
+	n2 = got("kernel stack per thread", "native");
+	const struct bench_row *lay = got("reserved per slot at start", "layout");
+	if (n && n2 && lay) {
+		double worst = 0;
+		int ok = 1;
+		char *m = t[k].measured;
+		size_t len = sizeof(t[k].measured), used = 0;
+		for (int i = 0; i < 2 && ok; i++) {
+			const char *mode = i ? "filter" : "strict";
+			r = got("RSS per thread", mode);
+			r2 = got("kernel stack per thread", mode);
+			if (!r || !r2) {
+				ok = 0;
+				break;
+			}
+			double ks = r2->median - n2->median, rss = r->median - n->median;
+			double d = ks + (rss > 0 ? rss : 0) + lay->median;
+			worst = d > worst ? d : worst;
+			used += snprintf(m + used, len - used, "%s%s %s (kernel stack %s)", i ? ", " : "",
+					 mode, human(a, sizeof(a), d, BENCH_BYTES),
+					 human(c1, sizeof(c1), ks, BENCH_BYTES));
+		}
+		if (ok)
+			t[k].held = worst <= 64 * 1024;
+	}
+	k++;
+	for (int i = 0; i < k && i < max; i++)
+		out[i] = t[i];
+	return k < max ? k : max;
+}
+
+static const char *group_titles[][2] = {
+	{ "per-call", "Per-call cost by path" },
+	{ "alternatives", "The alternatives a user would consider (getppid, same harness)" },
+	{ "start-up", "Start-up" },
+	{ "memory", "Memory per sandboxed thread" },
+	{ "programs", "Real programs under `sandpit run` (wall clock, whole run)" },
+	{ "scaling", "Scaling: `stat` through B from several threads at once" },
+};
+
+#define NGROUPS (sizeof(group_titles) / sizeof(group_titles[0]))
+
+/* ---- the table ---- */
+
+void bench_print_table(FILE *f, const struct bench_cfg *c)
+{
+	const char *group = "";
+	char m[32], lo[32], hi[32], ra[32];
+	struct bench_target t[16];
+	int nt = bench_targets(t, 16);
+
+	fprintf(f, "sandpit bench%s: medians, p10 and p90 over %d rounds; modes interleaved;\n"
+		   "ratio = median / the native median of the same row, measured in the same run\n",
+		c->quick ? " --quick (few samples, small files: a smoke test, not a measurement)" : "",
+		c->rounds);
+	for (size_t g = 0; g < NGROUPS; g++)
+		for (int i = 0; i < nrows; i++) {
+			const struct bench_row *r = &rows[i];
+			if (strcmp(r->group, group_titles[g][0]))
+				continue;
+			if (strcmp(group, r->group)) {
+				group = r->group;
+				fprintf(f, "\n%-34s %-36s %11s %11s %11s %8s %5s\n", group, "mode",
+					"median", "p10", "p90", "ratio", "n");
+			}
+			if (!r->n) {
+				fprintf(f, "%-34s %-36s %11s\n", r->name, r->mode, "failed");
+				continue;
+			}
+			fprintf(f, "%-34s %-36s %11s %11s %11s %8s %5d\n", r->name, r->mode,
+				human(m, sizeof(m), r->median, r->unit),
+				human(lo, sizeof(lo), r->p10, r->unit),
+				human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n);
+		}
+	fprintf(f, "\n%.0f s; CPUs busy %.0f%% meanwhile (the bench included), stolen %.1f%%\n",
+		c->seconds, 100 * c->busy, 100 * c->steal);
+	fprintf(f, "\nDESIGN section 10 targets\n");
+	for (int i = 0; i < nt; i++)
+		fprintf(f, "  %-7s %s: %s; measured %s\n",
+			t[i].held < 0 ? "n/a" : t[i].held ? "held" : "MISSED", t[i].path, t[i].target,
+			t[i].held < 0 ? "(not measured)" : t[i].measured);
+}
+
+/* ---- JSON ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void bench_print_json(FILE *f, const struct bench_cfg *c)
+{
+	struct bench_target t[16];
+	int nt = bench_targets(t, 16);
+	struct utsname u;
+	uname(&u);
+
+	fprintf(f, "{\n  \"quick\": %s,\n  \"rounds\": %d,\n  \"seconds\": %.1f,\n  \"cpu_busy\": %.3f,\n"
+		   "  \"cpu_steal\": %.3f,\n  \"kernel\": ",
+		c->quick ? "true" : "false", c->rounds, c->seconds, c->busy, c->steal);
+	json_str(f, u.release);
+	fprintf(f, ",\n  \"cpus\": %ld,\n  \"rows\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		fputs("    {\"group\": ", f);
+		json_str(f, r->group);
+		fputs(", \"name\": ", f);
+		json_str(f, r->name);
+		fputs(", \"mode\": ", f);
+		json_str(f, r->mode);
+		fprintf(f, ", \"unit\": \"%s\", \"n\": %d", unit_name(r->unit), r->n);
+		if (r->n)
+			fprintf(f, ", \"median\": %.6g, \"p10\": %.6g, \"p90\": %.6g", r->median, r->p10,
+				r->p90);
+		else
+			fputs(", \"median\": null, \"p10\": null, \"p90\": null", f);
+		if (r->ratio > 0)
+			fprintf(f, ", \"ratio\": %.4g", r->ratio);
+		else
+			fputs(", \"ratio\": null", f);
+		fputs(", \"note\": ", f);
+		if (r->note)
+			json_str(f, r->note);
+		else
+			fputs("null", f);
+		fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
+	}
+	fputs("  ],\n  \"targets\": [\n", f);
+	for (int i = 0; i < nt; i++) {
+		fputs("    {\"path\": ", f);
+		json_str(f, t[i].path);
+		fputs(", \"target\": ", f);
+		json_str(f, t[i].target);
+		fputs(", \"measured\": ", f);
+		json_str(f, t[i].measured);
+		fprintf(f, ", \"held\": %s}%s\n", t[i].held < 0 ? "null" : t[i].held ? "true" : "false",
+			i + 1 < nt ? "," : "");
+	}
+	fputs("  ]\n}\n", f);
+}
+
+/* ---- Markdown (docs/BENCHMARKS.md) ---- */
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	snprintf(buf, len, "unknown CPU");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			char *s = strchr(line, ':') + 2;
+			s[strcspn(s, "\n")] = 0;
+			snprintf(buf, len, "%s", s);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+static void md_group(FILE *f, const char *group)
+{
+	char m[32], lo[32], hi[32], ra[32];
+	fputs("| what | mode | median | p10 | p90 | ratio to native | samples |\n"
+	      "|---|---|---:|---:|---:|---:|---:|\n",
+	      f);
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		if (strcmp(r->group, group))
+			continue;
+		if (!r->n) {
+			fprintf(f, "| %s | %s | failed | | | | 0 |\n", r->name, r->mode);
+			continue;
+		}
+		fprintf(f, "| %s | %s | %s | %s | %s | %s | %d |\n", r->name, r->mode,
+			human(m, sizeof(m), r->median, r->unit), human(lo, sizeof(lo), r->p10, r->unit),
+			human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n);
+	}
+	fputs("\n", f);
+	int notes = 0;
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		int seen = 0;
+		if (strcmp(r->group, group) || !r->note)
+			continue;
+		for (int j = 0; j < i; j++)
+			seen |= !strcmp(rows[j].group, group) && rows[j].note &&
+				!strcmp(rows[j].name, r->name) && !strcmp(rows[j].note, r->note);
+		if (seen)
+			continue;
+		fprintf(f, "%s* **%s** (%s): %s\n", notes++ ? "" : "", r->name, r->mode, r->note);
+	}
+	if (notes)
+		fputs("\n", f);
+}
+
+void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
+{
+	struct bench_target t[16];
+	int nt = bench_targets(t, 16);
+	struct utsname u;
+	char cpu[160], date[64];
+	time_t now = time(NULL);
+
+	uname(&u);
+	cpu_model(cpu, sizeof(cpu));
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	fprintf(f, "# sandpit benchmarks\n\n"
+		   "Generated by `make bench-docs` (`sandpit bench --markdown`) on %s; do not edit by "
+		   "hand.\nMachine: %s, %ld vCPUs (shared), kernel %s %s. One run of `sandpit bench%s`, "
+		   "%.0f s; meanwhile the CPUs were busy %.0f%% of the time (the bench's own work "
+		   "included) and the host stole %.1f%%.\n\n",
+		date, cpu, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release,
+		c->quick ? " --quick" : "", c->seconds, 100 * c->busy, 100 * c->steal);
+	fprintf(f, "How it measures: every figure is a set of samples taken in %d rounds; within a "
+		   "round the modes run one after another, so a noisy moment of this shared machine "
+		   "falls on all of them; the tables give the median, p10 and p90 of the samples and "
+		   "the median's ratio to the native median of the same row. A per-call sample is one "
+		   "batch of calls lasting about %.0f ms, timed with one clock read at each end (in "
+		   "strict mode a clock read is itself an emulated `rdtscp`, so it stays out of the "
+		   "loop); a sandboxed sample comes from a forked child that called `sandpit_start`, a "
+		   "native one from a forked child that did not. Programs, start-up and `sandpit run` "
+		   "are timed from outside, fork to wait. Nothing is pinned except the row that says "
+		   "so.\n\n",
+		c->rounds, c->batch_ns / 1e6);
+	fputs("The modes: **native** (no sandbox); **strict** (seccomp strict mode, every call "
+	      "but read/write through the trusted thread T, memory arguments through the trusted "
+	      "process B; where U and T run is the scheduler's choice); **strict-2cpu** (the same "
+	      "with U pinned to CPU 0 and T to CPU 1, the condition of the first strict target); "
+	      "**strict-1cpu** (U, T and B all on CPU 0); **filter** (a seccomp-bpf filter lets "
+	      "allowed calls run natively, the rest go to T and B as in strict mode). The "
+	      "alternatives are what a user might build instead, timed the same way on the same "
+	      "call.\n\n",
+	      f);
+	fputs("## DESIGN §10 targets\n\n| path | target | measured | |\n|---|---|---|---|\n", f);
+	for (int i = 0; i < nt; i++)
+		fprintf(f, "| %s | %s | %s | %s |\n", t[i].path, t[i].target,
+			t[i].held < 0 ? "not measured" : t[i].measured,
+			t[i].held < 0 ? "n/a" : t[i].held ? "**held**" : "**missed**");
+	fputs("\n", f);
+	for (size_t g = 0; g < NGROUPS; g++) {
+		int any = 0;
+		for (int i = 0; i < nrows; i++)
+			any |= !strcmp(rows[i].group, group_titles[g][0]);
+		if (!any)
+			continue;
+		fprintf(f, "## %s\n\n", group_titles[g][1]);
+		if (!g && svg)
+			fprintf(f, "![per-call cost by path and mode, log scale](%s)\n\n", svg);
+		md_group(f, group_titles[g][0]);
+	}
+}
+
+/* ---- gnuplot ---- */
+
+/* One line per per-call row name: "name" then median p10 p90 for native,
+ * strict and filter (0 where a mode has no figure). */
+int bench_write_plot(const char *file)
+{
+	static const char *modes[] = { "native", "strict", "filter" };
+	FILE *f = fopen(file, "w");
+	if (!f) {
+		fprintf(stderr, "sandpit bench: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	fputs("# call native p10 p90 strict p10 p90 filter p10 p90 (ns)\n", f);
+	for (int i = 0; i < nrows; i++) {
+		const struct bench_row *r = &rows[i];
+		if (strcmp(r->group, "per-call") || strcmp(r->mode, "native"))
+			continue;
+		fprintf(f, "\"%s\"", r->name);
+		for (int m = 0; m < 3; m++) {
+			const struct bench_row *x = got(r->name, modes[m]);
+			fprintf(f, " %.1f %.1f %.1f", x ? x->median : 0, x ? x->p10 : 0, x ? x->p90 : 0);
+		}
+		fputs("\n", f);
+	}
+	return fclose(f) ? -1 : 0;
+}
