@@ -32,6 +32,7 @@ enum compat_feature {
 	COMPAT_MEMFD_FUTURE_WRITE, /* memfd + F_SEAL_FUTURE_WRITE */
 	COMPAT_OPENAT2,            /* openat2(2) */
 	COMPAT_MSEAL,              /* mseal(2) */
+	COMPAT_FUTEX_WAITV,        /* futex_waitv(2) */
 	COMPAT_NFEATURES,
 };
 

@@ -340,6 +340,15 @@ static int probe_mseal(void)
 	return child_exits_zero(child_mseal, 0);
 }
 
+/* One word whose value is not the one expected: EAGAIN at once where the
+ * call exists */
+static int probe_futex_waitv(void)
+{
+	uint32_t word = 1;
+	struct futex_waitv w = { .val = 0, .uaddr = (uintptr_t)&word, .flags = FUTEX_32 };
+	return syscall(SYS_futex_waitv, &w, 1, 0, NULL, 0) < 0 && errno == EAGAIN;
+}
+
 static const struct feature_def features[COMPAT_NFEATURES] = {
 	[COMPAT_STRICT] = { "strict", "none: sandpit cannot run", NONE, probe_strict },
 	[COMPAT_FILTER] = { "filter", "strict mode only (auto picks strict)", NONE, probe_filter },
@@ -370,6 +379,8 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 					probe_memfd_future_write },
 	[COMPAT_OPENAT2] = { "openat2", "component-wise resolution", NONE, probe_openat2 },
 	[COMPAT_MSEAL] = { "mseal", "trusted-thread range checks", NONE, probe_mseal },
+	[COMPAT_FUTEX_WAITV] = { "futex-waitv", "a watcher thread in B per sandboxed thread", NONE,
+				 probe_futex_waitv },
 };
 
 static void list_names(char *buf, size_t len)

@@ -6,7 +6,9 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <linux/futex.h>
 #include <linux/landlock.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,6 +97,13 @@ static int raw_pidfd_thread(void)
 	return fd >= 0;
 }
 
+static int raw_futex_waitv(void)
+{
+	uint32_t word = 1;
+	struct futex_waitv w = { .val = 0, .uaddr = (uintptr_t)&word, .flags = FUTEX_32 };
+	return syscall(__NR_futex_waitv, &w, 1, 0, NULL, 0) == -1 && errno == EAGAIN;
+}
+
 static int raw_user_dispatch(void)
 {
 	static char selector = SYSCALL_DISPATCH_FILTER_ALLOW;
@@ -144,6 +153,7 @@ TEST(every_feature_present_on_this_kernel)
 	EXPECT_EQ(raw_mseal(), compat_has(COMPAT_MSEAL));
 	EXPECT_EQ(raw_pidfd_thread(), compat_has(COMPAT_PIDFD_THREAD));
 	EXPECT_EQ(raw_user_dispatch(), compat_has(COMPAT_USER_DISPATCH));
+	EXPECT_EQ(raw_futex_waitv(), compat_has(COMPAT_FUTEX_WAITV));
 }
 
 TEST(landlock_abi_is_the_kernels)

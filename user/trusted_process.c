@@ -39,7 +39,6 @@ enum { SLOT_FREE, SLOT_STARTING, SLOT_ACTIVE };
 static struct slot {
 	int state;
 	int exiting; /* U asked T to exit: its end is no alarm */
-	pthread_cond_t cond;
 } slots[SM_NSLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int32_t t_tids[SM_NSLOTS];
@@ -66,25 +65,6 @@ static int p_is_exiting(void)
 {
 	struct pollfd p = { .fd = cfg->fd, .events = POLLRDHUP };
 	return poll(&p, 1, 200) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
-}
-
-/* The kernel writes a new thread's tid (CLONE_CHILD_SETTID) without a
- * futex wake: poll for it, briefly. */
-static void wait_started(volatile uint32_t *w)
-{
-	for (int i = 0; i < 2000 && __atomic_load_n(w, __ATOMIC_ACQUIRE) == START_MARK; i++)
-		usleep(500);
-}
-
-/* A clear-child-tid word going to 0.  The kernel wakes one waiter and T
- * may be the other: look again now and then rather than trust the wake. */
-static void futex_wait_until_zero(volatile uint32_t *w)
-{
-	struct timespec ts = { 0, 200000000 };
-	uint32_t v;
-	while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != 0)
-		syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); /* pass it on */
 }
 
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
@@ -121,55 +101,166 @@ static void publish_tids(void)
 	}
 }
 
-/* Watch one slot's U and T: the kernel clears and wakes a thread's
+/* Watching the slots.  The kernel clears and wakes a thread's
  * clear-child-tid word when it ends for any reason, strict mode's SIGKILL
  * for a forbidden call included (DESIGN §9).  A U that ends without having
- * asked to exit was killed: end P (invariant 5). */
+ * asked to exit was killed: end P (invariant 5).  Each slot goes through
+ * the steps below; watch_step takes as many as it can without waiting and
+ * says which word to wait on next.  With futex_waitv one watcher waits on
+ * every slot's word at once; without it each slot has its own. */
+enum { W_IDLE, W_START, W_U, W_T };
+static struct {
+	int step;
+	struct timespec start_by;
+} watch[SM_NSLOTS];
+static uint32_t watch_gen; /* bumped and woken when a slot starts */
+
+struct watch_wait {
+	uint32_t *word, val;
+	long ns; /* look again after this long even without a wake */
+};
+
+static void wake_all(uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Fills *w when the slot has something to wait for; leaves it alone if not. */
+static void watch_step(int s, struct watch_wait *w)
+{
+	struct mailbox *mb = &cfg->mb[s];
+	uint32_t u, t;
+	struct timespec now;
+	for (;;) {
+		switch (watch[s].step) {
+		case W_IDLE:
+			pthread_mutex_lock(&lock);
+			int busy = slots[s].state != SLOT_FREE;
+			pthread_mutex_unlock(&lock);
+			if (!busy)
+				return;
+			clock_gettime(CLOCK_MONOTONIC, &watch[s].start_by);
+			watch[s].start_by.tv_sec += 1;
+			watch[s].step = W_START;
+			break;
+		case W_START:
+			/* the kernel writes a new thread's tid (CLONE_CHILD_SETTID)
+			 * without a wake: poll for it, for a second at most */
+			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
+			t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((u == START_MARK || t == START_MARK) && before(&now, &watch[s].start_by)) {
+				*w = (struct watch_wait){ u == START_MARK ? &mb->ctid : &mb->t_ctid,
+							  START_MARK, 500000 };
+				return;
+			}
+			pthread_mutex_lock(&lock);
+			if (u == START_MARK || t == START_MARK) {
+				/* the clone failed: the slot never came to life */
+				slots[s].state = SLOT_FREE;
+				pthread_mutex_unlock(&lock);
+				watch[s].step = W_IDLE;
+				break;
+			}
+			slots[s].state = SLOT_ACTIVE;
+			cfg->sp[s].u_tid = (int32_t)u;
+			t_tids[s] = (int32_t)t;
+			publish_tids();
+			pthread_mutex_unlock(&lock);
+			watch[s].step = W_U;
+			break;
+		case W_U:
+			/* the kernel wakes one waiter and T may be the other: look
+			 * again now and then rather than trust the wake */
+			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
+			if (u) {
+				*w = (struct watch_wait){ &mb->ctid, u, 200000000 };
+				return;
+			}
+			wake_all(&mb->ctid); /* pass it on */
+			if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
+				if (p_is_exiting())
+					_exit(0);
+				say("sandpit: a sandboxed thread (slot %ld) ended without exit (killed by "
+				    "the kernel for a system call that escaped the sandbox?); killing the "
+				    "process\n",
+				    (long)s);
+				kill_p();
+				_exit(0);
+			}
+			watch[s].step = W_T;
+			break;
+		case W_T:
+			t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
+			if (t) {
+				*w = (struct watch_wait){ &mb->t_ctid, t, 200000000 };
+				return;
+			}
+			wake_all(&mb->t_ctid);
+			pthread_mutex_lock(&lock);
+			t_tids[s] = 0;
+			slots[s].exiting = 0;
+			slots[s].state = SLOT_FREE;
+			publish_tids();
+			pthread_cond_broadcast(&slot_freed);
+			pthread_mutex_unlock(&lock);
+			watch[s].step = W_IDLE;
+			break;
+		}
+	}
+}
+
+static struct watch_wait idle_wait(void)
+{
+	return (struct watch_wait){ &watch_gen, __atomic_load_n(&watch_gen, __ATOMIC_ACQUIRE),
+				    200000000 };
+}
+
 static void *watch_slot(void *arg)
 {
 	int s = (int)(intptr_t)arg;
-	struct mailbox *mb = &cfg->mb[s];
 	for (;;) {
-		pthread_mutex_lock(&lock);
-		while (slots[s].state == SLOT_FREE)
-			pthread_cond_wait(&slots[s].cond, &lock);
-		pthread_mutex_unlock(&lock);
+		struct watch_wait w = idle_wait();
+		watch_step(s, &w);
+		struct timespec ts = { 0, w.ns };
+		syscall(SYS_futex, w.word, FUTEX_WAIT, w.val, &ts, NULL, 0);
+	}
+	return NULL;
+}
 
-		wait_started(&mb->ctid);
-		wait_started(&mb->t_ctid);
-		uint32_t u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
-		uint32_t t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
-		pthread_mutex_lock(&lock);
-		if (u == START_MARK || t == START_MARK) {
-			/* the clone failed: the slot never came to life */
-			slots[s].state = SLOT_FREE;
-			pthread_mutex_unlock(&lock);
-			continue;
+static void *watch_all(void *arg)
+{
+	(void)arg;
+	struct futex_waitv v[1 + SM_NSLOTS];
+	for (;;) {
+		struct watch_wait idle = idle_wait();
+		long ns = idle.ns;
+		int n = 0;
+		v[n++] = (struct futex_waitv){ .val = idle.val, .uaddr = (uintptr_t)idle.word,
+					       .flags = FUTEX_32 };
+		for (int s = 0; s < SM_NSLOTS; s++) {
+			struct watch_wait w = { NULL, 0, 0 };
+			watch_step(s, &w);
+			if (!w.word)
+				continue;
+			v[n++] = (struct futex_waitv){ .val = w.val, .uaddr = (uintptr_t)w.word,
+						       .flags = FUTEX_32 };
+			if (w.ns < ns)
+				ns = w.ns;
 		}
-		slots[s].state = SLOT_ACTIVE;
-		cfg->sp[s].u_tid = (int32_t)u;
-		t_tids[s] = (int32_t)t;
-		publish_tids();
-		pthread_mutex_unlock(&lock);
-
-		futex_wait_until_zero(&mb->ctid);
-		if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
-			if (p_is_exiting())
-				_exit(0);
-			say("sandpit: a sandboxed thread (slot %ld) ended without exit (killed by the "
-			    "kernel for a system call that escaped the sandbox?); killing the process\n",
-			    (long)s);
-			kill_p();
-			_exit(0);
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += ns;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
 		}
-		futex_wait_until_zero(&mb->t_ctid);
-		pthread_mutex_lock(&lock);
-		t_tids[s] = 0;
-		slots[s].exiting = 0;
-		slots[s].state = SLOT_FREE;
-		publish_tids();
-		pthread_cond_broadcast(&slot_freed);
-		pthread_mutex_unlock(&lock);
+		syscall(SYS_futex_waitv, v, n, 0, &until, CLOCK_MONOTONIC);
 	}
 	return NULL;
 }
@@ -488,8 +579,9 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 
 static void *serve(void *arg);
 
-/* A slot's server and watcher, made when the slot is first used: starting
- * all 33 threads at once would take CPU from P while it patches. */
+/* A slot's server (and, without futex_waitv, its watcher), made when the
+ * slot is first used: starting them all at once would take CPU from P
+ * while it patches. */
 static pthread_attr_t thread_attr;
 static int slot_threads[SM_NSLOTS];
 
@@ -500,7 +592,8 @@ static int start_slot_threads(intptr_t s)
 		return 0;
 	if (pthread_create(&w, &thread_attr, serve, (void *)s) != 0)
 		return -EAGAIN;
-	if (pthread_create(&w, &thread_attr, watch_slot, (void *)s) != 0) {
+	if (!compat_has(COMPAT_FUTEX_WAITV) &&
+	    pthread_create(&w, &thread_attr, watch_slot, (void *)s) != 0) {
 		say("sandpit: cannot start the watcher of slot %ld; killing the process\n", (long)s);
 		kill_p();
 		_exit(1);
@@ -552,7 +645,8 @@ static long check_clone(int parent)
 	slots[s].exiting = 0;
 	slots[s].state = SLOT_STARTING;
 	publish_tids(); /* the new slot's T needs the list too */
-	pthread_cond_signal(&slots[s].cond);
+	__atomic_add_fetch(&watch_gen, 1, __ATOMIC_RELEASE);
+	wake_all(&watch_gen);
 	pthread_mutex_unlock(&lock);
 
 	sp->args[0] = (flags & ~(uint64_t)CLONE_CHILD_CLEARTID) | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
@@ -626,8 +720,6 @@ static void __attribute__((noreturn)) run(void)
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
 	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, cfg->pid, 0) : -1;
-	for (int s = 0; s < SM_NSLOTS; s++)
-		pthread_cond_init(&slots[s].cond, NULL);
 	slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */
 
 	sigset_t all;
@@ -641,7 +733,8 @@ static void __attribute__((noreturn)) run(void)
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
 	pthread_t w;
-	if (start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
+	if ((compat_has(COMPAT_FUTEX_WAITV) && pthread_create(&w, &thread_attr, watch_all, NULL) != 0) ||
+	    start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
 		_exit(1);
 	for (;;)
 		pause();
