@@ -177,13 +177,15 @@ int bench_programs(const struct bench_cfg *c)
 	const char *const sha[] = { "/usr/bin/sha256sum", bigf, NULL };
 	const char *const xz[] = { "/usr/bin/xz", "-T2", "-3", "-c", smallf, NULL };
 	const char *const py[] = { "/usr/bin/python3", "-c", "import json", NULL };
-	const char *const tar[] = { "/usr/bin/tar", "cf", "-", c->quick ? "/usr/include/linux" : "/usr/include", NULL };
+	const char *tree = c->quick ? "/usr/include/linux" : "/usr/include";
+	/* -P: keep the leading '/' rather than remark on it for every round */
+	const char *const tar[] = { "/usr/bin/tar", "-Pcf", "-", tree, NULL };
 	const char *const sq[] = { "/usr/bin/sqlite3", ":memory:", NULL };
 
 	snprintf(name[0], sizeof(name[0]), "sha256sum %zu MB", big >> 20);
 	snprintf(name[1], sizeof(name[1]), "xz -T2 -3 of %zu MB", small >> 20);
 	snprintf(name[2], sizeof(name[2]), "python3 -c 'import json'");
-	snprintf(name[3], sizeof(name[3]), "tar cf - %s", tar[3]);
+	snprintf(name[3], sizeof(name[3]), "tar cf - %s", tree);
 	snprintf(name[4], sizeof(name[4]), "sqlite3 :memory:, %d inserts", inserts);
 
 	bench_progress(c, "programs: %s", name[0]);
