@@ -501,9 +501,12 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)sp->nranges);
 	}
 	if (getenv("SANDPIT_DEBUG"))
-		fprintf(stderr, "sandpit: patched %u of %u sites in %u modules in %ld us\n",
+		fprintf(stderr,
+			"sandpit: patched %u of %u sites in %u modules in %ld us (left: %u sigreturn, "
+			"%u allowed in the filter, %u where a branch target is in the way, %u other)\n",
 			ps.patched, ps.sites, ps.modules,
-			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000);
+			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000,
+			ps.native_sigreturn, ps.native_allowed, ps.skipped_target, ps.skipped_other);
 
 	char (*names)[SANDPIT_NAME_LEN] = NULL;
 	const char *log = getenv("SANDPIT_LOG");
