@@ -13,12 +13,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sandpit.h"
 #include "bench/bench.h"
+#include "selftests/missed_site.h"
 #include "user/secure_mem.h"
 
 #define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
@@ -76,7 +78,7 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_MMAP, C_OPEN, C_STAT, C_CLOCK, NCALLS };
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_CLOCK, NCALLS };
 
 static const struct {
 	const char *name, *note;
@@ -89,6 +91,11 @@ static const struct {
 	[C_FCNTL] = { "fcntl(F_GETFL)",
 		      "register rules (the fd is not sandpit's, the command): the patched wrapper sends "
 		      "it to T in both modes" },
+	[C_NET] = { "gettid, unpatched site",
+		    "emulated (U's tid), from code laid out so that the patcher must leave it: the "
+		    "filter traps it and the SIGSYS handler sends it to the entry (the net), on every "
+		    "call; compare the TRAP + SIGSYS alternative. Strict mode has no net (such a call "
+		    "is killed)" },
 	[C_MMAP] = { "mmap+munmap 4 KiB",
 		     "register rules (flags, protected ranges): T in both modes" },
 	[C_OPEN] = { "open+close", B_PATH "; open checked by B, close by T" },
@@ -113,6 +120,7 @@ struct calls_shm {
 };
 
 static int fd_kept = -1;
+static missed_fn net_gettid; /* made after sandpit_start, like code a program maps */
 
 static void one(int call, long n)
 {
@@ -131,6 +139,9 @@ static void one(int call, long n)
 		}
 		case C_FCNTL:
 			fcntl(fd_kept, F_GETFL);
+			break;
+		case C_NET:
+			net_gettid(0, 0, 0);
 			break;
 		case C_MMAP: {
 			void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -218,6 +229,10 @@ static int calls_child(void *arg)
 	if (enter(s->mode, s->err, sizeof(s->err)) < 0)
 		return 1;
 	s->start_ns = bench_now_ns() - t0;
+	if ((s->mask & (1 << C_NET)) && !(net_gettid = missed_code(SYS_gettid))) {
+		snprintf(s->err, sizeof(s->err), "mapping the unpatched site failed");
+		return 1;
+	}
 	if (s->mode == M_STRICT_2CPU) {
 		char b = 0;
 		/* read and write are strict mode's own: no T involved */
@@ -279,6 +294,8 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 	memset(s, 0, sizeof(*s));
 	s->mode = mode;
 	s->mask = mode == M_STRICT_1CPU ? 1 << C_GETPPID : (1 << NCALLS) - 1;
+	if (mode == M_STRICT || mode == M_STRICT_2CPU)
+		s->mask &= ~(1 << C_NET);
 	if (mode == M_STRICT_2CPU && (pipe(s->up) < 0 || pipe(s->go) < 0))
 		return -1;
 	s->batches = c->batches < MAX_BATCHES ? c->batches : MAX_BATCHES;
@@ -310,7 +327,7 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 	if (mode == M_STRICT || mode == M_FILTER)
 		bench_add(bench_row("start-up", "sandpit_start", mode_names[mode], BENCH_NS,
 				    "in a child of the sandpit command: policy, probes, B, T, patching "
-				    "the command, its 5 libraries and the vDSO"),
+				    "the command, its libraries, ld.so and the vDSO"),
 			  s->start_ns);
 	return 0;
 }
