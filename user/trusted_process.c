@@ -145,12 +145,12 @@ static void watch_step(int s, struct watch_wait *w)
 			if (!busy)
 				return;
 			clock_gettime(CLOCK_MONOTONIC, &watch[s].start_by);
-			watch[s].start_by.tv_sec += 1;
+			watch[s].start_by.tv_sec += 2;
 			watch[s].step = W_START;
 			break;
 		case W_START:
 			/* the kernel writes a new thread's tid (CLONE_CHILD_SETTID)
-			 * without a wake: poll for it, for a second at most */
+			 * without a wake: poll for it, for two seconds at most */
 			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
 			t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
 			clock_gettime(CLOCK_MONOTONIC, &now);
@@ -260,7 +260,13 @@ static void *watch_all(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		syscall(SYS_futex_waitv, v, n, 0, &until, CLOCK_MONOTONIC);
+		if (syscall(SYS_futex_waitv, v, n, 0, &until, CLOCK_MONOTONIC) < 0 && errno != EAGAIN &&
+		    errno != ETIMEDOUT && errno != EINTR) {
+			/* it worked when probed: no watching without it */
+			say("sandpit: futex_waitv failed (errno %ld); killing the process\n", (long)errno);
+			kill_p();
+			_exit(1);
+		}
 	}
 	return NULL;
 }
