@@ -12,7 +12,6 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +40,7 @@ const char profile_usage[] =
 	"  124 the profiler cannot run (not root, no BPF, no tracepoint): PROGRAM was not run,\n"
 	"  125 sandpit itself failed, 126 PROGRAM cannot be run, 127 PROGRAM not found.\n";
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("sandpit: profile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return status;
-}
+#define fail(status, fmt, ...) run_fail(status, "profile: " fmt, ##__VA_ARGS__)
 
 /* --- tracepoints --- */
 
@@ -493,31 +482,6 @@ static void free_state(struct profile_state *s)
 
 /* --- the command --- */
 
-/* PROGRAM as execvp would find it; 0, or RUN_EXIT_NOTFOUND/CANNOT. */
-static int find_program(const char *name, char *out, size_t len)
-{
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return access(out, F_OK) ? RUN_EXIT_NOTFOUND : access(out, X_OK) ? RUN_EXIT_CANNOT : 0;
-	}
-	const char *path = getenv("PATH");
-	int found = 0;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		struct stat st;
-		snprintf(out, len, "%.*s%s%s", (int)n, n ? path : ".", "/", name);
-		if (!stat(out, &st) && S_ISREG(st.st_mode)) {
-			if (!access(out, X_OK))
-				return 0;
-			found = 1;
-		}
-		path += n + (path[n] == ':');
-	}
-	return found ? RUN_EXIT_CANNOT : RUN_EXIT_NOTFOUND;
-}
-
 int profile_main(int argc, char **argv)
 {
 	const char *output = NULL;
@@ -555,7 +519,8 @@ int profile_main(int argc, char **argv)
 		return fail(PROFILE_EXIT_NO_PROFILER,
 			    "needs root (it loads a BPF program on the system's tracepoints); "
 			    "%s was not run", args[0]);
-	int rc = find_program(args[0], prog, sizeof(prog));
+	int rc = run_find_program(args[0], prog, sizeof(prog));
+	rc = rc == -ENOENT ? RUN_EXIT_NOTFOUND : rc ? RUN_EXIT_CANNOT : 0;
 	if (rc)
 		return fail(rc, "%s: %s", args[0],
 			    rc == RUN_EXIT_NOTFOUND ? "not found" : "cannot be run");

@@ -46,8 +46,7 @@ struct run_args {
 	char **prog; /* PROGRAM [ARGS...] */
 };
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
+int run_fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 	fputs("sandpit: ", stderr);
@@ -90,36 +89,35 @@ static int parse(int argc, char **argv, struct run_args *a)
 			else if (!strcmp(v, "auto"))
 				a->opts.mode = SANDPIT_MODE_AUTO;
 			else
-				return fail(RUN_EXIT_SANDPIT, "--mode=%s: expected strict, filter or auto", v);
+				return run_fail(RUN_EXIT_SANDPIT, "--mode=%s: expected strict, filter or auto", v);
 			a->mode_given = 1;
 		} else if ((v = opt_value(arg, "--policy"))) {
 			a->opts.policy_file = v;
 		} else if ((v = opt_value(arg, "--allow-read")) || (v = opt_value(arg, "--allow-write"))) {
 			int w = arg[8] == 'w';
 			if (!*v)
-				return fail(RUN_EXIT_SANDPIT, "%s needs a path", arg);
+				return run_fail(RUN_EXIT_SANDPIT, "%s needs a path", arg);
 			if ((w ? a->nwrite : a->nread) >= MAX_GRANTS)
-				return fail(RUN_EXIT_SANDPIT, "more than %d grants", MAX_GRANTS);
+				return run_fail(RUN_EXIT_SANDPIT, "more than %d grants", MAX_GRANTS);
 			if (w)
 				a->write[a->nwrite++] = v;
 			else
 				a->read[a->nread++] = v;
 		} else if ((v = opt_value(arg, "--log"))) {
 			if (strcmp(v, "denials"))
-				return fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
+				return run_fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
 			a->log_denials = 1;
 		} else {
-			return fail(RUN_EXIT_SANDPIT, "unknown option '%s' (see sandpit run --help)", arg);
+			return run_fail(RUN_EXIT_SANDPIT, "unknown option '%s' (see sandpit run --help)", arg);
 		}
 	}
 	if (i >= argc)
-		return fail(RUN_EXIT_SANDPIT, "no program given (see sandpit run --help)");
+		return run_fail(RUN_EXIT_SANDPIT, "no program given (see sandpit run --help)");
 	a->prog = argv + i;
 	return 0;
 }
 
-/* PROGRAM as execvp would find it. */
-static int find_program(const char *name, char *out, size_t outlen)
+int run_find_program(const char *name, char *out, size_t outlen)
 {
 	if (strchr(name, '/')) {
 		if (snprintf(out, outlen, "%s", name) >= (int)outlen)
@@ -149,11 +147,11 @@ static int open_program(const char *path, const char *shown)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -fail(errno == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", shown,
+		return -run_fail(errno == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", shown,
 			     strerror(errno));
 	if (access(path, X_OK)) {
 		close(fd);
-		return -fail(RUN_EXIT_CANNOT, "%s: not executable", shown);
+		return -run_fail(RUN_EXIT_CANNOT, "%s: not executable", shown);
 	}
 	return fd;
 }
@@ -197,7 +195,7 @@ static int wait_child(pid_t child)
 	signal(SIGQUIT, SIG_IGN);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
-			return fail(RUN_EXIT_SANDPIT, "waitpid: %s", strerror(errno));
+			return run_fail(RUN_EXIT_SANDPIT, "waitpid: %s", strerror(errno));
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -243,8 +241,8 @@ int run_main(int argc, char **argv)
 	int r = parse(argc, argv, &a);
 	if (r)
 		return r;
-	if ((r = find_program(a.prog[0], path, sizeof path)) < 0)
-		return fail(r == -ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", a.prog[0],
+	if ((r = run_find_program(a.prog[0], path, sizeof path)) < 0)
+		return run_fail(r == -ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", a.prog[0],
 			    r == -EACCES ? "not executable" : strerror(-r));
 
 	int fd = open_program(path, a.prog[0]);
@@ -257,16 +255,16 @@ int run_main(int argc, char **argv)
 		n++;
 	char **pargv = calloc(n + 3, sizeof *pargv);
 	if (!pargv)
-		return fail(RUN_EXIT_SANDPIT, "out of memory");
+		return run_fail(RUN_EXIT_SANDPIT, "out of memory");
 	int sb = read_shebang(fd, sb_interp, sizeof sb_interp, sb_arg, sizeof sb_arg);
 	if (sb < 0)
-		return fail(RUN_EXIT_CANNOT, "%s: bad #! line", a.prog[0]);
+		return run_fail(RUN_EXIT_CANNOT, "%s: bad #! line", a.prog[0]);
 	if (sb) {
 		size_t k = 0;
 		close(fd);
 		/* the interpreter opens the script inside the sandbox */
 		if (!realpath(path, script))
-			return fail(RUN_EXIT_CANNOT, "%s: %s", path, strerror(errno));
+			return run_fail(RUN_EXIT_CANNOT, "%s: %s", path, strerror(errno));
 		a.read[a.nread++] = script;
 		pargv[k++] = sb_interp;
 		if (*sb_arg)
@@ -279,7 +277,7 @@ int run_main(int argc, char **argv)
 		if ((fd = open_program(path, sb_interp)) < 0)
 			return -fd;
 		if (read_shebang(fd, scratch, sizeof scratch, scratch, sizeof scratch))
-			return fail(RUN_EXIT_CANNOT, "%s: the interpreter is itself a script", sb_interp);
+			return run_fail(RUN_EXIT_CANNOT, "%s: the interpreter is itself a script", sb_interp);
 	} else {
 		memcpy(pargv, a.prog, n * sizeof *pargv);
 	}
@@ -289,7 +287,7 @@ int run_main(int argc, char **argv)
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
-		return fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
+		return run_fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
 	if (child)
 		return wait_child(child);
 
@@ -297,26 +295,26 @@ int run_main(int argc, char **argv)
 	struct elf_image prog, interp;
 	char err[512];
 	if ((r = elf_map(fd, pargv[0], &prog, err, sizeof err)))
-		return fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
+		return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 	close(fd);
 	if (prog.interp[0]) {
 		snprintf(interp_path, sizeof interp_path, "%s", prog.interp);
 		int ifd = open(interp_path, O_RDONLY | O_CLOEXEC);
 		if (ifd < 0)
-			return fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
+			return run_fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
 				    strerror(errno));
 		if ((r = elf_map(ifd, interp_path, &interp, err, sizeof err)))
-			return fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
+			return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 		close(ifd);
 		if (interp.interp[0])
-			return fail(RUN_EXIT_CANNOT, "%s: the interpreter has an interpreter", interp_path);
+			return run_fail(RUN_EXIT_CANNOT, "%s: the interpreter has an interpreter", interp_path);
 	}
 
 	static uint64_t auxv[2 * MAX_AUXV + 2];
 	static uint8_t random[16];
 	if (getrandom(random, sizeof random, 0) != sizeof random ||
 	    make_auxv(auxv, &prog, prog.interp[0] ? &interp : NULL, sb ? given : path, random) < 0)
-		return fail(RUN_EXIT_SANDPIT, "cannot build the auxiliary vector");
+		return run_fail(RUN_EXIT_SANDPIT, "cannot build the auxiliary vector");
 
 	/* the program's environment as it is; an explicit --mode wins over
 	 * $SANDPIT_MODE, which sandpit_start would otherwise obey */
@@ -325,7 +323,7 @@ int run_main(int argc, char **argv)
 		envc++;
 	char **penv = calloc(envc + 1, sizeof *penv);
 	if (!penv)
-		return fail(RUN_EXIT_SANDPIT, "out of memory");
+		return run_fail(RUN_EXIT_SANDPIT, "out of memory");
 	memcpy(penv, environ, envc * sizeof *penv);
 	if (a.mode_given)
 		unsetenv("SANDPIT_MODE");
@@ -337,6 +335,6 @@ int run_main(int argc, char **argv)
 	if (prog.interp[0])
 		sandpit_patch_only(interp.lo, interp.hi);
 	if ((r = sandpit_start(&a.opts)) < 0)
-		return fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
+		return run_fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
 	elf_start(prog.interp[0] ? interp.entry : prog.entry, pargv, penv, auxv);
 }

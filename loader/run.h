@@ -2,6 +2,8 @@
 #ifndef SANDPIT_LOADER_RUN_H
 #define SANDPIT_LOADER_RUN_H
 
+#include <stddef.h>
+
 /* sandpit's own failures, apart from the program's statuses */
 enum {
 	RUN_EXIT_SANDPIT = 125,  /* bad option, policy, mode not available, start-up */
@@ -10,6 +12,13 @@ enum {
 };
 
 extern const char run_usage[];
+
+/* PROGRAM as execvp would find it, into out: 0, -ENOENT (nowhere),
+ * -EACCES (found but not executable) or -ENAMETOOLONG. */
+int run_find_program(const char *name, char *out, size_t outlen);
+
+/* One line "sandpit: MESSAGE" on stderr; returns status. */
+int run_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* argv: what follows "run".  Returns the exit status (or never returns in
  * the child that becomes the program). */
