@@ -1,7 +1,9 @@
 /* compat — run-time probes for every kernel feature sandpit uses.
  *
  * Each feature is probed once, without side effects on the calling process,
- * and the answer is cached.  $SANDPIT_KERNEL forces features off so that the
+ * and the answer is cached.  The two probes that need a child process
+ * (user-dispatch, mseal), which sandpit_start does not ask about, run when
+ * first asked rather than in compat_init.  $SANDPIT_KERNEL forces features off so that the
  * legacy paths run on a modern kernel:
  *   legacy          every feature but strict mode is off (a pre-3.5 kernel)
  *   no-<feature>    that feature is off, e.g. no-tsync,no-kill-process
@@ -42,9 +44,9 @@ enum compat_state {
 	COMPAT_FORCED_OFF, /* off by $SANDPIT_KERNEL (not probed) */
 };
 
-/* Parses $SANDPIT_KERNEL and runs the probes, once; later calls return the
- * first call's result.  0, or -EINVAL with a message naming the bad token.
- * err may be NULL. */
+/* Parses $SANDPIT_KERNEL and runs the probes (but the lazy ones), once;
+ * later calls return the first call's result.  0, or -EINVAL with a message
+ * naming the bad token.  err may be NULL. */
 int compat_init(char *err, size_t errlen);
 
 /* These call compat_init() if nobody has; after a failed compat_init every

@@ -44,10 +44,13 @@ struct feature_def {
 	const char *fallback;
 	int needs; /* the feature this one is useless without, or NONE */
 	int (*probe)(void);
+	int lazy; /* the probe needs a child process: made when first asked */
 };
 
 static struct {
 	enum compat_state state[COMPAT_NFEATURES];
+	int decided[COMPAT_NFEATURES];
+	int forced[COMPAT_NFEATURES];
 	int landlock_abi;
 	int actions_by_syscall; /* SECCOMP_GET_ACTION_AVAIL answered */
 	int result;
@@ -371,14 +374,14 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 	[COMPAT_PIDFD_THREAD] = { "pidfd-thread", "clear-child-tid futex to watch threads",
 				  COMPAT_PIDFD, probe_pidfd_thread },
 	[COMPAT_USER_DISPATCH] = { "user-dispatch", "patching + SIGSYS only", NONE,
-				   probe_user_dispatch },
+				   probe_user_dispatch, 1 },
 	[COMPAT_LANDLOCK] = { "landlock", "path checks in the trusted process only", NONE,
 			      probe_landlock },
 	[COMPAT_MEMFD_FUTURE_WRITE] = { "memfd-future-write",
 					"read-only mapping + trusted-thread range checks", NONE,
 					probe_memfd_future_write },
 	[COMPAT_OPENAT2] = { "openat2", "component-wise resolution", NONE, probe_openat2 },
-	[COMPAT_MSEAL] = { "mseal", "trusted-thread range checks", NONE, probe_mseal },
+	[COMPAT_MSEAL] = { "mseal", "trusted-thread range checks", NONE, probe_mseal, 1 },
 	[COMPAT_FUTEX_WAITV] = { "futex-waitv", "a watcher thread in B per sandboxed thread", NONE,
 				 probe_futex_waitv },
 };
@@ -439,30 +442,35 @@ static int parse_switches(const char *env, int forced[])
 	}
 }
 
-static enum compat_state decide(enum compat_feature f, const int forced[])
+/* with probe_lock held; what a feature needs is decided before it */
+static void decide(enum compat_feature f)
 {
 	const struct feature_def *d = &features[f];
-	if (forced[f])
-		return COMPAT_FORCED_OFF;
-	if (d->needs != NONE && cache.state[d->needs] != COMPAT_PRESENT)
-		return cache.state[d->needs];
-	return d->probe() ? COMPAT_PRESENT : COMPAT_ABSENT;
+	if (cache.forced[f])
+		cache.state[f] = COMPAT_FORCED_OFF;
+	else if (d->needs != NONE && cache.state[d->needs] != COMPAT_PRESENT)
+		cache.state[f] = cache.state[d->needs];
+	else
+		cache.state[f] = d->probe() ? COMPAT_PRESENT : COMPAT_ABSENT;
+	cache.decided[f] = 1;
 }
 
 static int probe_all(void)
 {
-	int forced[COMPAT_NFEATURES] = { 0 };
 	const char *env = getenv("SANDPIT_KERNEL");
 
 	cache.msg[0] = '\0';
 	snprintf(cache.applied, sizeof(cache.applied), "%s", env && *env ? env : "");
-	if (env && *env && parse_switches(env, forced) < 0) {
-		for (int f = 0; f < COMPAT_NFEATURES; f++)
+	if (env && *env && parse_switches(env, cache.forced) < 0) {
+		for (int f = 0; f < COMPAT_NFEATURES; f++) {
 			cache.state[f] = COMPAT_ABSENT;
+			cache.decided[f] = 1;
+		}
 		return -EINVAL;
 	}
 	for (int f = 0; f < COMPAT_NFEATURES; f++)
-		cache.state[f] = decide((enum compat_feature)f, forced);
+		if (!features[f].lazy)
+			decide((enum compat_feature)f);
 	if (!present_now(COMPAT_LANDLOCK))
 		cache.landlock_abi = 0;
 	return 0;
@@ -501,6 +509,12 @@ enum compat_state compat_state(enum compat_feature f)
 	if ((unsigned)f >= COMPAT_NFEATURES)
 		return COMPAT_ABSENT;
 	ensure_probed();
+	if (!cache.decided[f]) {
+		pthread_mutex_lock(&probe_lock);
+		if (!cache.decided[f])
+			decide(f);
+		pthread_mutex_unlock(&probe_lock);
+	}
 	return cache.state[f];
 }
 
@@ -532,7 +546,7 @@ static const char *state_word(enum compat_state s)
 
 static void print_row(FILE *out, enum compat_feature f)
 {
-	enum compat_state s = cache.state[f];
+	enum compat_state s = compat_state(f);
 	fprintf(out, "%-20s %-11s ", features[f].name, state_word(s));
 	if (s != COMPAT_PRESENT)
 		fprintf(out, "%s\n", features[f].fallback);

@@ -55,6 +55,8 @@ struct source {
 
 struct parser {
 	struct line_call calls[POLICY_MAX_NR];
+	int given[POLICY_MAX_NR]; /* the numbers given, so that build reads only their pages */
+	int ngiven;
 	struct grant *grants;
 	size_t ngrants, grants_cap;
 	int dflt_given, dflt_cls, dflt_err;
@@ -875,6 +877,7 @@ static void syscall_line(struct parser *ps, struct lexer *lx)
 	if (resolve(ps, &c, nr, action, &act_at, rules, n) < 0)
 		return;
 	ps->calls[nr] = c;
+	ps->given[ps->ngiven++] = nr;
 }
 
 static void default_line(struct parser *ps, struct lexer *lx)
@@ -1174,6 +1177,11 @@ static void parse_text(struct parser *ps, const struct source *src, const char *
 
 /* --- the model --- */
 
+static int by_number(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static int build(struct parser *ps, struct policy **out)
 {
 	struct policy *p;
@@ -1184,11 +1192,10 @@ static int build(struct parser *ps, struct policy **out)
 		report(ps, rc, &(struct where){ "policy", 0, 0 }, "out of memory");
 		return rc;
 	}
-	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
-		const struct line_call *c = &ps->calls[nr];
+	qsort(ps->given, (size_t)ps->ngiven, sizeof(ps->given[0]), by_number);
+	for (int k = 0; k < ps->ngiven; k++) {
+		const struct line_call *c = &ps->calls[ps->given[k]];
 
-		if (!c->given)
-			continue;
 		total += c->nrules;
 		if (total > TT_MAX_RULES) {
 			report(ps, -E2BIG, &c->at,

@@ -13,8 +13,9 @@
 #include "policy/policy.h"
 
 struct policy {
-	struct policy_call calls[POLICY_MAX_NR];
+	struct policy_call calls[POLICY_MAX_NR]; /* zero where not mentioned: see policy_call */
 	int dflt_cls, dflt_err; /* what unmentioned numbers below POLICY_DEFAULT_NR get */
+	struct policy_call dflt_call;
 	struct policy_grant *grants;
 	size_t ngrants, grants_cap;
 };
@@ -39,10 +40,9 @@ int policy_new(struct policy **out)
 
 	if (!p)
 		return -ENOMEM;
-	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
-		p->calls[nr] = unmentioned;
 	p->dflt_cls = POLICY_DENY;
 	p->dflt_err = ENOSYS;
+	p->dflt_call = unmentioned;
 	*out = p;
 	return 0;
 }
@@ -259,9 +259,7 @@ int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t 
 		return fail(err, errlen, -EINVAL, "default: only deny(errno) or kill");
 	p->dflt_cls = cls;
 	p->dflt_err = err_no;
-	for (int nr = 0; nr < POLICY_DEFAULT_NR; nr++)
-		if (!p->calls[nr].mentioned)
-			p->calls[nr] = (struct policy_call){ .cls = cls, .err = err_no };
+	p->dflt_call = (struct policy_call){ .cls = cls, .err = err_no };
 	return 0;
 }
 
@@ -275,7 +273,11 @@ const struct policy_call *policy_call(const struct policy *p, int nr)
 {
 	if (nr < 0 || nr >= POLICY_MAX_NR)
 		return &unmentioned;
-	return &p->calls[nr];
+	if (p->calls[nr].mentioned)
+		return &p->calls[nr];
+	/* never written, so never touched: building a policy faults in only
+	 * the pages of the calls it mentions */
+	return nr < POLICY_DEFAULT_NR ? &p->dflt_call : &unmentioned;
 }
 
 const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr)
