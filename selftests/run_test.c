@@ -346,6 +346,31 @@ TEST_F(run, log_denials)
 	want_stderr = 0;
 }
 
+/* Up front sandpit patches the program, its interpreter and the vDSO, and
+ * none of its own libraries (which never run again in the process), not
+ * even the one the kernel happened to map right after the vDSO. */
+TEST_F(run, only_the_program_its_interpreter_and_the_vdso_are_patched_up_front)
+{
+	static const struct {
+		const char *prog;
+		int modules;
+	} cases[] = { { "/bin/true", 3 }, { "/bin/busybox", 2 } };
+	struct result r;
+	char want[64];
+	want_stderr = 1;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { (char *)cases[i].prog, "true", NULL };
+		ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, "SANDPIT_DEBUG=1", &r));
+		r.out = realloc(r.out, r.len + 1);
+		r.out[r.len] = 0;
+		EXPECT_EQ(0, r.status);
+		snprintf(want, sizeof want, " sites in %d modules in ", cases[i].modules);
+		EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s: %s", cases[i].prog, r.out);
+		free(r.out);
+	}
+	want_stderr = 0;
+}
+
 /* a file that is executable but not an ELF program and not a script */
 TEST_F(run, not_an_elf_program)
 {

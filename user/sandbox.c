@@ -2,7 +2,9 @@
  * B, S, T and the patched entry, then put the calling thread into seccomp
  * strict mode or under the policy's filter. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -290,11 +292,24 @@ void sandpit_patch_only(uintptr_t lo, uintptr_t hi)
 	}
 }
 
+/* Where the vDSO ends, from its program headers (it is linked at 0): a
+ * library the kernel happened to map right after it is not the vDSO. */
+static uintptr_t vdso_end(uintptr_t vdso)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)vdso;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(vdso + eh->e_phoff);
+	uintptr_t end = vdso;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && vdso + ph[i].p_vaddr + ph[i].p_memsz > end)
+			end = vdso + ph[i].p_vaddr + ph[i].p_memsz;
+	return end;
+}
+
 static int want_module(void *ctx, uintptr_t lo, uintptr_t hi)
 {
 	(void)ctx;
 	uintptr_t vdso = getauxval(AT_SYSINFO_EHDR);
-	if (vdso && lo >= vdso && lo < vdso + (64UL << 10))
+	if (vdso && lo >= vdso && lo < vdso_end(vdso))
 		return 1;
 	for (unsigned i = 0; i < nonly; i++)
 		if (lo < only[i][1] && hi > only[i][0])
