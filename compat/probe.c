@@ -452,7 +452,7 @@ static void decide(enum compat_feature f)
 		cache.state[f] = cache.state[d->needs];
 	else
 		cache.state[f] = d->probe() ? COMPAT_PRESENT : COMPAT_ABSENT;
-	cache.decided[f] = 1;
+	__atomic_store_n(&cache.decided[f], 1, __ATOMIC_RELEASE); /* after the state */
 }
 
 static int probe_all(void)
@@ -509,7 +509,7 @@ enum compat_state compat_state(enum compat_feature f)
 	if ((unsigned)f >= COMPAT_NFEATURES)
 		return COMPAT_ABSENT;
 	ensure_probed();
-	if (!cache.decided[f]) {
+	if (!__atomic_load_n(&cache.decided[f], __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&probe_lock);
 		if (!cache.decided[f])
 			decide(f);

@@ -4,8 +4,8 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
