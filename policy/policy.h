@@ -196,6 +196,7 @@ int policy_check_path(const struct policy *p, pid_t pid, const char *path, int a
 int path_normalise(const char *path, char *out, size_t outlen);
 
 #define PATH_NOFOLLOW 1 /* do not follow a symlink in the last component */
+#define PATH_OPENAT2  2 /* may prove "no link on the way" with one openat2 */
 
 /* Runs in B.  Joins a relative `path` to `cwd` (absolute), removes ".", ".."
  * and "//", and resolves symlinks component by component as B sees them,

@@ -483,8 +483,9 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	}
 	if (r < 0)
 		return r == -ENOENT ? -EBADF : r;
-	int nofollow = policy_proc_follow(pa, sp->args) ? 0 : PATH_NOFOLLOW;
-	r = path_resolve(cfg->pid, base, path, nofollow, resolved, sizeof(resolved));
+	int how = (policy_proc_follow(pa, sp->args) ? 0 : PATH_NOFOLLOW) |
+		    (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
+	r = path_resolve(cfg->pid, base, path, how, resolved, sizeof(resolved));
 	if (r < 0)
 		return r;
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
