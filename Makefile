@@ -118,7 +118,7 @@ $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 tests: $(TESTS)
 
 check: deps
-	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz
+	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) scripts/fuzz-tap.sh
 
@@ -139,9 +139,9 @@ check-asan: deps
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
 		build-asan/selftests/policyfile_test build-asan/selftests/patch_test
 
-# libFuzzer (clang): B's path parsing and the policy-file parser, each for
-# FUZZ_SECONDS (default 60); make check runs the parser's for
-# CHECK_FUZZ_SECONDS from its seeds
+# libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
+# shortcut must agree) and the policy-file parser, each for FUZZ_SECONDS
+# (default 60); make check runs each for CHECK_FUZZ_SECONDS
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
 FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S
@@ -163,8 +163,16 @@ fuzz-policy: deps $(BUILD)/fuzz/policy_fuzz
 	fi
 	@echo "ok: policy_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/policy_fuzz.log) inputs in $(SECONDS) s"
 
+fuzz-path: deps $(BUILD)/fuzz/path_fuzz
+	@if ! $(BUILD)/fuzz/path_fuzz -max_total_time=$(SECONDS) -max_len=512 -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+		>$(BUILD)/fuzz/path_fuzz.log 2>&1; then \
+		tail -40 $(BUILD)/fuzz/path_fuzz.log; echo "not ok: path_fuzz (log: $(BUILD)/fuzz/path_fuzz.log)"; exit 1; \
+	fi
+	@echo "ok: path_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/path_fuzz.log) inputs in $(SECONDS) s"
+
 fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz
-	$(BUILD)/fuzz/path_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=512
+	@$(MAKE) --no-print-directory fuzz-path SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
 
 # `sandpit bench`: a few minutes; make check runs only `sandpit bench --quick`
@@ -193,5 +201,5 @@ lint:
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path demo bench bench-docs install lint clean
 .SECONDARY:

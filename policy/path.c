@@ -72,6 +72,14 @@ static int proc_dir(const char *dir)
  * component, no openat2) answers no and the walk decides. */
 static int no_link_on_the_way(const char *abs, int follow_last)
 {
+	/* the walk gives /proc/self and /proc/thread-self P's pid, even where
+	 * they are the last component and not followed */
+	for (const char *c = abs; *c;) {
+		size_t n = strcspn(c, "/");
+		if ((n == 4 && !memcmp(c, "self", 4)) || (n == 11 && !memcmp(c, "thread-self", 11)))
+			return 0;
+		c += n + (c[n] == '/');
+	}
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	long fd = syscall(SYS_openat2, AT_FDCWD, abs, &how, sizeof(how));

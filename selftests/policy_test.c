@@ -585,6 +585,11 @@ TEST(proc_self_means_the_sandboxed_process_not_b)
 	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/thread-self/stat", 0, out, sizeof(out)));
 	snprintf(expect, sizeof(expect), "/proc/%d/stat", (int)pid);
 	EXPECT_STREQ(expect, out);
+	/* not followed, self still means P, with or without openat2's shortcut */
+	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/self", PATH_NOFOLLOW | PATH_OPENAT2, out,
+				  sizeof(out)));
+	snprintf(expect, sizeof(expect), "/proc/%d", (int)pid);
+	EXPECT_STREQ(expect, out);
 	/* /proc/mounts is a link to self/mounts */
 	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/mounts", 0, out, sizeof(out)));
 	snprintf(expect, sizeof(expect), "/proc/%d/mounts", (int)pid);

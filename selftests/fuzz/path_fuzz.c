@@ -11,7 +11,7 @@ static struct policy *pol;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[4200], out[4200], res[4200];
+	char path[4200], out[4200], res[4200], fast[4200];
 	char err[256];
 	if (!pol && policy_new_default(&pol, NULL, NULL, err, sizeof(err)) < 0)
 		abort();
@@ -23,8 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		policy_check_path(pol, getpid(), out, PA_READ);
 		policy_check_path(pol, getpid(), out, PA_WRITE);
 	}
-	/* resolution reads the real filesystem: only under a scratch cwd */
-	if (path_resolve(getpid(), "/tmp", path, size & 1 ? PATH_NOFOLLOW : 0, res, sizeof(res)) == 0)
+	/* resolution reads the real filesystem: only under a scratch cwd; the
+	 * walk and openat2's shortcut must agree */
+	int how = size & 1 ? PATH_NOFOLLOW : 0;
+	int r = path_resolve(getpid(), "/tmp", path, how, res, sizeof(res));
+	if (path_resolve(getpid(), "/tmp", path, how | PATH_OPENAT2, fast, sizeof(fast)) != r ||
+	    (r == 0 && strcmp(res, fast)))
+		abort();
+	if (r == 0)
 		policy_check_path(pol, getpid(), res, PA_READ);
 	return 0;
 }
