@@ -3,8 +3,8 @@
  * Each feature is probed once, without side effects on the calling process,
  * and the answer is cached.  The two probes that need a child process
  * (user-dispatch, mseal), which sandpit_start does not ask about, run when
- * first asked rather than in compat_init.  $SANDPIT_KERNEL forces features off so that the
- * legacy paths run on a modern kernel:
+ * first asked rather than in compat_init.  $SANDPIT_KERNEL forces features
+ * off so that the legacy paths run on a modern kernel:
  *   legacy          every feature but strict mode is off (a pre-3.5 kernel)
  *   no-<feature>    that feature is off, e.g. no-tsync,no-kill-process
  * Tokens are comma-separated and combine.  A feature whose prerequisite is

@@ -148,7 +148,7 @@ static int open_program(const char *path, const char *shown)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -run_fail(errno == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", shown,
-			     strerror(errno));
+				 strerror(errno));
 	if (access(path, X_OK)) {
 		close(fd);
 		return -run_fail(RUN_EXIT_CANNOT, "%s: not executable", shown);
@@ -243,7 +243,7 @@ int run_main(int argc, char **argv)
 		return r;
 	if ((r = run_find_program(a.prog[0], path, sizeof path)) < 0)
 		return run_fail(r == -ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", a.prog[0],
-			    r == -EACCES ? "not executable" : strerror(-r));
+				r == -EACCES ? "not executable" : strerror(-r));
 
 	int fd = open_program(path, a.prog[0]);
 	if (fd < 0)
@@ -302,7 +302,7 @@ int run_main(int argc, char **argv)
 		int ifd = open(interp_path, O_RDONLY | O_CLOEXEC);
 		if (ifd < 0)
 			return run_fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
-				    strerror(errno));
+					strerror(errno));
 		if ((r = elf_map(ifd, interp_path, &interp, err, sizeof err)))
 			return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 		close(ifd);

@@ -125,6 +125,20 @@ static void wake_all(uint32_t *w)
 	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* A clear-child-tid word not yet 0 is waited on; at 0 the wake is passed
+ * on (the kernel wakes one waiter and T may be the other, so the wait also
+ * looks again now and then rather than trust the wake).  1 once ended. */
+static int ended(uint32_t *word, struct watch_wait *w)
+{
+	uint32_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	if (v) {
+		*w = (struct watch_wait){ word, v, 200000000 };
+		return 0;
+	}
+	wake_all(word);
+	return 1;
+}
+
 static int before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
@@ -175,14 +189,8 @@ static void watch_step(int s, struct watch_wait *w)
 			watch[s].step = W_U;
 			break;
 		case W_U:
-			/* the kernel wakes one waiter and T may be the other: look
-			 * again now and then rather than trust the wake */
-			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
-			if (u) {
-				*w = (struct watch_wait){ &mb->ctid, u, 200000000 };
+			if (!ended(&mb->ctid, w))
 				return;
-			}
-			wake_all(&mb->ctid); /* pass it on */
 			if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
 				if (p_is_exiting())
 					_exit(0);
@@ -196,12 +204,8 @@ static void watch_step(int s, struct watch_wait *w)
 			watch[s].step = W_T;
 			break;
 		case W_T:
-			t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
-			if (t) {
-				*w = (struct watch_wait){ &mb->t_ctid, t, 200000000 };
+			if (!ended(&mb->t_ctid, w))
 				return;
-			}
-			wake_all(&mb->t_ctid);
 			pthread_mutex_lock(&lock);
 			t_tids[s] = 0;
 			slots[s].exiting = 0;
