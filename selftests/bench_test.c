@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "selftests/build_dir.h"
 
-static char bindir[PATH_MAX]; /* build/ */
 
 /* argv[0] is the sandpit command; stdout to out, stderr to err; the status */
 static int run(const char *const *argv, const char *out, const char *err)
@@ -185,19 +185,6 @@ TEST_F(bench, bad_options_are_usage_errors)
 	EXPECT_NE(NULL, strstr(slurp(self->err), "no group 'nosuchgroup'"));
 	EXPECT_EQ(2, run(a3, self->out, self->err));
 	EXPECT_EQ(0, slurp(self->out)[0]);
-}
-
-static void __attribute__((constructor)) find_build_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-	if (n < 0)
-		return;
-	bindir[n] = 0;
-	for (int i = 0; i < 2; i++) { /* build/selftests/bench_test -> build */
-		char *slash = strrchr(bindir, '/');
-		if (slash)
-			*slash = 0;
-	}
 }
 
 TEST_HARNESS_MAIN

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "selftests/build_dir.h"
 
 #define PROFILE_EXIT_NO_PROFILER 124 /* loader/profile.h */
 
-static char bindir[PATH_MAX - 64]; /* build/ */
 
 struct result {
 	char out[1 << 17];
@@ -318,19 +318,6 @@ TEST_F(profile, not_root_runs_nothing) { refused(_metadata, self, AS_NOBODY, "ne
 TEST_F(profile, no_bpf_capabilities_runs_nothing)
 {
 	refused(_metadata, self, NO_BPF_CAPS, "was not run");
-}
-
-static void __attribute__((constructor)) find_build_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-	if (n < 0)
-		return;
-	bindir[n] = 0;
-	for (int i = 0; i < 2; i++) { /* build/selftests/profile_test -> build */
-		char *slash = strrchr(bindir, '/');
-		if (slash)
-			*slash = 0;
-	}
 }
 
 TEST_HARNESS_MAIN

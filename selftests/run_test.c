@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "selftests/build_dir.h"
 
-static char bindir[PATH_MAX]; /* build/ */
 
 struct result {
 	char *out;
@@ -436,18 +436,5 @@ TEST_F(run, attack_raw_clone_and_clone3)
 TEST_F(run, attack_sandpit_descriptors) { attack(_metadata, self, variant->mode, "sandpit-fds", NULL); }
 /* the secret is outside every grant (the test grants nothing here) */
 TEST_F(run, attack_toctou_path_flip) { attack(_metadata, self, variant->mode, "toctou", self->secret); }
-
-static void __attribute__((constructor)) find_build_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-	if (n < 0)
-		return;
-	bindir[n] = 0;
-	for (int i = 0; i < 2; i++) { /* build/selftests/run_test -> build */
-		char *slash = strrchr(bindir, '/');
-		if (slash)
-			*slash = 0;
-	}
-}
 
 TEST_HARNESS_MAIN
