@@ -5,7 +5,8 @@
  * (user-dispatch, mseal), which sandpit_start does not ask about, run when
  * first asked rather than in compat_init.  $SANDPIT_KERNEL forces features
  * off so that the legacy paths run on a modern kernel:
- *   legacy          every feature but strict mode is off (a pre-3.5 kernel)
+ *   legacy          every feature but strict mode is off (a pre-3.5 kernel;
+ *                   FSGSBASE too: no kernel before 5.9 has it)
  *   no-<feature>    that feature is off, e.g. no-tsync,no-kill-process
  * Tokens are comma-separated and combine.  A feature whose prerequisite is
  * off is off too (no-filter takes tsync with it).  An unknown token is an
@@ -35,6 +36,7 @@ enum compat_feature {
 	COMPAT_OPENAT2,            /* openat2(2) */
 	COMPAT_MSEAL,              /* mseal(2) */
 	COMPAT_FUTEX_WAITV,        /* futex_waitv(2) */
+	COMPAT_FSGSBASE,           /* the CPU and kernel let a thread wrfsbase (AT_HWCAP2) */
 	COMPAT_NFEATURES,
 };
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -352,6 +353,13 @@ static int probe_futex_waitv(void)
 	return syscall(SYS_futex_waitv, &w, 1, 0, NULL, 0) < 0 && errno == EAGAIN;
 }
 
+/* A property of the CPU and the hypervisor as much as of the kernel: the
+ * kernel says in AT_HWCAP2 whether it lets user space use the instructions */
+static int probe_fsgsbase(void)
+{
+	return !!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */);
+}
+
 static const struct feature_def features[COMPAT_NFEATURES] = {
 	[COMPAT_STRICT] = { "strict", "none: sandpit cannot run", NONE, probe_strict },
 	[COMPAT_FILTER] = { "filter", "strict mode only (auto picks strict)", NONE, probe_filter },
@@ -384,6 +392,10 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 	[COMPAT_MSEAL] = { "mseal", "trusted-thread range checks", NONE, probe_mseal, 1 },
 	[COMPAT_FUTEX_WAITV] = { "futex-waitv", "a watcher thread in B per sandboxed thread", NONE,
 				 probe_futex_waitv },
+	[COMPAT_FSGSBASE] = { "fsgsbase",
+			      "filter: arch_prctl(ARCH_SET_FS/GET_FS) allowed natively; strict: B "
+			      "sets the FS base by ptrace",
+			      NONE, probe_fsgsbase },
 };
 
 static void list_names(char *buf, size_t len)

@@ -537,8 +537,28 @@ static int thread_call(struct build *b, int nr, const struct policy_call *c, int
 	return 0;
 }
 
+/* arch_prctl's two codes for the thread pointer are sandpit's, whatever the
+ * policy says of the call (policy/guard.c lets a file only deny or kill
+ * it): the filter lets them through, so that U sets its own FS base on a
+ * CPU without FSGSBASE.  The kernel reads the code as an int: the low 32
+ * bits.  Every other code traps, and T answers it as the policy says
+ * (ARCH_SET_GS and ARCH_GET_GS among them: sandpit owns %gs). */
+static int own_fs_base(struct build *b, int nr)
+{
+	static const uint64_t codes[] = { 0x1002 /* ARCH_SET_FS */, 0x1003 /* ARCH_GET_FS */ };
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		int rc = seccomp_rule_add_exact(b->ctx, SCMP_ACT_ALLOW, nr, 1,
+						SCMP_CMP64(0, SCMP_CMP_MASKED_EQ, 0xffffffffULL, codes[i]));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int simple_call(struct build *b, int nr, const struct policy_call *c)
 {
+	if (nr == SCMP_SYS(arch_prctl) && c->cls != POLICY_ALLOW && c->cls != POLICY_NATIVE)
+		return own_fs_base(b, nr);
 	switch (c->cls) {
 	case POLICY_NATIVE:
 	case POLICY_ALLOW:

@@ -42,8 +42,17 @@ extern int sandpit_u_active __attribute__((visibility("hidden")));
 /* filter mode: the kernel's filter allows what the policy allows, so the
  * entry makes those calls itself (in strict mode T makes them) */
 extern int sandpit_u_filter __attribute__((visibility("hidden")));
-/* the CPU and kernel let U write its own %fs base (wrfsbase) */
+/* the CPU and kernel let U write its own %fs base (wrfsbase); without it
+ * filter mode makes arch_prctl(ARCH_SET_FS/GET_FS) natively and strict mode
+ * asks B, which sets the base by ptrace */
 extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
+/* the kernel's TASK_SIZE_MAX: the highest FS base + 1 it accepts */
+extern uint64_t sandpit_u_task_size __attribute__((visibility("hidden")));
+/* a store to U's memory that returns -EFAULT instead of faulting
+ * (asm/x86_64/syscall.S; u_sigsegv resumes the faulting store) */
+long sandpit_put_user64(uint64_t *p, uint64_t v) __attribute__((visibility("hidden")));
+extern const char sandpit_put_user64_insn[] __attribute__((visibility("hidden")));
+extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")));
 
 /* --log=denials: syscall names by number, NULL when not logging */
 #define SANDPIT_NAME_LEN 24

@@ -30,6 +30,7 @@
 #include "policy/policy.h"
 #include "user/patch.h"
 #include "user/runtime.h"
+#include "user/fs_base.h"
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
@@ -454,7 +455,10 @@ int sandpit_start(const struct sandpit_options *opts)
 	sandpit_sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .fd_lo = fd_lo,
 					      .fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
-					      .policy = policy, .sigtab = sigtab };
+					      .policy = policy, .sigtab = sigtab,
+					      .fs_by_ptrace = mode == SANDPIT_MODE_STRICT &&
+							      !compat_has(COMPAT_FSGSBASE),
+					      .task_size = fs_base_task_size() };
 	for (int i = 0; i < SM_NSLOTS; i++) {
 		tp.u_fd[i] = fds[2 + 2 * i];
 		tp.t_fd[i] = fds[3 + 2 * i];
@@ -503,6 +507,15 @@ int sandpit_start(const struct sandpit_options *opts)
 	if (bpid < 0)
 		return fail(bpid, "the trusted process did not start");
 	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
+	int r2 = tp.fs_by_ptrace ? trusted_process_check_ptrace(tb_fd) : 0;
+	if (r2 < 0) {
+		kill(bpid, SIGKILL);
+		return fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
+				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
+				"ptrace_scope 3, a tracer already attached, or a container that forbids "
+				"it?): use filter mode",
+			    strerror(-r2));
+	}
 	if (r < 0) {
 		kill(bpid, SIGKILL);
 		return fail(r, "cannot patch system calls: %s", strerror(-r));
@@ -583,7 +596,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	sandpit_exec_patch_on = 1;
 	if (names)
 		sandpit_u_names = (const char(*)[SANDPIT_NAME_LEN])names;
-	sandpit_u_fsgsbase = !!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */);
+	sandpit_u_fsgsbase = compat_has(COMPAT_FSGSBASE);
+	sandpit_u_task_size = tp.task_size;
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
 	if (mode == SANDPIT_MODE_FILTER) {
 		/* this thread only, never TSYNC: T stays outside the filter */

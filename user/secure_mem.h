@@ -115,6 +115,10 @@
 #define SANDPIT_NR_RDTSC        0x10001
 #define SANDPIT_NR_SEGV_DFL     0x10002
 #define SANDPIT_NR_THREAD_EXIT  0x10003
+/* arch_prctl(ARCH_SET_FS/ARCH_GET_FS, addr) in strict mode on a CPU without
+ * FSGSBASE: U cannot set its own FS base and T is another thread, so B
+ * does it by ptrace on the slot's U */
+#define SANDPIT_NR_FS_BASE      0x10004
 
 /* the real-time signal sandpit keeps for itself: its handler changes the
  * thread's own signal mask and alternate stack, which T cannot */

@@ -25,6 +25,7 @@
 
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "user/fs_base.h"
 #include "user/trusted_process.h"
 
 #include "user/runtime.h"
@@ -667,6 +668,37 @@ static long check_clone(int parent)
 	return SP_V_CLONE;
 }
 
+/* arch_prctl(ARCH_SET_FS/GET_FS, addr) for a strict-mode U on a CPU
+ * without FSGSBASE: on the U of B's record for the slot, which the kernel
+ * confirms while it is stopped (a thread of P in strict mode, so never a
+ * T).  GET_FS writes the base where U asked, as the kernel would: EFAULT
+ * for memory it cannot write, and never into sandpit's. */
+static long check_fs_base(int s, const struct b_request *req)
+{
+	int code = (int)req->args[0];
+	uint64_t addr = req->args[1], base = addr;
+	if (!cfg->fs_by_ptrace)
+		return -ENOSYS;
+	if (code == 0x1002 /* ARCH_SET_FS */) {
+		if (addr >= cfg->task_size)
+			return -EPERM;
+		long r = fs_base_ptrace(cfg->pid, cfg->sp[s].u_tid, 1, 1, &base);
+		return r < 0 ? r : SP_V_ACK;
+	}
+	if (code != 0x1003 /* ARCH_GET_FS */)
+		return -EINVAL;
+	if (in_protected(addr) || in_protected(addr + 7))
+		return -EFAULT;
+	long r = fs_base_ptrace(cfg->pid, cfg->sp[s].u_tid, 1, 0, &base);
+	if (r < 0)
+		return r;
+	struct iovec local = { &base, sizeof(base) };
+	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(base) };
+	if (process_vm_writev(cfg->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(base))
+		return -EFAULT;
+	return SP_V_ACK;
+}
+
 static long check(int s, const struct b_request *req)
 {
 	struct secure_page *sp = &cfg->sp[s];
@@ -676,6 +708,8 @@ static long check(int s, const struct b_request *req)
 		__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
 		return SP_V_ACK;
 	}
+	if (req->nr == SANDPIT_NR_FS_BASE)
+		return check_fs_base(s, req);
 	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)req->nr);
 	if (!pa)
 		return -ENOSYS;
@@ -743,6 +777,16 @@ static void __attribute__((noreturn)) run(void)
 	pid_t me = getpid();
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
+	if (cfg->fs_by_ptrace) {
+		/* P names B its ptracer, then asks: can B stop P's thread? */
+		char go;
+		uint64_t base;
+		if (read(cfg->fd, &go, 1) != 1)
+			_exit(1);
+		int r = fs_base_ptrace(cfg->pid, cfg->sp[0].u_tid, -1, 0, &base);
+		if (write(cfg->fd, &r, sizeof(r)) != sizeof(r) || r < 0)
+			_exit(1);
+	}
 	pthread_t w;
 	if ((compat_has(COMPAT_FUTEX_WAITV) && pthread_create(&w, &thread_attr, watch_all, NULL) != 0) ||
 	    start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
@@ -763,6 +807,15 @@ pid_t trusted_process_spawn(const struct trusted_process_config *c)
 		run();
 	}
 	return mid;
+}
+
+int trusted_process_check_ptrace(int fd)
+{
+	char go = 1;
+	int r;
+	if (write(fd, &go, 1) != 1 || read(fd, &r, sizeof(r)) != sizeof(r))
+		return -EPIPE;
+	return r;
 }
 
 pid_t trusted_process_started(pid_t mid, int fd)

@@ -5,6 +5,7 @@
  * slots (S, sockets) of new threads and watches every U and T. */
 #ifndef SANDPIT_TRUSTED_PROCESS_H
 #define SANDPIT_TRUSTED_PROCESS_H
+#include <stdint.h>
 #include <sys/types.h>
 #include "user/secure_mem.h"
 
@@ -20,6 +21,8 @@ struct trusted_process_config {
 	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
 	struct sigtab *sigtab;      /* the program's own handlers */
+	int fs_by_ptrace;           /* strict mode without FSGSBASE: B sets U's FS base */
+	uint64_t task_size;         /* the kernel's TASK_SIZE_MAX (fs_base_task_size) */
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait
@@ -29,6 +32,12 @@ struct trusted_process_config {
  * B's pid, which B writes when it is ready, or -errno. */
 pid_t trusted_process_spawn(const struct trusted_process_config *cfg);
 pid_t trusted_process_started(pid_t mid, int fd);
+
+/* Strict mode without FSGSBASE (cfg->fs_by_ptrace): once P has named B
+ * its ptracer, B must show that it can stop P's thread by ptrace, or
+ * nothing could set a thread pointer.  P's side, on its end of cfg->fd:
+ * 0 or -errno. */
+int trusted_process_check_ptrace(int fd);
 
 /* Fill slot `slot`'s secure page configuration and U-side state from slot
  * 0's (which sandpit_start writes).  Used by B for each new thread. */

@@ -6,6 +6,7 @@
 int sandpit_u_active;
 int sandpit_u_filter;
 int sandpit_u_fsgsbase;
+uint64_t sandpit_u_task_size = 0x7ffffffff000;
 
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
@@ -132,22 +133,29 @@ static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
 	return r;
 }
 
-/* arch_prctl acts on the calling thread: U sets its own thread pointer with
- * wrfsbase (what libc's ARCH_SET_FS needs); the rest is the policy's. */
+/* arch_prctl acts on the calling thread, and sandpit answers its two codes
+ * for the thread pointer itself (the kernel reads the code as an int); the
+ * rest is the policy's.  Filter mode: the filter lets exactly these two
+ * through, so the kernel makes them.  Strict mode: U sets its own base with
+ * wrfsbase where the CPU has FSGSBASE; without it B does by ptrace. */
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
 static long u_arch_prctl(long code, long addr)
 {
-	if (code == ARCH_SET_FS) {
-		if ((unsigned long)addr >= 0x800000000000UL)
-			return -1; /* EPERM, as the kernel for a non-canonical base */
+	long args[6] = { code, addr };
+	if (sandpit_u_filter)
+		return sandpit_raw_syscall6(__NR_arch_prctl, code, addr, 0, 0, 0, 0);
+	if (!sandpit_u_fsgsbase)
+		return u_call_trusted(SANDPIT_NR_FS_BASE, args);
+	if ((int)code == ARCH_SET_FS) {
+		if ((uint64_t)addr >= sandpit_u_task_size)
+			return -1; /* EPERM, as the kernel says for a base it cannot use */
 		__asm__ volatile("wrfsbase %0" ::"r"(addr) : "memory");
 		return 0;
 	}
 	uint64_t base;
 	__asm__ volatile("rdfsbase %0" : "=r"(base));
-	*(uint64_t *)addr = base;
-	return 0;
+	return sandpit_put_user64((uint64_t *)addr, base);
 }
 
 /* pause: until a handler has run */
@@ -275,7 +283,7 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 	case __NR_rt_sigsuspend:
 		return u_sigsuspend((const uint64_t *)a0, a1);
 	case __NR_arch_prctl:
-		if (sandpit_u_fsgsbase && (a0 == ARCH_SET_FS || a0 == ARCH_GET_FS))
+		if ((int)a0 == ARCH_SET_FS || (int)a0 == ARCH_GET_FS)
 			return u_arch_prctl(a0, a1);
 		break;
 	}

@@ -204,6 +204,11 @@ void u_sigsegv(int sig, void *info, void *ucv)
 	int len = 0;
 	const int32_t *si = info;
 
+	/* sandpit's own fault-safe store to U's memory: EFAULT, not a death */
+	if (ip == (const unsigned char *)sandpit_put_user64_insn) {
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
+		return;
+	}
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
 	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&
 	    sandpit_exec_fault((uintptr_t)g[REG_RIP]))

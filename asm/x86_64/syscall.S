@@ -110,4 +110,23 @@ sandpit_wake_end:
 	ret
 	.size sandpit_wait_result, .-sandpit_wait_result
 
+/* long sandpit_put_user64(uint64_t *p, uint64_t v): 0, or -EFAULT when p
+ * is not writable.  The store is the only instruction that may fault; U's
+ * SIGSEGV handler sees the fault at sandpit_put_user64_insn and resumes at
+ * sandpit_put_user64_fault, as the kernel's exception table does for its
+ * own copies to user memory (arch_prctl(ARCH_GET_FS) to a bad pointer is
+ * EFAULT, not a death). */
+	.globl sandpit_put_user64, sandpit_put_user64_insn, sandpit_put_user64_fault
+	.hidden sandpit_put_user64, sandpit_put_user64_insn, sandpit_put_user64_fault
+	.type sandpit_put_user64,@function
+sandpit_put_user64:
+	xor %eax, %eax
+sandpit_put_user64_insn:
+	mov %rsi, (%rdi)
+	ret
+sandpit_put_user64_fault:
+	mov $-14, %rax
+	ret
+	.size sandpit_put_user64, .-sandpit_put_user64
+
 	.section .note.GNU-stack,"",@progbits

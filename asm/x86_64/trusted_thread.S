@@ -239,6 +239,10 @@ trusted_thread_main:
 	je .Lsegv_dfl
 	cmp $SANDPIT_NR_THREAD_EXIT, %rax
 	je .Lprocess
+	/* strict mode without FSGSBASE: B sets or reads U's FS base by ptrace,
+	 * on the U of its own records for this slot, never one U names */
+	cmp $SANDPIT_NR_FS_BASE, %rax
+	je .Lprocess
 	cmp $TT_MAX_NR, %rax
 	jae .Lenosys
 	lea TT_ENTRIES(%r13,%rax,8), %rbx

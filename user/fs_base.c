@@ -1,0 +1,96 @@
+/* B sets a strict-mode U's FS base by ptrace (user/fs_base.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "user/fs_base.h"
+
+uint64_t fs_base_task_size(void)
+{
+	/* only a 5-level machine can map above 47 bits, and only when asked
+	 * with a hint there */
+	void *hint = (void *)(1UL << 48);
+	void *p = mmap(hint, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return (1UL << 47) - 4096;
+	munmap(p, 4096);
+	return p == hint ? (1UL << 56) - 4096 : (1UL << 47) - 4096;
+}
+
+/* The kernel's word on the stopped thread: a thread of pid, and its
+ * seccomp mode ("Seccomp:" in its status), which no thread can lower. */
+static int is_thread_in_mode(pid_t pid, pid_t tid, int mode)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (mode < 0)
+		return 1;
+	const char *s = strstr(buf, "\nSeccomp:\t");
+	return s && s[10] == '0' + mode && s[11] == '\n';
+}
+
+int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *val)
+{
+	int r = 0, st, sig = 0;
+
+	if (tid <= 0)
+		return -EPERM;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (;;) {
+		pid_t w = waitpid(tid, &st, __WALL);
+		if (w == tid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			goto out;
+		}
+	}
+	if (!WIFSTOPPED(st))
+		return -ESRCH; /* it ended: nothing to detach from */
+	/* a signal-delivery stop (no event in the high bits) holds a signal
+	 * for the thread: it goes back with the detach; the interrupt's own
+	 * stop and a group stop hold none */
+	if ((st >> 16) == 0)
+		sig = WSTOPSIG(st);
+	/* stopped and traced by us, its tid cannot go to another thread:
+	 * now ask the kernel what it is */
+	if (!is_thread_in_mode(pid, tid, seccomp_mode)) {
+		r = -EPERM;
+		goto out;
+	}
+	const size_t off = offsetof(struct user, regs.fs_base);
+	if (set) {
+		if (ptrace(PTRACE_POKEUSER, tid, (void *)off, (void *)(uintptr_t)*val) < 0)
+			r = errno == EIO ? -EPERM : -errno; /* EIO: a base past TASK_SIZE_MAX */
+	} else {
+		errno = 0;
+		long v = ptrace(PTRACE_PEEKUSER, tid, (void *)off, NULL);
+		if (errno)
+			r = -errno;
+		else
+			*val = (uint64_t)v;
+	}
+out:
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
+	return r;
+}
