@@ -362,4 +362,127 @@ TEST(inv4_fork_refused_clone3_enosys)
 	EXPECT_EQ(0, outcome(run_sandboxed(body_fork, NULL)));
 }
 
+/* ------------------------------------------------ the thread pointer (FS) */
+
+#define ARCH_SET_GS_ 0x1001
+#define ARCH_SET_FS_ 0x1002
+#define ARCH_GET_FS_ 0x1003
+
+/* SET_FS really moves %fs (a load through it sees the new block), GET_FS
+ * reads it back, and the old base comes back: with wrfsbase, the filter's
+ * native call, or B's ptrace, whichever this machine and mode use.  No libc
+ * between the calls: glibc's TLS is unreachable while %fs points elsewhere. */
+static int body_fs_base_moves(void *a)
+{
+	(void)a;
+	static uint64_t fake[8];
+	uint64_t old = 0, got = 0, seen = 0, tp = 0;
+	long r1, r2, r3;
+
+	if (raw_syscall(SYS_arch_prctl, ARCH_GET_FS_, (long)&old, 0) != 0)
+		return 1;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	if (tp != old)
+		return 2; /* glibc's thread pointer points at itself */
+	fake[6] = 0x5a5a5a5a12345678ULL;
+	__asm__ volatile("mov $158, %%eax\n\tmov $0x1002, %%edi\n\tmov %[fake], %%rsi\n\tsyscall\n\t"
+			 "mov %%rax, %[r1]\n\t"
+			 "mov %%fs:0x30, %[seen]\n\t"
+			 "mov $158, %%eax\n\tmov $0x1003, %%edi\n\tlea %[got], %%rsi\n\tsyscall\n\t"
+			 "mov %%rax, %[r2]\n\t"
+			 "mov $158, %%eax\n\tmov $0x1002, %%edi\n\tmov %[old], %%rsi\n\tsyscall\n\t"
+			 "mov %%rax, %[r3]"
+			 : [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [seen] "=&r"(seen),
+			   [got] "=m"(got)
+			 : [fake] "r"(fake), [old] "r"(old)
+			 : "rax", "rdi", "rsi", "rcx", "r11", "memory");
+	if (r1 != 0 || r2 != 0 || r3 != 0)
+		return 3;
+	if (seen != fake[6] || got != (uint64_t)(uintptr_t)fake)
+		return 4;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	return tp == old ? 0 : 5;
+}
+
+TEST(fs_base_set_moves_the_thread_pointer_and_get_reads_it)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_fs_base_moves, NULL)));
+}
+
+/* As the kernel: GET_FS to memory it cannot write is EFAULT, not a death;
+ * a base past TASK_SIZE_MAX is EPERM; the code is an int (high bits of the
+ * register ignored); SET_GS stays refused (sandpit owns %gs) and changes
+ * nothing. */
+static int body_fs_base_errors(void *a)
+{
+	(void)a;
+	uint64_t old = 0, got = 0;
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (ro == MAP_FAILED || syscall(SYS_arch_prctl, ARCH_GET_FS_, &old) != 0)
+		return 1;
+	if (syscall(SYS_arch_prctl, ARCH_GET_FS_, (void *)8) != -1 || errno != EFAULT)
+		return 2;
+	if (syscall(SYS_arch_prctl, ARCH_GET_FS_, ro) != -1 || errno != EFAULT)
+		return 3;
+	if (syscall(SYS_arch_prctl, ARCH_SET_FS_, 0x800000000000UL) != -1 || errno != EPERM)
+		return 4;
+	if (syscall(SYS_arch_prctl, ARCH_SET_FS_, 0xffff800000000000UL) != -1 || errno != EPERM)
+		return 5;
+	if (syscall(SYS_arch_prctl, 0x100000000UL | ARCH_GET_FS_, &got) != 0 || got != old)
+		return 6;
+	if (syscall(SYS_arch_prctl, ARCH_SET_GS_, 0x10000UL) != -1 || errno != EPERM)
+		return 7;
+	/* %gs is still sandpit's: a call through T still works */
+	if (getppid() != parent_pid)
+		return 8;
+	if (syscall(SYS_arch_prctl, ARCH_GET_FS_, &got) != 0 || got != old)
+		return 9;
+	return 0;
+}
+
+TEST(fs_base_errors_are_the_kernels)
+{
+	parent_pid = getpid();
+	EXPECT_EQ(0, outcome(run_sandboxed(body_fs_base_errors, NULL)));
+}
+
+/* Strict mode without FSGSBASE needs B to ptrace U: where that is refused
+ * (here: another tracer is attached already) sandpit_start fails with one
+ * clear message and runs nothing; filter mode needs no ptrace. */
+TEST(fs_base_fallback_without_ptrace_fails_closed)
+{
+	char kernel[256];
+	const char *k = getenv("SANDPIT_KERNEL");
+	int st;
+
+	snprintf(kernel, sizeof(kernel), "%s%sno-fsgsbase", k ? k : "", k ? "," : "");
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		raise(SIGSTOP); /* until the parent is our tracer */
+		setenv("SANDPIT_KERNEL", kernel, 1);
+		struct sandpit_options o = { .mode = suite_mode() };
+		if (sandpit_start(&o) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(strstr(sandpit_error(), "ptrace") ? 42 : 43);
+		}
+		_exit(getppid() > 0 ? 0 : 44);
+	}
+	ASSERT_EQ(c, waitpid(c, &st, WUNTRACED));
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, c, NULL, NULL));
+	kill(c, SIGCONT);
+	alarm(20);
+	for (;;) {
+		ASSERT_EQ(c, waitpid(c, &st, __WALL));
+		if (!WIFSTOPPED(st))
+			break;
+		int sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+		ptrace(PTRACE_CONT, c, NULL, (void *)(long)(sig == SIGSTOP ? 0 : sig));
+	}
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(suite_mode() == SANDPIT_MODE_STRICT ? 42 : 0, WEXITSTATUS(st));
+}
+
 TEST_HARNESS_MAIN
