@@ -35,7 +35,9 @@ TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test)
-ONCE_TESTS := $(filter-out $(MODE_TESTS),$(TESTS))
+# `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
+FALLBACK_TESTS := $(BUILD)/selftests/run_test
+ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 HARNESS  := $(BUILD)/include/kselftest_harness.h
@@ -120,7 +122,7 @@ tests: $(TESTS)
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
-		--once $(ONCE_TESTS) scripts/fuzz-tap.sh
+		--once $(ONCE_TESTS) scripts/fuzz-tap.sh --fallbacks $(FALLBACK_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)

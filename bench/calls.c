@@ -22,6 +22,7 @@
 #include "bench/bench.h"
 #include "selftests/missed_site.h"
 #include "user/secure_mem.h"
+#include "compat/compat.h"
 
 #define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
 #define MAX_BATCHES 64
@@ -78,7 +79,7 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_CLOCK, NCALLS };
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_CLOCK, C_FS, NCALLS };
 
 static const struct {
 	const char *name, *note;
@@ -103,11 +104,15 @@ static const struct {
 	[C_CLOCK] = { "clock_gettime",
 		      "CLOCK_MONOTONIC through the vDSO; strict: rdtscp faults and is emulated "
 		      "through T" },
+	[C_FS] = { "arch_prctl(ARCH_SET_FS)",
+		   "the thread's own FS base, set again (what ld.so and libc do once per thread); "
+		   "strict: wrfsbase in U where the CPU has FSGSBASE, else B by ptrace (the "
+		   "strict-no-fsgsbase row forces that fallback); filter: the filter allows it" },
 };
 
-enum { M_NATIVE, M_STRICT, M_FILTER, M_STRICT_1CPU, M_STRICT_2CPU, NMODES };
+enum { M_NATIVE, M_STRICT, M_FILTER, M_STRICT_1CPU, M_STRICT_2CPU, M_STRICT_NO_FSGSBASE, NMODES };
 static const char *mode_names[NMODES] = { "native", "strict", "filter", "strict-1cpu",
-					  "strict-2cpu" };
+					  "strict-2cpu", "strict-no-fsgsbase" };
 
 struct calls_shm {
 	int mode, mask, batches;
@@ -120,6 +125,7 @@ struct calls_shm {
 };
 
 static int fd_kept = -1;
+static uint64_t fs_base_kept;
 static missed_fn net_gettid; /* made after sandpit_start, like code a program maps */
 
 static void one(int call, long n)
@@ -160,6 +166,9 @@ static void one(int call, long n)
 			break;
 		case C_CLOCK:
 			clock_gettime(CLOCK_MONOTONIC, &ts);
+			break;
+		case C_FS:
+			syscall(SYS_arch_prctl, 0x1002 /* ARCH_SET_FS */, fs_base_kept);
 			break;
 		}
 	}
@@ -214,6 +223,14 @@ static int enter(int mode, char *err, size_t len)
 	if (mode == M_NATIVE)
 		return 0;
 	unsetenv("SANDPIT_MODE");
+	if (mode == M_STRICT_NO_FSGSBASE) {
+		/* B sets the thread pointer by ptrace, whatever this CPU has */
+		const char *k = getenv("SANDPIT_KERNEL");
+		char kernel[256];
+		snprintf(kernel, sizeof(kernel), "%s%sno-fsgsbase", k ? k : "", k ? "," : "");
+		setenv("SANDPIT_KERNEL", kernel, 1);
+		compat_reset();
+	}
 	if (sandpit_start(&o) < 0) {
 		snprintf(err, len, "sandpit_start: %s", sandpit_error());
 		return -1;
@@ -225,6 +242,7 @@ static int calls_child(void *arg)
 {
 	struct calls_shm *s = arg;
 	fd_kept = open(B_PATH, O_RDONLY);
+	syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs_base_kept);
 	double t0 = bench_now_ns();
 	if (enter(s->mode, s->err, sizeof(s->err)) < 0)
 		return 1;
@@ -293,7 +311,9 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 	int rc;
 	memset(s, 0, sizeof(*s));
 	s->mode = mode;
-	s->mask = mode == M_STRICT_1CPU ? 1 << C_GETPPID : (1 << NCALLS) - 1;
+	s->mask = mode == M_STRICT_1CPU	       ? 1 << C_GETPPID :
+		  mode == M_STRICT_NO_FSGSBASE ? 1 << C_FS :
+						 (1 << NCALLS) - 1;
 	if (mode == M_STRICT || mode == M_STRICT_2CPU)
 		s->mask &= ~(1 << C_NET);
 	if (mode == M_STRICT_2CPU && (pipe(s->up) < 0 || pipe(s->go) < 0))
@@ -318,6 +338,8 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 							   "sandpit_start, so U, T and B share one CPU" :
 				   mode == M_STRICT_2CPU ? "U pinned to CPU 0 and T to CPU 1 by the "
 							   "bench after sandpit_start; B not pinned" :
+				   mode == M_STRICT_NO_FSGSBASE ? "SANDPIT_KERNEL=no-fsgsbase: B stops "
+							   "U by ptrace, sets fs_base, lets it go" :
 							   calls[k].note;
 		struct bench_row *r = bench_row("per-call", calls[k].name, mode_names[mode], BENCH_NS,
 						note);

@@ -2,11 +2,13 @@
 # Runs kselftest-harness binaries as the kernel's runner does: one
 # top-level TAP stream with each run's own TAP indented beneath it, then a
 # last line "N passed, N failed" that counts the individual tests.
-#   run-tests.sh [--modes] BIN... [--once] BIN...
+#   run-tests.sh [--modes] BIN... [--once] BIN... [--fallbacks] BIN...
 # Binaries after --modes run once per sandbox mode: strict, filter, filter
 # with the fallbacks for older kernels forced (no seccomp(2), no
-# RET_KILL_PROCESS, no F_SEAL_FUTURE_WRITE, no pidfd), and auto on a forced
-# legacy kernel, which must pick strict.  After --once, once.
+# RET_KILL_PROCESS, no F_SEAL_FUTURE_WRITE, no pidfd), strict with the CPU's
+# FSGSBASE taken away (B sets thread pointers by ptrace), and auto on a
+# forced legacy kernel, which must pick strict.  After --once, once.  After
+# --fallbacks, once as they are and once with FSGSBASE taken away.
 # A run that dies or hangs past $TEST_TIMEOUT seconds counts as failed.
 TIMEOUT=${TEST_TIMEOUT:-300}
 runs=""
@@ -15,8 +17,11 @@ for a in "$@"; do
 	case "$a" in
 	--modes) each=modes ;;
 	--once) each=once ;;
+	--fallbacks) each=fallbacks ;;
 	*) if [ $each = modes ]; then
-		runs="$runs strict:$a filter:$a old-filter:$a legacy:$a"
+		runs="$runs strict:$a filter:$a old-filter:$a no-fsgsbase:$a legacy:$a"
+	   elif [ $each = fallbacks ]; then
+		runs="$runs -:$a no-fsgsbase-run:$a"
 	   else
 		runs="$runs -:$a"
 	   fi ;;
@@ -39,6 +44,9 @@ for r in $runs; do
 	strict|filter) SANDPIT_MODE=$mode timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	old-filter) SANDPIT_KERNEL=no-seccomp-syscall,no-kill-process,no-memfd-future-write,no-pidfd \
 		SANDPIT_MODE=filter timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	no-fsgsbase) SANDPIT_KERNEL=no-fsgsbase SANDPIT_MODE=strict \
+		timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
+	no-fsgsbase-run) SANDPIT_KERNEL=no-fsgsbase timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	legacy) SANDPIT_KERNEL=legacy SANDPIT_MODE=auto timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	*) timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	esac

@@ -55,12 +55,13 @@ static const char checker[] =
 	"d = json.load(open(sys.argv[1]))\n"
 	"rows = {(r['name'], r['mode']): r for r in d['rows']}\n"
 	"calls = ['getppid', 'socket(AF_INET) denied', 'fcntl(F_GETFL)', 'mmap+munmap 4 KiB',\n"
-	"         'open+close', 'stat', 'clock_gettime']\n"
+	"         'open+close', 'stat', 'clock_gettime', 'arch_prctl(ARCH_SET_FS)']\n"
 	"want = [(c, m) for c in calls for m in ('native', 'strict', 'filter')]\n"
 	"want += [('getppid', 'strict-1cpu')] + [(c, 'strict-2cpu') for c in calls]\n"
 	"want += [('getppid', m) for m in ('libseccomp allow', 'seccomp TRAP + SIGSYS',\n"
 	"         'USER_NOTIF, CONTINUE', 'USER_NOTIF, emulated', 'Syscall User Dispatch')]\n"
 	"want += [('gettid, unpatched site', m) for m in ('native', 'filter')]\n"
+	"want += [('arch_prctl(ARCH_SET_FS)', 'strict-no-fsgsbase')]\n"
 	"want += [('sandpit_start', 'strict'), ('sandpit_start', 'filter')]\n"
 	"three = ['/bin/true, fork+exec+wait', 'RSS per thread', 'kernel stack per thread',\n"
 	"         'tasks per thread'] + ['stat, %d thread%s' % (n, '' if n == 1 else 's at once')\n"
@@ -171,7 +172,7 @@ TEST_F_TIMEOUT(bench, markdown_and_plot_data, 60)
 		rows++;
 	}
 	fclose(f);
-	EXPECT_EQ(8, rows);
+	EXPECT_EQ(9, rows); /* the per-call rows: one a call */
 }
 
 TEST_F(bench, bad_options_are_usage_errors)
