@@ -79,7 +79,7 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_CLOCK, C_FS, NCALLS };
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTAT, C_CLOCK, C_FS, NCALLS };
 
 static const struct {
 	const char *name, *note;
@@ -101,6 +101,9 @@ static const struct {
 		     "register rules (flags, protected ranges): T in both modes" },
 	[C_OPEN] = { "open+close", B_PATH "; open checked by B, close by T" },
 	[C_STAT] = { "stat", B_PATH "; checked by B in both modes" },
+	[C_FSTAT] = { "fstat", "through glibc 2.36: newfstatat(fd, \"\", buf, AT_EMPTY_PATH); the entry "
+			       "reads the empty path once and makes it fstat(fd): T in strict mode, "
+			       "the filter allows it in filter mode" },
 	[C_CLOCK] = { "clock_gettime",
 		      "CLOCK_MONOTONIC through the vDSO; strict: rdtscp faults and is emulated "
 		      "through T" },
@@ -163,6 +166,9 @@ static void one(int call, long n)
 		}
 		case C_STAT:
 			stat(B_PATH, &sb);
+			break;
+		case C_FSTAT:
+			fstat(fd_kept, &sb);
 			break;
 		case C_CLOCK:
 			clock_gettime(CLOCK_MONOTONIC, &ts);

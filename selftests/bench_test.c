@@ -55,7 +55,7 @@ static const char checker[] =
 	"d = json.load(open(sys.argv[1]))\n"
 	"rows = {(r['name'], r['mode']): r for r in d['rows']}\n"
 	"calls = ['getppid', 'socket(AF_INET) denied', 'fcntl(F_GETFL)', 'mmap+munmap 4 KiB',\n"
-	"         'open+close', 'stat', 'clock_gettime', 'arch_prctl(ARCH_SET_FS)']\n"
+	"         'open+close', 'stat', 'fstat', 'clock_gettime', 'arch_prctl(ARCH_SET_FS)']\n"
 	"want = [(c, m) for c in calls for m in ('native', 'strict', 'filter')]\n"
 	"want += [('getppid', 'strict-1cpu')] + [(c, 'strict-2cpu') for c in calls]\n"
 	"want += [('getppid', m) for m in ('libseccomp allow', 'seccomp TRAP + SIGSYS',\n"
@@ -172,7 +172,7 @@ TEST_F_TIMEOUT(bench, markdown_and_plot_data, 60)
 		rows++;
 	}
 	fclose(f);
-	EXPECT_EQ(9, rows); /* the per-call rows: one a call */
+	EXPECT_EQ(10, rows); /* the per-call rows: one a call */
 }
 
 TEST_F(bench, bad_options_are_usage_errors)

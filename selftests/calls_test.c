@@ -485,4 +485,41 @@ TEST(fs_base_fallback_without_ptrace_fails_closed)
 	EXPECT_EQ(suite_mode() == SANDPIT_MODE_STRICT ? 42 : 0, WEXITSTATUS(st));
 }
 
+/* glibc's fstat is newfstatat(fd, "", buf, AT_EMPTY_PATH): the entry makes
+ * it fstat(fd) (no trip to B), with the kernel's answers: the same stat as
+ * natively, any descriptor (a pipe has no path B could check), EFAULT for
+ * an unreadable path; a path with something in it still goes to B. */
+static struct stat native_hostname;
+
+static int body_fstat_shortcut(void *a)
+{
+	(void)a;
+	struct stat sb;
+	int p[2];
+	int fd = open("/etc/hostname", O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &sb) != 0)
+		return 1;
+	if (sb.st_ino != native_hostname.st_ino || sb.st_size != native_hostname.st_size)
+		return 2;
+	if (pipe(p) != 0 || fstat(p[0], &sb) != 0 || !S_ISFIFO(sb.st_mode))
+		return 3;
+	if (syscall(SYS_newfstatat, fd, (void *)8, &sb, AT_EMPTY_PATH) != -1 || errno != EFAULT)
+		return 4;
+	if (syscall(SYS_newfstatat, fd, "", (void *)8, AT_EMPTY_PATH) != -1 || errno != EFAULT)
+		return 5;
+	int dir = open("/etc", O_RDONLY | O_DIRECTORY);
+	if (dir < 0 || fstatat(dir, "hostname", &sb, 0) != 0 || sb.st_ino != native_hostname.st_ino)
+		return 6;
+	if (fstatat(dir, "../root", &sb, AT_EMPTY_PATH) != -1 || errno != EACCES)
+		return 7; /* outside every grant: B refused it */
+	return 0;
+}
+
+TEST(fstat_is_fstat_without_a_trip_to_b)
+{
+	ASSERT_EQ(0, stat("/etc/hostname", &native_hostname));
+	EXPECT_EQ(0, outcome(run_sandboxed(body_fstat_shortcut, NULL)));
+}
+
 TEST_HARNESS_MAIN

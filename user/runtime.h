@@ -53,6 +53,10 @@ extern uint64_t sandpit_u_task_size __attribute__((visibility("hidden")));
 long sandpit_put_user64(uint64_t *p, uint64_t v) __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")));
+/* a load from U's memory: the byte, or -EFAULT instead of a fault */
+long sandpit_get_user8(const void *p) __attribute__((visibility("hidden")));
+extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")));
+extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden")));
 
 /* --log=denials: syscall names by number, NULL when not logging */
 #define SANDPIT_NAME_LEN 24

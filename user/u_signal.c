@@ -204,9 +204,13 @@ void u_sigsegv(int sig, void *info, void *ucv)
 	int len = 0;
 	const int32_t *si = info;
 
-	/* sandpit's own fault-safe store to U's memory: EFAULT, not a death */
+	/* sandpit's own fault-safe accesses to U's memory: EFAULT, not a death */
 	if (ip == (const unsigned char *)sandpit_put_user64_insn) {
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
+		return;
+	}
+	if (ip == (const unsigned char *)sandpit_get_user8_insn) {
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
 		return;
 	}
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */

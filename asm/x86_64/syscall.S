@@ -129,4 +129,18 @@ sandpit_put_user64_fault:
 	ret
 	.size sandpit_put_user64, .-sandpit_put_user64
 
+/* long sandpit_get_user8(const void *p): the byte at p, or -EFAULT; the
+ * load resumes at sandpit_get_user8_fault the same way */
+	.globl sandpit_get_user8, sandpit_get_user8_insn, sandpit_get_user8_fault
+	.hidden sandpit_get_user8, sandpit_get_user8_insn, sandpit_get_user8_fault
+	.type sandpit_get_user8,@function
+sandpit_get_user8:
+sandpit_get_user8_insn:
+	movzbl (%rdi), %eax
+	ret
+sandpit_get_user8_fault:
+	mov $-14, %rax
+	ret
+	.size sandpit_get_user8, .-sandpit_get_user8
+
 	.section .note.GNU-stack,"",@progbits
