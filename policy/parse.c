@@ -801,17 +801,17 @@ static int resolve(struct parser *ps, struct line_call *c, int nr, int action,
 			if (!((g->self_args >> a) & 1) || confined_to_self(rules, n, a, zero_ok) ||
 			    (g->query_arg != POLICY_NOARG && forced_zero(rules, n, g->query_arg)))
 				continue;
+			char query[32] = "";
+
 			if (g->query_arg != POLICY_NOARG)
-				report(ps, -EPERM, at,
-				       "%s: '%s' refused: it acts on the process arg%d names, which "
-				       "could be B; confine it to P (arg%d == %s) or make it a query "
-				       "(arg%d == 0)",
-				       name, what, a, a, zero_ok ? "0" : "$pid", g->query_arg);
-			else
-				report(ps, -EPERM, at,
-				       "%s: '%s' refused: it acts on the process arg%d names, which "
-				       "could be B; confine it to P (arg%d == %s)",
-				       name, what, a, a, zero_ok ? "0" : "$pid");
+				snprintf(query, sizeof(query), " or make it a query (arg%d == 0)",
+					 g->query_arg);
+			report(ps, -EPERM, at,
+			       "%s: '%s' refused: it acts on the process arg%d names, which could "
+			       "be B; confine it to P (arg%d == %s)%s",
+			       name, what, a, a,
+			       zero_ok ? "0" : "$pid; 0 would name the thread that makes the call, T",
+			       query);
 			return -1;
 		}
 		if (g->restrict_arg != POLICY_NOARG && !confined(rules, n, g->restrict_arg)) {

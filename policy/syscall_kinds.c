@@ -173,7 +173,8 @@ static const struct syscall_kinds table[] = {
 	C("setgid", CALLER, I),
 	C("geteuid", 0),
 	C("getegid", 0),
-	C("setpgid", 0, PID, PID),
+	/* 0, 0: P's own group (pgid 0 means the pid argument) */
+	C("setpgid", 0, PID0, PID0),
 	C("getppid", 0),
 	C("getpgrp", 0),
 	C("setsid", PROC),
