@@ -167,6 +167,32 @@ TEST(the_guard_of_every_call_is_what_its_kinds_ask_for)
 	ASSERT_GE(checked, 300);
 }
 
+/* One table says which argument is a path: B's checks read that one. */
+TEST(b_checks_the_path_argument_the_kinds_name)
+{
+	int paths = 0, checked = 0;
+
+	for (int nr = 0; nr < WALK_NR; nr++) {
+		const struct policy_guard *g = policy_guard(nr);
+		const struct syscall_kinds *k = syscall_kinds(nr);
+		int pa, da, has = syscall_path_arg(nr, &pa, &da) == 0;
+
+		if (!k)
+			continue;
+		paths += has;
+		if (has)
+			EXPECT_TRUE(g && g->kind != GUARD_RULES) TH_LOG("%s", k->name);
+		if (!g || g->kind != GUARD_NEEDS_B || !g->proc || g->proc->kind != PK_PATH)
+			continue;
+		ASSERT_TRUE(has) TH_LOG("%s: B checks a path the kinds do not know", k->name);
+		EXPECT_EQ(pa, g->proc->path_arg) TH_LOG("%s", k->name);
+		EXPECT_EQ(da, g->proc->dirfd_arg) TH_LOG("%s", k->name);
+		checked++;
+	}
+	EXPECT_GE(paths, 60);
+	EXPECT_GE(checked, 12);
+}
+
 TEST(inv7_no_file_can_allow_a_call_the_kinds_mark_unsafe)
 {
 	int refused = 0, accepted = 0;
