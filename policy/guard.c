@@ -405,17 +405,10 @@ static void index_table(void)
 	}
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
 		const struct syscall_kinds *k = syscall_kinds(nr);
-		char *name;
 
-		if (!k) {
-			/* a call libseccomp knows and the kinds table does not */
-			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
-			if (name)
-				by_nr[nr] = &never_unknown;
-			free(name);
-			continue;
-		}
-		if (nguards >= MAX_GUARDS) {
+		/* a call libseccomp knows and the kinds table does not is never
+		 * made (numbers libseccomp does not know cannot be named) */
+		if (!k || nguards >= MAX_GUARDS) {
 			by_nr[nr] = &never_unknown;
 			continue;
 		}
