@@ -20,7 +20,6 @@
 #include <pthread.h>
 #include <seccomp.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
