@@ -295,6 +295,16 @@ static int has_op(const struct policy_guard *g, int op, int arg)
 	return 0;
 }
 
+/* a rule "arg == 0" (a NULL pointer) */
+static int has_null(const struct policy_guard *g, int arg)
+{
+	for (int i = 0; i < g->nrules; i++)
+		if (g->rules[i].op == RULE_MASKED_EQ && g->rules[i].arg == arg &&
+		    g->rules[i].carg == N && g->rules[i].mask == ~0ULL && !g->rules[i].val)
+			return 1;
+	return 0;
+}
+
 static void never(struct policy_guard *g, const char *why, int amended)
 {
 	*g = (struct policy_guard){ .kind = GUARD_NEVER, .why = why, .restrict_arg = N,
@@ -332,7 +342,7 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 			needs_b = 1;
 			break;
 		case SK_STRUCT0: /* NULL only */
-			if (!has_op(g, RULE_MASKED_EQ, a))
+			if (!has_null(g, a))
 				add[nadd++] = (struct policy_rule){ .op = RULE_MASKED_EQ, .arg = a,
 								    .arg2 = N, .carg = N,
 								    .mask = ~0ULL, .err = EPERM };

@@ -144,8 +144,12 @@ TEST(the_guard_of_every_call_is_what_its_kinds_ask_for)
 			case SK_FD_MOD:
 				EXPECT_TRUE(has_rule(g, RULE_FD_FREE, a)) TH_LOG("%s arg%d", k->name, a);
 				break;
-			case SK_STRUCT0:
+			case SK_STRUCT0: /* NULL only */
 				EXPECT_TRUE(has_rule(g, RULE_MASKED_EQ, a)) TH_LOG("%s arg%d", k->name, a);
+				for (int i = 0; i < g->nrules; i++)
+					if (g->rules[i].arg == a && g->rules[i].op == RULE_MASKED_EQ)
+						EXPECT_TRUE(g->rules[i].mask == ~0ULL && !g->rules[i].val &&
+							    g->rules[i].carg == POLICY_NOARG);
 				break;
 			case SK_PID:
 			case SK_PID0:
