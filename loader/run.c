@@ -303,7 +303,9 @@ int run_main(int argc, char **argv)
 		if (ifd < 0)
 			return run_fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
 					strerror(errno));
-		if ((r = elf_map(ifd, interp_path, &interp, err, sizeof err)))
+		char iname[PATH_MAX + 64];
+		snprintf(iname, sizeof iname, "%s: interpreter %s", pargv[0], interp_path);
+		if ((r = elf_map(ifd, iname, &interp, err, sizeof err)))
 			return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 		close(ifd);
 		if (interp.interp[0])
