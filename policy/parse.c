@@ -258,8 +258,11 @@ static int term_nested(struct parser *ps, struct lexer *lx, uint64_t *v);
 
 static int term(struct parser *ps, struct lexer *lx, uint64_t *v)
 {
-	int r = nest_in(ps, lx) < 0 ? -1 : term_nested(ps, lx, v);
+	int r;
 
+	if (lx->t != T_NOT && lx->t != T_MINUS && lx->t != T_LPAREN)
+		return term_nested(ps, lx, v);
+	r = nest_in(ps, lx) < 0 ? -1 : term_nested(ps, lx, v);
 	lx->nest--;
 	return r;
 }
