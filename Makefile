@@ -98,6 +98,13 @@ $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard 
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
 
+# elf_test maps crafted programs with the loader itself, in this process,
+# and drives `sandpit run` with them when build/sandpit is there
+$(BUILD)/selftests/elf_test: selftests/elf_test.c loader/elf.c loader/elf.h $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ selftests/elf_test.c loader/elf.c \
+		$(BUILD)/libsandpit.a $(LIBS)
+
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))

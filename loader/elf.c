@@ -131,7 +131,7 @@ int elf_map(int fd, const char *name, struct elf_image *out, char *err, size_t e
 			munmap(base, span);
 		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: cannot reserve %#lx-%#lx: %s", name,
 			   (unsigned long)lo, (unsigned long)(lo + span),
-			   base == MAP_FAILED ? strerror(errno) : "address in use");
+			   base != MAP_FAILED || errno == EEXIST ? "address in use" : strerror(errno));
 	}
 	out->bias = (uintptr_t)base - lo;
 	out->lo = (uintptr_t)base;
