@@ -135,17 +135,18 @@ demo: deps
 	@SANDPIT_MODE=strict $(BUILD)/examples/demo
 	@SANDPIT_MODE=filter $(BUILD)/examples/demo
 
-# the C that runs outside the sandbox (policy model, path checks, patcher)
-# under AddressSanitizer and UBSan.  Not the tests whose children run under
+# the C that runs outside the sandbox (policy model, path checks, patcher,
+# the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
 # a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
 # own calls would be filtered, or it cannot follow the clone.
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
-		build-asan/selftests/patch_test
+		build-asan/selftests/patch_test build-asan/selftests/elf_test
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
-		build-asan/selftests/policyfile_test build-asan/selftests/patch_test
+		build-asan/selftests/policyfile_test build-asan/selftests/patch_test \
+		build-asan/selftests/elf_test
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
 # shortcut must agree), the policy-file parser, and the ELF reader as the
