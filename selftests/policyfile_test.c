@@ -771,6 +771,43 @@ TEST(inv9_include_bomb_stops_at_the_budget_and_names_the_chain)
 	tmp_done(&t);
 }
 
+/* 7 files each including the next twice, then a 1 MiB leaf read 64 times:
+ * a leaf of one long comment passes the bytes budget, one of newlines the
+ * lines budget first */
+static void include_budget(struct __test_metadata *_metadata, char fill, const char *want)
+{
+	struct tmp t;
+	struct policy *p = NULL;
+	struct msgs m = { 0 };
+	char name[32], text[64];
+	char *leaf = malloc((1 << 20) + 1);
+
+	ASSERT_NE(NULL, leaf);
+	memset(leaf, fill, 1 << 20);
+	leaf[0] = '#';
+	leaf[(1 << 20) - 1] = '\n';
+	leaf[1 << 20] = 0;
+	tmp_init(&t);
+	for (int i = 0; i < 7; i++) {
+		snprintf(name, sizeof(name), "c%d.policy", i);
+		snprintf(text, sizeof(text), "@include c%d.policy\n@include c%d.policy\n", i + 1, i + 1);
+		tmp_file(&t, name, text);
+	}
+	tmp_file(&t, "c7.policy", leaf);
+	free(leaf);
+	EXPECT_EQ(-E2BIG, policy_parse_file(t.path[0], &p, collect, &m, NULL, 0));
+	EXPECT_EQ(NULL, p);
+	EXPECT_EQ(1, m.n) TH_LOG("%s", m.text);
+	EXPECT_NE(NULL, strstr(m.text, want)) TH_LOG("%s", m.text);
+	tmp_done(&t);
+}
+
+TEST(inv9_includes_stop_at_the_bytes_and_lines_budgets)
+{
+	include_budget(_metadata, 'x', "read more than 16777216 bytes");
+	include_budget(_metadata, '\n', "read more than 2097152 lines");
+}
+
 TEST(a_missing_file_is_a_clear_error)
 {
 	struct policy *p = (struct policy *)1;
