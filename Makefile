@@ -100,6 +100,13 @@ $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard 
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
 
+# elf_test maps crafted programs with the loader itself, in this process,
+# and drives `sandpit run` with them when build/sandpit is there
+$(BUILD)/selftests/elf_test: selftests/elf_test.c loader/elf.c loader/elf.h $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ selftests/elf_test.c loader/elf.c \
+		$(BUILD)/libsandpit.a $(LIBS)
+
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))
@@ -120,7 +127,8 @@ $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 tests: $(TESTS)
 
 check: deps
-	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz
+	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
+		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) scripts/fuzz-tap.sh --fallbacks $(FALLBACK_TESTS)
 
@@ -129,20 +137,22 @@ demo: deps
 	@SANDPIT_MODE=strict $(BUILD)/examples/demo
 	@SANDPIT_MODE=filter $(BUILD)/examples/demo
 
-# the C that runs outside the sandbox (policy model, path checks, patcher)
-# under AddressSanitizer and UBSan.  Not the tests whose children run under
+# the C that runs outside the sandbox (policy model, path checks, patcher,
+# the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
 # a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
 # own calls would be filtered, or it cannot follow the clone.
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
-		build-asan/selftests/patch_test
+		build-asan/selftests/patch_test build-asan/selftests/elf_test
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
-		build-asan/selftests/policyfile_test build-asan/selftests/patch_test
+		build-asan/selftests/policyfile_test build-asan/selftests/patch_test \
+		build-asan/selftests/elf_test
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
-# shortcut must agree) and the policy-file parser, each for FUZZ_SECONDS
+# shortcut must agree), the policy-file parser, and the ELF reader as the
+# loader and as the patcher use it, each for FUZZ_SECONDS
 # (default 60); make check runs each for CHECK_FUZZ_SECONDS
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
@@ -153,11 +163,29 @@ $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
 		-lseccomp -lpthread
 
+# the ELF reader alone (user/elf_read.c): it needs nothing else
+$(BUILD)/fuzz/elf_%_fuzz: selftests/fuzz/elf_%_fuzz.c user/elf_read.c user/elf_read.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/elf_read.c
+
+# its seeds, made here: this machine's programs and libraries (the fuzzers
+# read at most ELF_MAX_LEN bytes of each), its vDSO, and crafted edge cases
+ELF_MAX_LEN := 262144
+ELF_SEED_FILES := /bin/true /bin/ls /usr/bin/env /lib64/ld-linux-x86-64.so.2 \
+	/lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/libseccomp.so.2 \
+	$(BUILD)/selftests/attack_static
+$(BUILD)/fuzz/elf_seeds/.made: selftests/fuzz/elf_seeds.c selftests/elf_craft.h
+	@mkdir -p $(dir $@)
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -o $(BUILD)/fuzz/elf_seeds_gen $<
+	@$(BUILD)/fuzz/elf_seeds_gen $(dir $@)
+	@for f in $(ELF_SEED_FILES); do [ ! -f $$f ] || cp -fL $$f $(dir $@)real-$$(basename $$f); done
+	@touch $@
+
 # the corpus grows in build/, the seeds stay as they are
 fuzz-policy: deps $(BUILD)/fuzz/policy_fuzz
 	@mkdir -p $(BUILD)/fuzz/policy_corpus
 	@cp -f policy/default.policy $(BUILD)/fuzz/policy_corpus/
-	@if ! $(BUILD)/fuzz/policy_fuzz -max_total_time=$(SECONDS) -max_len=8192 -timeout=10 \
+	@if ! $(BUILD)/fuzz/policy_fuzz -max_total_time=$(SECONDS) -max_len=65536 -timeout=10 \
 		-dict=selftests/fuzz/policy.dict -print_final_stats=1 \
 		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/policy_corpus selftests/fuzz/policy_seeds \
 		>$(BUILD)/fuzz/policy_fuzz.log 2>&1; then \
@@ -173,9 +201,21 @@ fuzz-path: deps $(BUILD)/fuzz/path_fuzz
 	fi
 	@echo "ok: path_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/path_fuzz.log) inputs in $(SECONDS) s"
 
-fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz
+fuzz-elf-load fuzz-elf-patch: fuzz-elf-%: deps $(BUILD)/fuzz/elf_%_fuzz $(BUILD)/fuzz/elf_seeds/.made
+	@mkdir -p $(BUILD)/fuzz/elf_$*_corpus
+	@if ! $(BUILD)/fuzz/elf_$*_fuzz -max_total_time=$(SECONDS) -max_len=$(ELF_MAX_LEN) -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+		$(BUILD)/fuzz/elf_$*_corpus $(BUILD)/fuzz/elf_seeds \
+		>$(BUILD)/fuzz/elf_$*_fuzz.log 2>&1; then \
+		tail -40 $(BUILD)/fuzz/elf_$*_fuzz.log; echo "not ok: elf_$*_fuzz (log: $(BUILD)/fuzz/elf_$*_fuzz.log)"; exit 1; \
+	fi
+	@echo "ok: elf_$*_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/elf_$*_fuzz.log) inputs in $(SECONDS) s"
+
+fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz
 	@$(MAKE) --no-print-directory fuzz-path SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-elf-load SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-elf-patch SECONDS=$(FUZZ_SECONDS)
 
 # `sandpit bench`: a few minutes; make check runs only `sandpit bench --quick`
 bench: deps
@@ -203,5 +243,5 @@ lint:
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
 .SECONDARY:

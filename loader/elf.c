@@ -10,15 +10,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 
 #include "loader/elf.h"
+#include "user/elf_read.h"
 
-#define PAGE 4096UL
-#define MAX_PHNUM 64
+#define PAGE ELF_PAGE
 
 static uintptr_t page_down(uintptr_t a) { return a & ~(PAGE - 1); }
+/* only for addresses checked to lie below ELF_USER_TOP: never wraps */
 static uintptr_t page_up(uintptr_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
 
+static int bad(int kind, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static int bad(int kind, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -34,12 +38,23 @@ static int prot_of(const Elf64_Phdr *ph)
 	       (ph->p_flags & PF_X ? PROT_EXEC : 0);
 }
 
-static int map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias, char *err, size_t errlen)
+/* [a, b) inside the reservation [lo, hi): every MAP_FIXED is checked
+ * against it, so that a number the checks missed can never land a segment
+ * on sandpit's own memory */
+static int inside(uintptr_t a, uintptr_t b, const struct elf_image *im)
 {
-	uintptr_t start = bias + ph->p_vaddr, lo = page_down(start);
+	return a >= im->lo && a <= b && b <= im->hi;
+}
+
+static int map_segment(int fd, const Elf64_Phdr *ph, const struct elf_image *im, char *err,
+		       size_t errlen)
+{
+	uintptr_t start = im->bias + ph->p_vaddr, lo = page_down(start);
 	uintptr_t file_end = start + ph->p_filesz, mem_end = start + ph->p_memsz;
 	int prot = prot_of(ph);
 
+	if (!inside(lo, page_up(mem_end), im) || start > mem_end || file_end > mem_end)
+		return bad(ELF_ERR_NOEXEC, err, errlen, "a segment outside the reservation");
 	if (ph->p_filesz) {
 		/* writable for a moment if the bss starts inside the last page */
 		int zero_tail = ph->p_memsz > ph->p_filesz && page_up(file_end) > file_end;
@@ -47,6 +62,8 @@ static int map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias, char *err, 
 			       MAP_PRIVATE | MAP_FIXED, fd, (off_t)(ph->p_offset - (start - lo)));
 		if (q == MAP_FAILED)
 			return bad(ELF_ERR_SYS, err, errlen, "cannot map a segment: %s", strerror(errno));
+		/* the file's last page is inside the file (elf_program_read),
+		 * so this touches no page past its end */
 		if (zero_tail) {
 			memset((void *)file_end, 0, page_up(file_end) - file_end);
 			if (!(prot & PROT_WRITE) && mprotect(q, page_up(file_end) - lo, prot) < 0)
@@ -61,76 +78,78 @@ static int map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias, char *err, 
 	return 0;
 }
 
+static long fd_pread(void *ctx, void *buf, size_t count, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > INT64_MAX)
+		return 0;
+	while (done < count) {
+		ssize_t r = pread(*(int *)ctx, (char *)buf + done, count - done, (off_t)(off + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (long)done;
+}
+
+_Static_assert(sizeof(((struct elf_image *)0)->interp) == ELF_MAX_INTERP, "PT_INTERP's size");
+
 int elf_map(int fd, const char *name, struct elf_image *out, char *err, size_t errlen)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[MAX_PHNUM];
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	static struct elf_program prog; /* 8 KiB: not on the stack */
+	struct stat st;
+	char why[256];
+	int r;
 
 	memset(out, 0, sizeof *out);
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: not an ELF file", name);
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64)
-		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: not an x86-64 program", name);
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
-		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: not an executable (ELF type %u)", name,
-			   eh.e_type);
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum || eh.e_phnum > MAX_PHNUM ||
-	    pread(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) !=
-		    (ssize_t)(eh.e_phnum * sizeof *ph))
-		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: bad program headers", name);
+	/* its size first: nothing is mapped from past the end (no SIGBUS) */
+	if (fstat(fd, &st) < 0)
+		return bad(ELF_ERR_SYS, err, errlen, "%s: %s", name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: not a regular file", name);
+	r = elf_program_read(fd_pread, &fd, (uint64_t)st.st_size, &prog, why, sizeof why);
+	if (r < 0)
+		return bad(ELF_ERR_SYS, err, errlen, "%s: %s", name, strerror(-r));
+	if (r)
+		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: %s%s", name, r == ELF_BAD ? "bad ELF: " : "",
+			   why);
 
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type == PT_INTERP) {
-			if (ph[i].p_filesz < 2 || ph[i].p_filesz > sizeof out->interp ||
-			    pread(fd, out->interp, ph[i].p_filesz, (off_t)ph[i].p_offset) !=
-				    (ssize_t)ph[i].p_filesz ||
-			    out->interp[ph[i].p_filesz - 1])
-				return bad(ELF_ERR_NOEXEC, err, errlen, "%s: bad PT_INTERP", name);
-		}
-		if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz)
-			continue;
-		if (ph[i].p_filesz > ph[i].p_memsz ||
-		    (ph[i].p_vaddr - ph[i].p_offset) % PAGE || ph[i].p_vaddr + ph[i].p_memsz < ph[i].p_vaddr)
-			return bad(ELF_ERR_NOEXEC, err, errlen, "%s: bad PT_LOAD segment", name);
-		if (page_down(ph[i].p_vaddr) < lo)
-			lo = page_down(ph[i].p_vaddr);
-		if (page_up(ph[i].p_vaddr + ph[i].p_memsz) > hi)
-			hi = page_up(ph[i].p_vaddr + ph[i].p_memsz);
-	}
-	if (lo >= hi)
-		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: nothing to load", name);
-
-	/* one reservation, so that the segments land together and nothing
-	 * else sits in the gaps */
-	int fixed = eh.e_type == ET_EXEC;
-	void *base = mmap(fixed ? (void *)lo : NULL, hi - lo, PROT_NONE,
+	/* one reservation for the whole image, so that the segments land
+	 * together, nothing else sits in the gaps, and every MAP_FIXED below
+	 * stays inside memory made here */
+	uintptr_t lo = prog.lo, span = prog.hi - prog.lo;
+	int fixed = prog.eh.e_type == ET_EXEC;
+	void *base = mmap(fixed ? (void *)lo : NULL, span, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | (fixed ? MAP_FIXED_NOREPLACE : 0), -1, 0);
-	if (base == MAP_FAILED || (fixed && base != (void *)lo))
-		return bad(ELF_ERR_SYS, err, errlen, "%s: cannot reserve %#lx-%#lx: %s", name,
-			   (unsigned long)lo, (unsigned long)hi,
-			   base == MAP_FAILED ? strerror(errno) : "address in use");
+	if (base == MAP_FAILED || (fixed && base != (void *)lo)) {
+		if (base != MAP_FAILED)
+			munmap(base, span);
+		return bad(ELF_ERR_NOEXEC, err, errlen, "%s: cannot reserve %#lx-%#lx: %s", name,
+			   (unsigned long)lo, (unsigned long)(lo + span),
+			   base != MAP_FAILED || errno == EEXIST ? "address in use" : strerror(errno));
+	}
 	out->bias = (uintptr_t)base - lo;
 	out->lo = (uintptr_t)base;
-	out->hi = (uintptr_t)base + (hi - lo);
+	out->hi = (uintptr_t)base + span;
 
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz)
+	for (unsigned i = 0; i < prog.phnum; i++) {
+		if (prog.ph[i].p_type != PT_LOAD || !prog.ph[i].p_memsz)
 			continue;
-		int r = map_segment(fd, &ph[i], out->bias, err, errlen);
-		if (r)
+		r = map_segment(fd, &prog.ph[i], out, err, errlen);
+		if (r) {
+			munmap(base, span);
 			return r;
-		/* the headers, if no PT_PHDR says where they are */
-		if (!out->phdr && eh.e_phoff >= ph[i].p_offset &&
-		    eh.e_phoff + eh.e_phnum * sizeof *ph <= ph[i].p_offset + ph[i].p_filesz)
-			out->phdr = out->bias + ph[i].p_vaddr + (eh.e_phoff - ph[i].p_offset);
+		}
 	}
-	for (unsigned i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_PHDR)
-			out->phdr = out->bias + ph[i].p_vaddr;
-	out->phnum = eh.e_phnum;
-	out->entry = out->bias + eh.e_entry;
+	out->phdr = prog.phdr ? out->bias + prog.phdr : 0;
+	out->phnum = prog.phnum;
+	out->entry = out->bias + prog.eh.e_entry;
+	memcpy(out->interp, prog.interp, sizeof out->interp);
 	return 0;
 }
 

@@ -188,6 +188,20 @@ static int read_shebang(int fd, char *interp, size_t ilen, char *arg, size_t ale
 	return 1;
 }
 
+/* The file's size is read before anything of it is mapped, but someone
+ * who cuts the file short meanwhile makes the loader's touch of its last
+ * page a SIGBUS: that is a program that cannot be loaded, not one that
+ * died of a signal. */
+static void cut_short(int sig)
+{
+	static const char msg[] = "sandpit: the program was cut short while it was loaded\n";
+	ssize_t n = write(2, msg, sizeof msg - 1);
+
+	(void)sig;
+	(void)n;
+	_exit(RUN_EXIT_CANNOT);
+}
+
 static int wait_child(pid_t child)
 {
 	int status;
@@ -294,6 +308,7 @@ int run_main(int argc, char **argv)
 	/* the child becomes the program */
 	struct elf_image prog, interp;
 	char err[512];
+	signal(SIGBUS, cut_short);
 	if ((r = elf_map(fd, pargv[0], &prog, err, sizeof err)))
 		return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 	close(fd);
@@ -303,12 +318,15 @@ int run_main(int argc, char **argv)
 		if (ifd < 0)
 			return run_fail(RUN_EXIT_CANNOT, "%s: interpreter %s: %s", pargv[0], interp_path,
 					strerror(errno));
-		if ((r = elf_map(ifd, interp_path, &interp, err, sizeof err)))
+		char iname[PATH_MAX + 64];
+		snprintf(iname, sizeof iname, "%s: interpreter %s", pargv[0], interp_path);
+		if ((r = elf_map(ifd, iname, &interp, err, sizeof err)))
 			return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
 		close(ifd);
 		if (interp.interp[0])
 			return run_fail(RUN_EXIT_CANNOT, "%s: the interpreter has an interpreter", interp_path);
 	}
+	signal(SIGBUS, SIG_DFL);
 
 	static uint64_t auxv[2 * MAX_AUXV + 2];
 	static uint8_t random[16];

@@ -18,6 +18,11 @@
 #include "policy/policy.h"
 
 #define MAX_DEPTH   8        /* @include nesting */
+#define MAX_NEST    32       /* '(', '-' and '~' inside one another: the parser recurses */
+/* what one policy may read, @includes and all: fan-out is bounded too */
+#define MAX_FILES   256
+#define MAX_LINES   (2 << 20)
+#define MAX_BYTES   (16 << 20)
 #define MAX_ERRORS  100      /* reported per parse; then one "too many" */
 #define MAX_FILE    (1 << 20)
 #define MAX_NAME    64
@@ -65,6 +70,8 @@ struct parser {
 	size_t nnames;
 	int nerrors;
 	int rc; /* first error's errno */
+	size_t files, lines, bytes; /* read so far, against MAX_FILES, MAX_LINES, MAX_BYTES */
+	int over;                   /* past one of them: nothing more is read */
 	policy_report_fn *report;
 	void *ctx;
 	char *err;
@@ -115,6 +122,7 @@ struct lexer {
 	size_t len;
 	uint64_t num;
 	int num_bad;         /* a number that does not fit, or has junk */
+	int nest;            /* parsing functions entered for '(', '-', '~' */
 };
 
 static int is_ident(int c, int first)
@@ -236,7 +244,30 @@ static const char *shown(const struct lexer *lx, char *buf, size_t n)
 
 static int constant(struct parser *ps, struct lexer *lx, uint64_t *v);
 
+/* One more level of '(', '-' or '~': refused past MAX_NEST, so that no
+ * line can recurse the parser off its stack. */
+static int nest_in(struct parser *ps, struct lexer *lx)
+{
+	if (++lx->nest <= MAX_NEST)
+		return 0;
+	report(ps, -EINVAL, &lx->at, "nested deeper than %d levels", MAX_NEST);
+	return -1;
+}
+
+static int term_nested(struct parser *ps, struct lexer *lx, uint64_t *v);
+
 static int term(struct parser *ps, struct lexer *lx, uint64_t *v)
+{
+	int r;
+
+	if (lx->t != T_NOT && lx->t != T_MINUS && lx->t != T_LPAREN)
+		return term_nested(ps, lx, v);
+	r = nest_in(ps, lx) < 0 ? -1 : term_nested(ps, lx, v);
+	lx->nest--;
+	return r;
+}
+
+static int term_nested(struct parser *ps, struct lexer *lx, uint64_t *v)
 {
 	if (lx->t == T_NOT || lx->t == T_MINUS) {
 		enum tok op = lx->t;
@@ -555,8 +586,12 @@ static int condition(struct parser *ps, struct lexer *lx, struct policy_rule *r)
 	int carg;
 
 	if (lx->t == T_LPAREN) {
+		int e;
+
 		next(lx);
-		if (condition(ps, lx, r) < 0)
+		e = nest_in(ps, lx) < 0 ? -1 : condition(ps, lx, r);
+		lx->nest--;
+		if (e < 0)
 			return -1;
 		if (lx->t != T_RPAREN)
 			return EXPECTED(ps, lx, "')'");
@@ -1125,6 +1160,39 @@ static const char *file_error(int e)
 	return e == -EINVAL ? "not a regular file" : e == -EFBIG ? "larger than 1 MiB" : strerror(-e);
 }
 
+/* "top.policy -> a.policy -> b.policy": how the parser came to src */
+static void chain(const struct source *src, char *buf, size_t n)
+{
+	const struct source *v[MAX_DEPTH + 1];
+	int k = 0;
+	size_t off = 0;
+
+	for (; src && k <= MAX_DEPTH; src = src->parent)
+		v[k++] = src;
+	buf[0] = 0;
+	while (k-- > 0 && off < n)
+		off += (size_t)snprintf(buf + off, n - off, "%s%s", v[k]->name, k ? " -> " : "");
+}
+
+/* Past the budget of files, lines or bytes: one error that names the
+ * include chain, and nothing more is read. */
+static int over_budget(struct parser *ps, const struct source *src, const struct where *at)
+{
+	char c[400];
+	const char *what = ps->files > MAX_FILES ? "files" : ps->lines > MAX_LINES ? "lines" : "bytes";
+	size_t max = ps->files > MAX_FILES ? MAX_FILES : ps->lines > MAX_LINES ? MAX_LINES : MAX_BYTES;
+
+	if (ps->over)
+		return 1;
+	if (ps->files <= MAX_FILES && ps->lines <= MAX_LINES && ps->bytes <= MAX_BYTES)
+		return 0;
+	ps->over = 1;
+	chain(src, c, sizeof(c));
+	report(ps, -E2BIG, at, "the policy and its includes read more than %zu %s (in %s)", max, what,
+	       c);
+	return 1;
+}
+
 /* @include FILE, relative to the including file's directory */
 static void include_line(struct parser *ps, struct lexer *lx, const struct source *src,
 			 int depth)
@@ -1151,6 +1219,9 @@ static void include_line(struct parser *ps, struct lexer *lx, const struct sourc
 			return;
 		}
 	}
+	ps->files++;
+	if (over_budget(ps, src, &at))
+		return;
 	if (depth + 1 >= MAX_DEPTH) {
 		report(ps, -ELOOP, &at, "cannot include '%s': includes nest deeper than %d", path,
 		       MAX_DEPTH);
@@ -1169,6 +1240,11 @@ static void include_line(struct parser *ps, struct lexer *lx, const struct sourc
 		}
 	child = (struct source){ .name = keep_name(ps, path), .dev = st.st_dev, .ino = st.st_ino,
 				 .has_id = 1, .parent = src };
+	ps->bytes += len;
+	if (child.name && over_budget(ps, &child, &at)) {
+		free(text);
+		return;
+	}
 	if (!child.name) {
 		report(ps, -ENOMEM, &at, "out of memory");
 		free(text);
@@ -1224,10 +1300,13 @@ static void parse_text(struct parser *ps, const struct source *src, const char *
 {
 	const char *p = text, *end = text + len;
 
-	for (int lineno = 1; p < end; lineno++) {
+	for (int lineno = 1; p < end && !ps->over; lineno++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;
 
+		ps->lines++;
+		if (over_budget(ps, src, &(struct where){ src->name, lineno, 1 }))
+			break;
 		parse_line(ps, src, p, e, lineno, depth);
 		p = nl ? nl + 1 : end;
 	}
@@ -1318,6 +1397,8 @@ static int parse(const struct source *src, const char *text, size_t len, struct 
 	ps->ctx = ctx;
 	ps->err = err;
 	ps->errlen = errlen;
+	ps->files = 1;
+	ps->bytes = len;
 	parse_text(ps, src, text, len, 0);
 	rc = ps->nerrors ? ps->rc : build(ps, out);
 	parser_free(ps);

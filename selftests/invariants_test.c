@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "elf_craft.h"
 
 void sandpit_syscall_stub(void); /* T's code and the stub: section sandpit_text */
 
@@ -369,6 +370,39 @@ static int body_new_code_patched(void *a)
 TEST(new_executable_code_is_patched_before_it_runs)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed(body_new_code_patched, NULL)));
+}
+
+/* Invariant 9 at run time: a library whose .eh_frame_hdr claims 2^31 FDEs
+ * and whose hash table claims 2^31 symbols is mapped inside the sandbox;
+ * the patcher (in U, on its own stack) reads its tables within the
+ * mapping, does not believe them, decodes the code from its start, and the
+ * library runs, patched. */
+static int body_lying_library(void *a)
+{
+	int fd = *(int *)a;
+	uint8_t *lib = mmap(NULL, CRAFT_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+	if (lib == MAP_FAILED)
+		return 1;
+	if (((long (*)(void))(lib + CRAFT_CODE))() != syscall(SYS_gettid))
+		return 2;
+	return lib[CRAFT_CODE + 5] == 0x0f && lib[CRAFT_CODE + 6] == 0x05 ? 3 : 0;
+}
+
+TEST(inv9_library_whose_tables_lie_is_patched_and_runs)
+{
+	static uint8_t b[CRAFT_SIZE];
+	static const uint8_t code[] = { 0xb8, SYS_gettid, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	char path[] = "/tmp/invariants_test.lib.XXXXXX";
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	unlink(path);
+	craft_object(b, 0x7fffffff, 0x7fffffff);
+	memcpy(b + CRAFT_CODE, code, sizeof(code));
+	ASSERT_EQ(CRAFT_SIZE, write(fd, b, CRAFT_SIZE));
+	EXPECT_EQ(0, outcome(run_sandboxed(body_lying_library, &fd)));
+	close(fd);
 }
 
 /* sandpit's own request to T (user/u_entry.c), as U could make it */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -686,6 +687,125 @@ TEST(include_depth_is_limited)
 	EXPECT_EQ(1, m.n);
 	EXPECT_NE(NULL, strstr(m.text, "includes nest deeper than 8")) TH_LOG("%s", m.text);
 	tmp_done(&t);
+}
+
+/* --- what the parser reads is bounded (invariant 9) --- */
+
+struct deep {
+	char *text;
+	struct msgs m;
+	int rc;
+};
+
+static void *parse_deep(void *arg)
+{
+	struct deep *d = arg;
+	struct policy *p = NULL;
+
+	memset(&d->m, 0, sizeof(d->m));
+	d->rc = policy_parse_text("t.policy", d->text, strlen(d->text), &p, collect, &d->m, NULL, 0);
+	policy_free(p);
+	return NULL;
+}
+
+/* A 10 MB line of `prefix` then `unit` repeated, parsed on a 256 KiB
+ * thread stack (what a program's thread may give sandpit_start). */
+static void deep_line(struct __test_metadata *_metadata, const char *prefix, char unit,
+		      const char *want)
+{
+	size_t n = 10 << 20, k = strlen(prefix);
+	struct deep d = { .text = malloc(n + k + 1) };
+	pthread_attr_t attr;
+	pthread_t th;
+
+	ASSERT_NE(NULL, d.text);
+	memcpy(d.text, prefix, k);
+	memset(d.text + k, unit, n);
+	d.text[n + k] = 0;
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 256 << 10));
+	ASSERT_EQ(0, pthread_create(&th, &attr, parse_deep, &d));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(-EINVAL, d.rc);
+	EXPECT_EQ(1, d.m.n) TH_LOG("%.300s", d.m.text);
+	EXPECT_STREQ(want, d.m.text);
+	free(d.text);
+}
+
+TEST(inv9_a_10_mb_line_of_nesting_is_a_clean_error)
+{
+	deep_line(_metadata, "read: arg0 == ", '(', "t.policy:1:47: nested deeper than 32 levels\n");
+	deep_line(_metadata, "read: arg0 == ", '-', "t.policy:1:47: nested deeper than 32 levels\n");
+	deep_line(_metadata, "read: arg0 == ", '~', "t.policy:1:47: nested deeper than 32 levels\n");
+	deep_line(_metadata, "read: ", '(', "t.policy:1:40: nested deeper than 32 levels\n");
+	/* 32 levels are still fine */
+	struct msgs m;
+	struct policy *p = parse("read: arg0 == ((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))\n", &m, NULL);
+	EXPECT_NE(NULL, p) TH_LOG("%s", m.text);
+	policy_free(p);
+}
+
+TEST(inv9_include_bomb_stops_at_the_budget_and_names_the_chain)
+{
+	struct tmp t;
+	struct policy *p = NULL;
+	struct msgs m = { 0 };
+	char name[32], text[2 * PATH_MAX + 8];
+
+	/* 8 files, each including the next 10 times: 10^7 reads without a budget */
+	tmp_init(&t);
+	for (int i = 0; i < 8; i++) {
+		text[0] = 0;
+		for (int k = 0; k < 10 && i < 7; k++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				 "@include b%d.policy\n", i + 1);
+		snprintf(name, sizeof(name), "b%d.policy", i);
+		tmp_file(&t, name, i < 7 ? text : "# the leaf\n");
+	}
+	EXPECT_EQ(-E2BIG, policy_parse_file(t.path[0], &p, collect, &m, NULL, 0));
+	EXPECT_EQ(NULL, p);
+	EXPECT_EQ(1, m.n) TH_LOG("%s", m.text);
+	EXPECT_NE(NULL, strstr(m.text, "read more than 256 files (in ")) TH_LOG("%s", m.text);
+	snprintf(text, sizeof(text), "%s -> %s -> ", t.path[0], t.path[1]);
+	EXPECT_NE(NULL, strstr(m.text, text)) TH_LOG("%s", m.text);
+	tmp_done(&t);
+}
+
+/* 7 files each including the next twice, then a 1 MiB leaf read 64 times:
+ * a leaf of one long comment passes the bytes budget, one of newlines the
+ * lines budget first */
+static void include_budget(struct __test_metadata *_metadata, char fill, const char *want)
+{
+	struct tmp t;
+	struct policy *p = NULL;
+	struct msgs m = { 0 };
+	char name[32], text[64];
+	char *leaf = malloc((1 << 20) + 1);
+
+	ASSERT_NE(NULL, leaf);
+	memset(leaf, fill, 1 << 20);
+	leaf[0] = '#';
+	leaf[(1 << 20) - 1] = '\n';
+	leaf[1 << 20] = 0;
+	tmp_init(&t);
+	for (int i = 0; i < 7; i++) {
+		snprintf(name, sizeof(name), "c%d.policy", i);
+		snprintf(text, sizeof(text), "@include c%d.policy\n@include c%d.policy\n", i + 1, i + 1);
+		tmp_file(&t, name, text);
+	}
+	tmp_file(&t, "c7.policy", leaf);
+	free(leaf);
+	EXPECT_EQ(-E2BIG, policy_parse_file(t.path[0], &p, collect, &m, NULL, 0));
+	EXPECT_EQ(NULL, p);
+	EXPECT_EQ(1, m.n) TH_LOG("%s", m.text);
+	EXPECT_NE(NULL, strstr(m.text, want)) TH_LOG("%s", m.text);
+	tmp_done(&t);
+}
+
+TEST(inv9_includes_stop_at_the_bytes_and_lines_budgets)
+{
+	include_budget(_metadata, 'x', "read more than 16777216 bytes");
+	include_budget(_metadata, '\n', "read more than 2097152 lines");
 }
 
 TEST(a_missing_file_is_a_clear_error)

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <Zydis/Zydis.h>
+#include "user/elf_read.h"
 #include "user/patch.h"
 
 #define PAGE 4096UL
@@ -53,11 +54,14 @@ static long libc_sys(long nr, long a0, long a1, long a2, long a3, long a4, long 
 static const struct patch_ops libc_ops = { malloc, realloc, free, libc_sys };
 static const struct patch_ops *ops = &libc_ops;
 static const struct patch_config *cfg_now;
+static int debug = -1; /* SANDPIT_DEBUG, read once while libc is ours */
 
 static void use_ops(const struct patch_config *cfg)
 {
 	cfg_now = cfg;
 	ops = cfg->ops ? cfg->ops : &libc_ops;
+	if (debug < 0 && !cfg->ops)
+		debug = getenv("SANDPIT_DEBUG") != NULL;
 }
 
 static void *p_calloc(size_t n, size_t size)
@@ -284,36 +288,44 @@ static int add_vdso(struct mod_list *l)
 	return l->err;
 }
 
+static bool readable(const struct maps *m, uintptr_t lo, uintptr_t hi);
+
 /* An object mapped without ld.so's knowledge (what `sandpit run` loads, or
  * a library the program's own ld.so maps): its ELF header is at the start
  * of the mapping of the same file at offset 0. */
 static void add_from_header(struct mod_list *l, const struct maps *m, const struct vma *x)
 {
 	const struct vma *h = NULL;
-	const ElfW(Ehdr) *eh;
 	struct dl_phdr_info info = {0};
+	struct elf_view v;
+	uintptr_t phdr;
+	unsigned phnum, n0 = l->n;
 
 	for (unsigned i = 0; i < m->n && !h; i++)
 		if (m->v[i].ino == x->ino && m->v[i].dev_major == x->dev_major &&
 		    m->v[i].dev_minor == x->dev_minor && m->v[i].off == 0 &&
 		    (m->v[i].prot & PROT_READ) && m->v[i].lo <= x->lo)
 			h = &m->v[i];
-	if (!h || h->hi - h->lo < sizeof *eh)
+	if (!h)
 		return;
-	eh = (const void *)h->lo;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
-	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > h->hi - h->lo)
+	/* the file's headers, read within the mapping that holds them */
+	elf_view_init(&v, (const void *)h->lo, h->hi - h->lo);
+	if (!elf_mapped_phdrs(&v, h->lo, &phdr, &phnum))
 		return;
-	info.dlpi_phdr = (const void *)(h->lo + eh->e_phoff);
-	info.dlpi_phnum = eh->e_phnum;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
+	info.dlpi_phdr = (const void *)phdr;
+	info.dlpi_phnum = (ElfW(Half))phnum;
+	for (unsigned i = 0; i < phnum; i++)
 		if (info.dlpi_phdr[i].p_type == PT_LOAD) {
-			if (eh->e_type == ET_DYN)
+			if (((const ElfW(Ehdr) *)h->lo)->e_type == ET_DYN)
 				info.dlpi_addr = h->lo - page_down(info.dlpi_phdr[i].p_vaddr);
 			break;
 		}
 	collect_cb(&info, sizeof info, l);
+	/* code segments the file claims but that are not there (or wrap) are
+	 * not scanned */
+	for (unsigned i = n0; i < l->n; i++)
+		if (l->m[i].hi <= l->m[i].lo || !readable(m, l->m[i].lo, l->m[i].hi))
+			l->m[i--] = l->m[--l->n];
 }
 
 static bool module_covers(const struct mod_list *l, uintptr_t lo, uintptr_t hi)
@@ -368,259 +380,81 @@ static const ElfW(Phdr) *module_phdr(const struct module *m, unsigned type)
 	return NULL;
 }
 
-/* ---- .eh_frame_hdr: the sorted table of FDE start addresses ---- */
+/* ---- a module's tables, read through user/elf_read (invariant 9) ---- */
 
-enum {
-	PE_ABSPTR = 0x00, PE_ULEB = 0x01, PE_U2 = 0x02, PE_U4 = 0x03, PE_U8 = 0x04,
-	PE_SLEB = 0x09, PE_S2 = 0x0a, PE_S4 = 0x0b, PE_S8 = 0x0c,
-	PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_OMIT = 0xff,
-	PE_TABLE = PE_DATAREL | PE_S4,   /* what GNU ld writes */
-};
-
-static const uint8_t *uleb(const uint8_t *p, uint64_t *v)
+/* What of the object may be read: its readable mappings, within the extent
+ * its PT_LOAD segments claim (without headers, the range itself).  Every
+ * table the file points at is read through this view. */
+static void module_view(const struct module *mod, const struct maps *m, struct elf_view *v)
 {
-	unsigned shift = 0;
+	uintptr_t lo = mod->lo, hi = mod->hi;
 
-	*v = 0;
-	do {
-		if (shift < 64)
-			*v |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-	} while (*p++ & 0x80);
-	return p;
-}
+	for (unsigned i = 0; mod->phdr && i < mod->phnum; i++) {
+		const ElfW(Phdr) *ph = &mod->phdr[i];
+		uintptr_t a = mod->bias + ph->p_vaddr, b = a + ph->p_memsz;
 
-static const uint8_t *sleb(const uint8_t *p, uint64_t *v)
-{
-	unsigned shift = 0;
-	uint8_t b;
-
-	*v = 0;
-	do {
-		b = *p++;
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		*v |= ~0ULL << shift;
-	return p;
-}
-
-/* One DW_EH_PE-encoded value; NULL if the encoding is one we do not read. */
-static const uint8_t *read_enc(const uint8_t *p, unsigned enc, uintptr_t data, uint64_t *v)
-{
-	const uint8_t *at = p;
-	union { uint16_t u2; uint32_t u4; int16_t s2; int32_t s4; uint64_t u8; } x;
-
-	switch (enc & 0x0f) {
-	case PE_ABSPTR: case PE_U8: case PE_S8:
-		memcpy(&x.u8, p, 8), *v = x.u8, p += 8; break;
-	case PE_U4: memcpy(&x.u4, p, 4), *v = x.u4, p += 4; break;
-	case PE_S4: memcpy(&x.s4, p, 4), *v = (uint64_t)(int64_t)x.s4, p += 4; break;
-	case PE_U2: memcpy(&x.u2, p, 2), *v = x.u2, p += 2; break;
-	case PE_S2: memcpy(&x.s2, p, 2), *v = (uint64_t)(int64_t)x.s2, p += 2; break;
-	case PE_ULEB: p = uleb(p, v); break;
-	case PE_SLEB: p = sleb(p, v); break;
-	default: return NULL;
+		if (ph->p_type != PT_LOAD || b < a)
+			continue;
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
 	}
-	switch (enc & 0xf0) {
-	case 0: break;
-	case PE_PCREL: *v += (uintptr_t)at; break;
-	case PE_DATAREL: *v += data; break;
-	default: return NULL;
+	v->n = 0;
+	for (unsigned i = 0; i < m->n; i++) {
+		const struct vma *x = &m->v[i];
+
+		if ((x->prot & PROT_READ) && x->lo < hi && x->hi > lo &&
+		    !elf_view_add(v, x->lo > lo ? x->lo : lo, x->hi < hi ? x->hi : hi))
+			break;
 	}
+}
+
+/* [lo, hi) is readable memory, by the maps */
+static bool readable(const struct maps *m, uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned i = 0; i < m->n && lo < hi; i++)
+		if (m->v[i].lo <= lo && lo < m->v[i].hi && (m->v[i].prot & PROT_READ))
+			lo = m->v[i].hi;
+	return lo >= hi;
+}
+
+/* ASCII hex of x, for the debug line (no printf inside the sandbox) */
+static char *hex(char *p, uintptr_t x)
+{
+	char d[16];
+	int n = 0;
+
+	do
+		d[n++] = "0123456789abcdef"[x & 15];
+	while (x >>= 4);
+	*p++ = '0';
+	*p++ = 'x';
+	while (n)
+		*p++ = d[--n];
 	return p;
 }
 
-struct ehtab {
-	uintptr_t hdr;
-	const int32_t *tab;       /* n pairs (initial location, FDE), hdr-relative */
+/* Under SANDPIT_DEBUG: an object whose tables cannot guide the patcher,
+ * which then takes a slower way that finds the same sites. */
+static void note_fallback(const struct module *mod, const char *why, bool has_sym)
+{
+	char line[256], *p = line;
+	const char *tail = has_sym ? ": functions found from its symbol table\n"
+				   : ": functions found by decoding it from the start\n";
 	size_t n;
-	const uint8_t *cie;       /* last CIE read: its FDE pointer encoding, */
-	int cie_enc;
-	bool cie_signal;          /* and whether it describes signal frames */
-};
 
-static bool ehtab_init(const struct module *m, struct ehtab *t)
-{
-	const ElfW(Phdr) *ph = module_phdr(m, PT_GNU_EH_FRAME);
-	const uint8_t *h, *p;
-	uint64_t v;
-
-	memset(t, 0, sizeof *t);
-	if (!ph)
-		return false;
-	h = (const uint8_t *)(m->bias + ph->p_vaddr);
-	if (h[0] != 1 || h[3] != PE_TABLE || h[1] == PE_OMIT || h[2] == PE_OMIT)
-		return false;
-	p = read_enc(h + 4, h[1], (uintptr_t)h, &v);
-	p = p ? read_enc(p, h[2], (uintptr_t)h, &v) : NULL;
-	if (!p)
-		return false;
-	t->hdr = (uintptr_t)h;
-	t->tab = (const int32_t *)p;
-	t->n = v;
-	return true;
-}
-
-/* The FDE pointer encoding from a CIE's augmentation ('R'), -1 if unreadable. */
-static int cie_fde_enc(const uint8_t *cie, bool *signal)
-{
-	const uint8_t *p = cie + 8;   /* length, CIE id */
-	uint8_t version = *p++;
-	const char *aug = (const char *)p;
-	uint64_t v;
-
-	p += strlen(aug) + 1;
-	*signal = false;
-	if (aug[0] != 'z')
-		return aug[0] ? -1 : PE_ABSPTR;
-	p = uleb(p, &v);                                 /* code alignment */
-	p = sleb(p, &v);                                 /* data alignment */
-	p = version == 1 ? p + 1 : uleb(p, &v);          /* return register */
-	p = uleb(p, &v);                                 /* augmentation length */
-	*signal = strchr(aug, 'S') != NULL;
-	for (aug++; *aug; aug++) {
-		switch (*aug) {
-		case 'R':
-			return *p;
-		case 'P':
-			p = read_enc(p + 1, *p & 0x0f, 0, &v);
-			if (!p)
-				return -1;
-			break;
-		case 'L':
-			p++;
-			break;
-		case 'S': case 'B': case 'G':
-			break;
-		default:
-			return -1;
-		}
-	}
-	return PE_ABSPTR;
-}
-
-static bool fde_range(struct ehtab *t, size_t i, uintptr_t *lo, uintptr_t *hi)
-{
-	const uint8_t *f = (const uint8_t *)(t->hdr + t->tab[2 * i + 1]), *p;
-	uint32_t len, id;
-	uint64_t begin, range;
-
-	memcpy(&len, f, 4);
-	memcpy(&id, f + 4, 4);
-	if (len == 0 || len == 0xffffffff || id == 0)
-		return false;
-	if (f + 4 - id != t->cie) {
-		t->cie = f + 4 - id;
-		t->cie_enc = cie_fde_enc(t->cie, &t->cie_signal);
-	}
-	if (t->cie_enc < 0)
-		return false;
-	p = read_enc(f + 8, t->cie_enc, 0, &begin);
-	if (!p || !read_enc(p, t->cie_enc & 0x0f, 0, &range))
-		return false;
-	/* signal-frame FDEs (glibc's and the kernel's sigreturn trampolines)
-	 * start one byte early, for unwinders that look up pc - 1 */
-	*lo = begin + t->cie_signal;
-	*hi = begin + range;
-	return true;
-}
-
-/* 1: [lo, hi) is the function covering pc.  0: pc is in the gap between FDEs
- * [lo, hi), lo == 0 if no FDE precedes it. */
-static int fde_lookup(struct ehtab *t, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
-{
-	size_t a = 0, b = t->n;
-	uintptr_t flo = 0, fhi;
-
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (t->hdr + t->tab[2 * mid] <= pc)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	*hi = a < t->n ? t->hdr + t->tab[2 * a] : UINTPTR_MAX;
-	*lo = 0;
-	if (a == 0)
-		return 0;
-	if (!fde_range(t, a - 1, &flo, &fhi))
-		fhi = t->hdr + t->tab[2 * (a - 1)];
-	if (pc < fhi) {
-		*lo = flo;
-		*hi = fhi;
-		return 1;
-	}
-	*lo = fhi;
-	return 0;
-}
-
-/* ---- the dynamic symbol table ---- */
-
-struct symtab {
-	const ElfW(Sym) *sym;
-	size_t n;
-	uintptr_t bias;
-};
-
-static size_t gnu_hash_count(const uint32_t *h)
-{
-	uint32_t nbucket = h[0], off = h[1], nbloom = h[2], max = 0;
-	const uint32_t *bucket = h + 4 + nbloom * (sizeof(ElfW(Addr)) / 4);
-	const uint32_t *chain = bucket + nbucket;
-
-	for (uint32_t i = 0; i < nbucket; i++)
-		if (bucket[i] > max)
-			max = bucket[i];
-	if (max < off)
-		return off;
-	while (!(chain[max - off] & 1))
-		max++;
-	return max + 1;
-}
-
-static void symtab_init(const struct module *m, struct symtab *s)
-{
-	const ElfW(Phdr) *ph = module_phdr(m, PT_DYNAMIC);
-	const uint32_t *hash = NULL, *gnu = NULL;
-
-	memset(s, 0, sizeof *s);
-	s->bias = m->bias;
-	if (!ph)
+	if (debug <= 0)
 		return;
-	for (const ElfW(Dyn) *d = (const void *)(m->bias + ph->p_vaddr); d->d_tag != DT_NULL; d++) {
-		/* ld.so relocates .dynamic in place, except the vDSO's (read-only) */
-		uintptr_t v = d->d_un.d_ptr < m->bias ? d->d_un.d_ptr + m->bias : d->d_un.d_ptr;
-
-		if (d->d_tag == DT_SYMTAB)
-			s->sym = (const void *)v;
-		else if (d->d_tag == DT_HASH)
-			hash = (const void *)v;
-		else if (d->d_tag == DT_GNU_HASH)
-			gnu = (const void *)v;
-	}
-	if (s->sym)
-		s->n = hash ? hash[1] : gnu ? gnu_hash_count(gnu) : 0;
-}
-
-static bool sym_find(const struct symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		const ElfW(Sym) *y = &s->sym[i];
-		unsigned type = ELF64_ST_TYPE(y->st_info);
-		uintptr_t a = s->bias + y->st_value;
-
-		if ((type == STT_FUNC || type == STT_GNU_IFUNC) && y->st_shndx != SHN_UNDEF &&
-		    pc >= a && pc - a < y->st_size) {
-			*lo = a;
-			*hi = a + y->st_size;
-			return true;
-		}
-	}
-	return false;
+	memcpy(p, "sandpit: patcher: object at ", 28);
+	p = hex(p + 28, mod->lo);
+	*p++ = ':';
+	*p++ = ' ';
+	n = strlen(why);
+	memcpy(p, why, n);
+	p += n;
+	n = strlen(tail);
+	memcpy(p, tail, n);
+	p += n;
+	p_sys(SYS_write, 2, line, p - line, 0, 0, 0);
 }
 
 /* ---- spans: stretches of code, decoded lazily from their start ---- */
@@ -861,9 +695,11 @@ struct planner {
 	uintptr_t lo, hi;          /* the range being planned */
 	ZydisDecoder dec;
 	ZydisDecoder fast;         /* lengths and raw fields only, for spans */
-	struct ehtab eh;
+	struct elf_view view;      /* what of the module may be read */
+	struct elf_ehtab eh;
 	bool has_eh;
-	struct symtab sym;
+	struct elf_symtab sym;
+	bool has_sym;
 	struct span fn, whole;
 	struct patch_plan *plan;
 	size_t bound;              /* code_len can not exceed this */
@@ -907,8 +743,8 @@ static struct span *span_for(struct planner *p, uintptr_t c)
 		return &p->whole;
 	if (s->n_ins && c >= s->lo && c < s->end)
 		return s;
-	r = p->has_eh ? fde_lookup(&p->eh, c, &lo, &hi) : -1;
-	if (r != 1 && !sym_find(&p->sym, c, &lo, &hi)) {
+	r = p->has_eh ? elf_fde_lookup(&p->eh, c, &lo, &hi) : -1;
+	if (r != 1 && !(p->has_sym && elf_sym_find(&p->sym, c, &lo, &hi))) {
 		if (r == 0 && lo == 0)
 			return NULL;    /* before the first function: headers, not code */
 		if (r < 0) {
@@ -1154,10 +990,13 @@ static int analyse(struct planner *p)
 	return 0;
 }
 
-static void planner_init(struct planner *p, const struct patch_config *cfg,
-			 const struct module *mod, uintptr_t lo, uintptr_t hi,
-			 struct patch_plan *plan)
+static int planner_init(struct planner *p, const struct patch_config *cfg,
+			const struct module *mod, uintptr_t lo, uintptr_t hi,
+			struct patch_plan *plan, const struct maps *m)
 {
+	const ElfW(Phdr) *eh, *dyn;
+	int r = -ENOENT;
+
 	memset(p, 0, sizeof *p);
 	memset(plan, 0, sizeof *plan);
 	p->cfg = cfg;
@@ -1169,8 +1008,20 @@ static void planner_init(struct planner *p, const struct patch_config *cfg,
 	ZydisDecoderInit(&p->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecoderInit(&p->fast, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecoderEnableMode(&p->fast, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
-	p->has_eh = ehtab_init(mod, &p->eh);
-	symtab_init(mod, &p->sym);
+	module_view(mod, m, &p->view);
+	/* the code itself is read too: it must be there */
+	if (!elf_view_has(&p->view, lo, hi - lo))
+		return -EFAULT;
+	eh = module_phdr(mod, PT_GNU_EH_FRAME);
+	dyn = module_phdr(mod, PT_DYNAMIC);
+	p->has_sym = dyn && !elf_symtab_init(&p->sym, &p->view, mod->bias + dyn->p_vaddr,
+					      dyn->p_memsz, mod->bias);
+	p->has_eh = eh && !(r = elf_ehtab_init(&p->eh, &p->view, mod->bias + eh->p_vaddr));
+	if (!p->has_eh && mod->phdr)
+		note_fallback(mod, r == -ENOENT ? "no .eh_frame_hdr that we read"
+						: ".eh_frame_hdr does not fit in its mapping",
+			      p->has_sym);
+	return 0;
 }
 
 static void planner_free(struct planner *p)
@@ -1638,8 +1489,8 @@ static int patch_module(const struct patch_config *cfg, const struct module *mod
 	struct planner p;
 	int r;
 
-	planner_init(&p, cfg, mod, lo, hi, &plan);
-	r = analyse(&p);
+	r = planner_init(&p, cfg, mod, lo, hi, &plan, m);
+	r = r ? r : analyse(&p);
 	if (!r && plan.n_site)
 		r = commit(&p, m);
 	if (!r)
@@ -1659,13 +1510,15 @@ int patch_plan_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 
 	use_ops(cfg);
 	r = lo < hi ? module_find(lo, hi, &mod, &m) : -EINVAL;
-	ops->release(m.v);
 	memset(plan, 0, sizeof *plan);
-	if (r)
+	if (r) {
+		ops->release(m.v);
 		return r;
-	planner_init(&p, cfg, &mod, lo, hi, plan);
+	}
+	r = planner_init(&p, cfg, &mod, lo, hi, plan, &m);
+	ops->release(m.v);
 	plan->region = region;
-	r = analyse(&p);
+	r = r ? r : analyse(&p);
 	r = r ? r : encode(&p);
 	planner_free(&p);
 	if (r)
