@@ -34,6 +34,7 @@ struct u_state {
 		int32_t sig;
 		uint8_t info[128];
 	} deferred[4];
+	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 

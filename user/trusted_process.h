@@ -5,6 +5,7 @@
  * slots (S, sockets) of new threads and watches every U and T. */
 #ifndef SANDPIT_TRUSTED_PROCESS_H
 #define SANDPIT_TRUSTED_PROCESS_H
+#include <stdint.h>
 #include <sys/types.h>
 #include "user/secure_mem.h"
 
@@ -33,4 +34,8 @@ pid_t trusted_process_started(pid_t mid, int fd);
 /* Fill slot `slot`'s secure page configuration and U-side state from slot
  * 0's (which sandpit_start writes).  Used by B for each new thread. */
 void trusted_process_init_slot(const struct trusted_process_config *cfg, int slot);
+
+/* In B only: the tid of slot `slot`'s U as the kernel confirmed it when the
+ * slot started, 0 if the slot is not running. */
+int32_t b_slot_u_tid(int slot);
 #endif

@@ -105,11 +105,25 @@ static long u_sigaltstack(const uint64_t *ss, uint64_t *old)
 }
 
 /* A thread's exit: tell T (and through it B) first, so that its end is no
- * alarm; T then waits for it and cleans up after it. */
+ * alarm; T then waits for it and cleans up after it.  T gives no result:
+ * U ends once its secure page says B knows (T wakes it with a byte), so a
+ * request rewritten into an exit by another thread leaves its caller
+ * waiting, never running on without T.  Handlers wait (depth). */
 static long __attribute__((noreturn)) u_exit(long code)
 {
-	static const long none[6];
-	u_call_trusted(SANDPIT_NR_THREAD_EXIT, none);
+	struct u_state *st = u_self();
+	struct mailbox *mb = st->mb;
+	char drain[64];
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	mb->nr = SANDPIT_NR_THREAD_EXIT;
+	for (int i = 0; i < 6; i++)
+		mb->args[i] = 0;
+	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
+	full_fence();
+	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
+		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+	while (!__atomic_load_n(&st->sp->exiting, __ATOMIC_ACQUIRE))
+		sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
 	for (;;)
 		sandpit_raw_syscall6(__NR_exit, code, 0, 0, 0, 0, 0);
 }
