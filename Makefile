@@ -34,7 +34,7 @@ CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
-MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test)
+MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test invariants_test threads_test library_test core_test)
 ONCE_TESTS := $(filter-out $(MODE_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 

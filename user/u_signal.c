@@ -52,6 +52,13 @@ void u_sandpit_sig(int sig, void *info, void *ucv)
 	refuse_trusted_thread();
 	ucontext_t *uc = ucv;
 	struct u_state *st = u_self();
+	/* A handler stacked on this one (the mask it installs lets one in) may
+	 * have eaten the wake-up byte of the wait this one interrupted: that
+	 * wait looks at res_seq again instead of restarting its read. */
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
 	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
 	if (st->self_done == req)
 		return; /* not asked for */
@@ -179,10 +186,14 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 		int64_t result = answered ? mb->result : 0;
 		uint64_t res2 = mb->res2, res3 = mb->res3;
 		int32_t depth = st->depth;
+		/* the handler's own waits end with u_sleep at 0: the interrupted
+		 * wait may be about to sleep, and T must then still wake it */
+		uint32_t u_sleep = __atomic_load_n(&mb->u_sleep, __ATOMIC_SEQ_CST);
 		st->depth = 0;
 		if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
 			call_program_handler(&t->act[sig], sig, info, uc);
 		st->depth = depth;
+		__atomic_store_n(&mb->u_sleep, u_sleep, __ATOMIC_SEQ_CST);
 		/* the handler's own requests came after ours and overwrote its
 		 * result; if it made none, T answers ours as usual */
 		if (answered || __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) > st->seq) {
