@@ -3,10 +3,13 @@
  *   page 1, "secure page": read-only in P (a memfd sealed with
  *     F_SEAL_FUTURE_WRITE, so mprotect cannot make it writable), read-write
  *     in B.  Holds T's configuration (written before the seal) and B's
- *     verdicts: the validated call and its memory arguments.  T trusts it.
+ *     verdicts: the validated call and its memory arguments, published
+ *     complete with a seqlock (SP_SEQ odd while B writes).  T trusts it.
  *   page 2, "mailbox": read-write in P and B (shared anonymous).  U's
  *     requests to T, T's results, the wake-up flags, U's clear-child-tid
- *     word, and T's scratch for building messages.  Nobody trusts it.
+ *     word, and T's scratch for building messages.  Nobody trusts it:
+ *     nothing T or B decides, waits on or executes comes from here, but
+ *     one copy of a request that B then checks in full (invariant 8).
  *
  * Included by C and by assembly; offsets are checked by static asserts. */
 #ifndef SANDPIT_SECURE_MEM_H
