@@ -611,4 +611,58 @@ TEST(inv1_signal_through_epoll_pwait_mask_never_runs_on_the_trusted_thread)
 	mask_case(_metadata, VIA_EPOLL_PWAIT);
 }
 
+/* ---------------- sandpit's wrapper on a trusted thread's stack */
+
+static long wrapper_on_this_stack(void *a)
+{
+	(void)a;
+	static uint8_t info[128], uc[1024];
+	u_signal_wrapper(SIGUSR1, info, uc);
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	R->landed++;
+	int fd = open(outside, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int body_wrapper_on_t_stack(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	/* where the kernel would put a handler's frame on a T: the alternate
+	 * stack of slot 9 (no thread has it in this test) */
+	const struct sandpit_ro *ro = &sandpit_ro_page.ro;
+	uintptr_t top = ro->t_alt_lo + 10 * SM_ALT_SIZE - 256;
+	if (ro->t_alt_hi - ro->t_alt_lo != SM_ALT_REGION)
+		return 2;
+	R->calls++;
+	sandpit_call_on_stack((void *)top, wrapper_on_this_stack, NULL);
+	return 3; /* the wrapper went on as if on U */
+}
+
+/* Whatever brings a handler of the program onto T, sandpit's wrapper sees
+ * it from the stack pointer alone (not %gs) and ends P before calling it. */
+TEST(inv1_program_handler_reaching_a_trusted_thread_ends_the_process)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	snprintf(outside, sizeof(outside), "/tmp/sandpit-core-usr1-%d", getpid());
+	unlink(outside);
+	int o = run_capture(body_wrapper_on_t_stack, NULL, NULL, 20, msg, sizeof(msg));
+	TH_LOG("%s", msg);
+	EXPECT_EQ(1, R->calls);
+	EXPECT_EQ(KILLED(SIGKILL), o);
+	EXPECT_EQ(0, R->landed);
+	EXPECT_TRUE(strstr(msg, "reached a trusted thread") != NULL);
+	EXPECT_EQ(-1, access(outside, F_OK));
+}
+
 TEST_HARNESS_MAIN
