@@ -73,6 +73,8 @@ static int run_capture(int (*fn)(void *), void *arg, const struct sandpit_option
 struct race {
 	volatile long writes, landed, calls, bad, done, phase;
 	volatile int victim_slot;
+	volatile long snapshots, torn; /* the secure page as a reader sees it */
+	volatile int pause, paused;
 };
 static struct race *R;
 static struct mailbox *volatile victim_mb;
@@ -265,12 +267,46 @@ static void *rewrite_request(void *a)
 	return NULL;
 }
 
+/* S is published complete: a reader that sees the same even sequence
+ * number before and after reading the verdict must always read the same
+ * verdict for that number (B once wrote the raw request into S under the
+ * old number, and left it there while it resolved a path). */
+static void *watch_secure_page(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
+	uint64_t seen_seq = ~0ull, seen[8];
+	while (!R->done) {
+		uint64_t s1 = __atomic_load_n(&sp->seq, __ATOMIC_ACQUIRE), v[8];
+		v[0] = (uint64_t)sp->verdict;
+		v[1] = sp->nr;
+		for (int i = 0; i < 6; i++)
+			v[2 + i] = sp->args[i];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (s1 & 1 || __atomic_load_n(&sp->seq, __ATOMIC_ACQUIRE) != s1)
+			continue;
+		if (s1 != seen_seq) {
+			seen_seq = s1;
+			memcpy(seen, v, sizeof(seen));
+			R->snapshots++;
+		} else if (memcmp(seen, v, sizeof(seen))) {
+			R->torn++;
+			memcpy(seen, v, sizeof(seen));
+		}
+	}
+	return NULL;
+}
+
 static int body_slow_check(void *a)
 {
 	struct slow *sl = a;
-	pthread_t w;
+	pthread_t w, o;
 	victim_mb = my_mailbox();
-	if (pthread_create(&w, NULL, rewrite_request, sl))
+	/* the watcher first: once the rewriting starts, this thread's own
+	 * requests are rewritten too */
+	if (pthread_create(&o, NULL, watch_secure_page, NULL) || pthread_create(&w, NULL, rewrite_request, sl))
 		return 1;
 	for (int i = 0; i < 200; i++) {
 		int fd = open(sl->slow_path, O_RDONLY);
@@ -285,6 +321,7 @@ static int body_slow_check(void *a)
 	}
 	R->done = 1;
 	pthread_join(w, NULL);
+	pthread_join(o, NULL);
 	return 0;
 }
 
@@ -323,9 +360,12 @@ TEST(inv2_request_rewritten_during_a_slow_check_never_creates_outside_grants)
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = reads };
 	char msg[4096];
 	int r = run_capture(body_slow_check, sl, &o, 60, msg, sizeof(msg));
-	TH_LOG("outcome %d, writes %ld, refused %ld, opened %ld, other %ld; %s", r, R->writes, R->landed,
-	       R->calls, R->bad, msg);
+	TH_LOG("outcome %d, writes %ld, refused %ld, opened %ld, other %ld, verdicts seen %ld, "
+	       "changed under one number %ld; %s",
+	       r, R->writes, R->landed, R->calls, R->bad, R->snapshots, R->torn, msg);
 	EXPECT_EQ(0, r);
+	EXPECT_LT(1, R->snapshots);
+	EXPECT_EQ(0, R->torn);
 	EXPECT_LT(0, R->writes);
 	EXPECT_LT(0, R->landed);
 	EXPECT_EQ(-1, access(sl->evil, F_OK));
@@ -366,11 +406,18 @@ static void *rewrite_sigaction(void *a)
 		;
 	struct k_sigaction evil = { (uint64_t)(uintptr_t)evil_handler, SANDPIT_SA_RESTORER,
 				    (uint64_t)(uintptr_t)evil_handler, 0 };
-	volatile uint8_t *where = (volatile uint8_t *)victim_mb + MB_PAYLOAD;
+	/* where T used to build it */
+	volatile uint64_t *where = (volatile uint64_t *)((uint8_t *)victim_mb + MB_PAYLOAD);
 	while (!R->done) {
-		/* the old place of T's sigaction, and the rest of T's scratch */
-		for (int off = 0; off + (int)sizeof(evil) <= MB_CLONE_REGS - MB_PAYLOAD; off += 8)
-			memcpy((void *)(where + off), &evil, sizeof(evil));
+		if (R->pause) {
+			R->paused = 1;
+			continue;
+		}
+		R->paused = 0;
+		where[0] = evil.handler;
+		where[1] = evil.flags;
+		where[2] = evil.restorer;
+		where[3] = evil.mask;
 		R->writes++;
 	}
 	return NULL;
@@ -386,13 +433,18 @@ static int body_segv_dfl(void *a)
 		return 1;
 	while (!R->writes)
 		sched_yield();
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 1000; i++) {
 		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
 		R->calls++;
-		/* -1: the open of /proc/self/status was rewritten too (the writes
-		 * cover the payload B copies), and refused */
+		/* the check's own open goes through the payload: not while it is
+		 * being rewritten */
+		R->pause = 1;
+		while (!R->paused)
+			;
 		if (segv_caught_by_kernel() == 1)
 			R->bad++; /* the kernel has a handler for SIGSEGV: not the default */
+		R->paused = 0;
+		R->pause = 0;
 	}
 	R->done = 1;
 	pthread_join(w, NULL);
