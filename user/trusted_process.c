@@ -45,6 +45,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* a slot's U and T, as the kernel confirmed them when the slot started
  * (watch_step), 0 when free: B's own copies, never re-read from P */
 static int32_t u_tids[SM_NSLOTS], t_tids[SM_NSLOTS];
+/* and, where the kernel has them (6.9), pidfds of those threads: a tid can
+ * be reused, a pidfd cannot; -1 otherwise */
+static int u_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
+static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 
 int32_t b_slot_u_tid(int s)
 {
@@ -174,9 +178,35 @@ static int task_status(int32_t tid, const char *field)
 	return f ? atoi(f + strlen(field)) : -2;
 }
 
-/* The kernel says the thread is gone: no such thread of P, or (the
- * leader, whose tid is P's and who stays a zombie until the whole group
- * ends) its state is Z or X. */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* kernel ABI since 6.9 */
+#endif
+
+static int thread_gone(int32_t tid);
+
+static int thread_pidfd(int32_t tid)
+{
+	if (!compat_has(COMPAT_PIDFD_THREAD))
+		return -1;
+	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+}
+
+/* The kernel says the thread is gone: its pidfd is readable (the thread
+ * has exited; a pidfd, unlike a tid, is never reused), or there is no such
+ * thread of P, or (the leader, whose tid is P's and who stays a zombie
+ * until the whole group ends) its state is Z or X. */
+static int thread_gone_fd(int32_t tid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)))
+			return 1;
+	}
+	/* a leader that ended before its group stays a zombie its pidfd does
+	 * not report on every kernel: ask /proc as well */
+	return thread_gone(tid);
+}
+
 static int thread_gone(int32_t tid)
 {
 	if (tid <= 0)
@@ -307,6 +337,8 @@ static void watch_step(int s, struct watch_wait *w)
 			slots[s].state = SLOT_ACTIVE;
 			u_tids[s] = watch[s].u;
 			t_tids[s] = watch[s].t;
+			u_pidfds[s] = thread_pidfd(u_tids[s]);
+			t_pidfds[s] = thread_pidfd(t_tids[s]);
 			cfg->sp[s].u_tid = watch[s].u;
 			publish_tids();
 			pthread_cond_broadcast(&slot_freed); /* the next slot may start */
@@ -316,9 +348,9 @@ static void watch_step(int s, struct watch_wait *w)
 		case W_U:
 			/* T first: T ends only after U, so T gone while U lives (asked
 			 * in that order) is a T that died (invariant 5) */
-			m = thread_gone(t_tids[s]);
+			m = thread_gone_fd(t_tids[s], t_pidfds[s]);
 			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
-			if (thread_gone(u_tids[s])) {
+			if (thread_gone_fd(u_tids[s], u_pidfds[s])) {
 				if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE))
 					slot_alarm("a sandboxed thread ended without exit (killed by the "
 						   "kernel for a system call that escaped the sandbox?)",
@@ -334,7 +366,7 @@ static void watch_step(int s, struct watch_wait *w)
 			*w = (struct watch_wait){ &mb->ctid, u, u ? 200000000 : 1000000 };
 			return;
 		case W_T:
-			if (!thread_gone(t_tids[s])) {
+			if (!thread_gone_fd(t_tids[s], t_pidfds[s])) {
 				t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
 				*w = (struct watch_wait){ &mb->t_ctid, t, t ? 200000000 : 1000000 };
 				return;
@@ -343,6 +375,11 @@ static void watch_step(int s, struct watch_wait *w)
 			 * another thread */
 			pthread_mutex_lock(&lock);
 			u_tids[s] = t_tids[s] = 0;
+			if (u_pidfds[s] >= 0)
+				close(u_pidfds[s]);
+			if (t_pidfds[s] >= 0)
+				close(t_pidfds[s]);
+			u_pidfds[s] = t_pidfds[s] = -1;
 			slots[s].exiting = 0;
 			slots[s].state = SLOT_FREE;
 			publish_tids();
