@@ -34,6 +34,7 @@ struct u_state {
 		int32_t sig;
 		uint8_t info[128];
 	} deferred[4];
+	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
@@ -108,6 +109,18 @@ extern const char sandpit_wait_begin[], sandpit_wait_end[], sandpit_wait_eintr[]
 void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
 	__attribute__((visibility("hidden")));
 extern const char sandpit_wake_begin[], sandpit_wake_end[] __attribute__((visibility("hidden")));
+
+/* Facts the signal handlers need and may not take from memory U can
+ * write: one page of its own, filled by sandpit_start, then made read-only
+ * and protected (invariant 3) before U runs. */
+struct sandpit_ro {
+	uintptr_t t_alt_lo, t_alt_hi; /* T's alternate stacks (secure_mem.h) */
+	int32_t pid;
+};
+extern union sandpit_ro_page {
+	struct sandpit_ro ro;
+	char page[SM_PAGE];
+} sandpit_ro_page __attribute__((visibility("hidden")));
 
 /* section bounds of sandpit's own code (never patched, protected) */
 extern const char __start_sandpit_text[] __attribute__((visibility("hidden")));

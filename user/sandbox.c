@@ -490,6 +490,9 @@ int sandpit_start(const struct sandpit_options *opts)
 	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
 	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
+	add_range(sp, (uintptr_t)&sandpit_ro_page, (uintptr_t)&sandpit_ro_page + SM_PAGE);
+	sandpit_ro_page.ro = (struct sandpit_ro){ .t_alt_lo = region, .t_alt_hi = region + SM_ALT_REGION,
+						  .pid = pid };
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -573,6 +576,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	if (mmap(sp, S_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
 		die("mapping secure memory read-only", -errno);
 	close(smfd);
+	if (mprotect(&sandpit_ro_page, SM_PAGE, PROT_READ) < 0)
+		die("making sandpit's handler facts read-only", -errno);
 
 	if ((r = (int)raw(SYS_arch_prctl, ARCH_SET_GS, (long)mb, 0, 0, 0)) < 0)
 		die("arch_prctl(ARCH_SET_GS)", r);

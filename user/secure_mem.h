@@ -3,10 +3,13 @@
  *   page 1, "secure page": read-only in P (a memfd sealed with
  *     F_SEAL_FUTURE_WRITE, so mprotect cannot make it writable), read-write
  *     in B.  Holds T's configuration (written before the seal) and B's
- *     verdicts: the validated call and its memory arguments.  T trusts it.
+ *     verdicts: the validated call and its memory arguments, published
+ *     complete with a seqlock (SP_SEQ odd while B writes).  T trusts it.
  *   page 2, "mailbox": read-write in P and B (shared anonymous).  U's
  *     requests to T, T's results, the wake-up flags, U's clear-child-tid
- *     word, and T's scratch for building messages.  Nobody trusts it.
+ *     word, and T's scratch for building messages.  Nobody trusts it:
+ *     nothing T or B decides, waits on or executes comes from here, but
+ *     one copy of a request that B then checks in full (invariant 8).
  *
  * Included by C and by assembly; offsets are checked by static asserts. */
 #ifndef SANDPIT_SECURE_MEM_H
@@ -23,7 +26,7 @@
 #define SM_MAX_TIDS     SM_NSLOTS
 
 /* ---- secure page ---- */
-#define SP_SEQ          0    /* bumped by B after each verdict               */
+#define SP_SEQ          0    /* seqlock: odd while B writes, even when complete */
 #define SP_VERDICT      8    /* SP_V_*, or < 0: return it                     */
 #define SP_NR           16
 #define SP_ARGS         24   /* 6 x u64                                        */
@@ -46,7 +49,9 @@
 #define SP_CFG_RANGES   216  /* SM_MAX_RANGES x {lo, hi}: protected memory      */
 #define SP_ALTSTACK     984  /* stack_t of T's alternate signal stack (24)      */
 #define SP_FPROG        1008 /* struct sock_fprog of filter mode (len 0: strict) */
-#define SP_DATA         1024 /* B's copies of memory arguments                  */
+#define SP_POLLFD       1024 /* 2 x struct pollfd T sleeps on: {T_FD, TB_FD}    */
+#define SP_EXITING      1040 /* u32: B knows this slot's U is exiting (T said so) */
+#define SP_DATA         1048 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
 
 /* T's alternate signal stacks and the secure pages share one region
@@ -62,6 +67,7 @@
 #define SP_V_EXEC       0    /* execute SP_NR with SP_ARGS                       */
 #define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
 #define SP_V_ACK        2    /* done, the result is 0                            */
+#define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
 
 /* ---- mailbox ---- */
 #define MB_REQ_SEQ      0    /* U bumps after writing MB_NR/MB_ARGS            */
@@ -79,9 +85,9 @@
 #define MB_B_BELL       116  /* u32: B's doorbell; only T ever FUTEX_WAKEs it  */
 #define MB_T_WAIT_B     120  /* u32: T sleeps on SP_SEQ: B must FUTEX_WAKE it */
 #define MB_T_CTID       124  /* u32: T's clear_child_tid word, watched by B    */
+#define MB_EXIT_BELL    128  /* u32: T FUTEX_WAKEs it when U asks to exit      */
 #define MB_PAYLOAD      256  /* T scratch: the request for B, nr + 6 args (56) */
-#define MB_POLLFD       320  /* 2 x struct pollfd                               */
-#define MB_DRAIN        384  /* bytes read to drain wake-ups                    */
+#define MB_DRAIN        384  /* bytes read to drain wake-ups (never read back) */
 #define MB_CLONE_REGS   512  /* U's registers at clone, for the new thread     */
 #define MB_U_STATE      1024 /* U-side runtime state (struct u_state)          */
 
@@ -148,6 +154,8 @@ struct secure_page {
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
 	uint64_t fprog[2]; /* { len, filter }: what a new U installs in filter mode */
+	struct { int32_t fd; int16_t events, revents; } pollfd[2];
+	uint32_t exiting, pad;
 	uint8_t data[SP_DATA_SIZE];
 };
 
@@ -172,7 +180,8 @@ struct mailbox {
 	uint64_t res2, res3;
 	uint32_t t_sleep, u_sleep, t_cpu, u_cpu;
 	uint32_t ctid, b_bell, t_wait_b, t_ctid;
-	uint8_t pad1[MB_PAYLOAD - 128];
+	uint32_t exit_bell;
+	uint8_t pad1[MB_PAYLOAD - 132];
 	struct b_request payload;
 	uint8_t t_scratch[MB_CLONE_REGS - MB_PAYLOAD - sizeof(struct b_request)];
 	uint64_t clone_regs[CR_SIZE / 8];
@@ -194,6 +203,8 @@ _Static_assert(__builtin_offsetof(struct secure_page, nranges) == SP_CFG_NRANGES
 _Static_assert(__builtin_offsetof(struct secure_page, ranges) == SP_CFG_RANGES, "SP_CFG_RANGES");
 _Static_assert(__builtin_offsetof(struct secure_page, altstack) == SP_ALTSTACK, "SP_ALTSTACK");
 _Static_assert(__builtin_offsetof(struct secure_page, fprog) == SP_FPROG, "SP_FPROG");
+_Static_assert(__builtin_offsetof(struct secure_page, pollfd) == SP_POLLFD, "SP_POLLFD");
+_Static_assert(__builtin_offsetof(struct secure_page, exiting) == SP_EXITING, "SP_EXITING");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
 _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RES_SEQ");
@@ -202,6 +213,7 @@ _Static_assert(__builtin_offsetof(struct mailbox, ctid) == MB_CTID, "MB_CTID");
 _Static_assert(__builtin_offsetof(struct mailbox, b_bell) == MB_B_BELL, "MB_B_BELL");
 _Static_assert(__builtin_offsetof(struct mailbox, t_wait_b) == MB_T_WAIT_B, "MB_T_WAIT_B");
 _Static_assert(__builtin_offsetof(struct mailbox, t_ctid) == MB_T_CTID, "MB_T_CTID");
+_Static_assert(__builtin_offsetof(struct mailbox, exit_bell) == MB_EXIT_BELL, "MB_EXIT_BELL");
 _Static_assert(__builtin_offsetof(struct mailbox, payload) == MB_PAYLOAD, "MB_PAYLOAD");
 _Static_assert(__builtin_offsetof(struct mailbox, clone_regs) == MB_CLONE_REGS, "MB_CLONE_REGS");
 _Static_assert(__builtin_offsetof(struct mailbox, u_state) == MB_U_STATE, "MB_U_STATE");

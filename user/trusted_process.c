@@ -1,5 +1,6 @@
 /* The trusted process B.  Ordinary C with libc: B runs unsandboxed in its
  * own address space, where U cannot reach. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,10 +40,26 @@ enum { SLOT_FREE, SLOT_STARTING, SLOT_ACTIVE };
 
 static struct slot {
 	int state;
-	int exiting; /* U asked T to exit: its end is no alarm */
+	int exiting; /* T said U asks to exit (its exit bell): U's end is no alarm */
 } slots[SM_NSLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int32_t t_tids[SM_NSLOTS];
+/* a slot's U and T, as the kernel confirmed them when the slot started
+ * (watch_step), 0 when free: B's own copies, never re-read from P */
+static int32_t u_tids[SM_NSLOTS], t_tids[SM_NSLOTS];
+/* and, where the kernel has them (6.9), pidfds of those threads: a tid can
+ * be reused, a pidfd cannot; -1 otherwise */
+static int u_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
+static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
+
+int32_t b_slot_u_tid(int s)
+{
+	if (s < 0 || s >= SM_NSLOTS)
+		return 0;
+	pthread_mutex_lock(&lock);
+	int32_t t = slots[s].state == SLOT_ACTIVE ? u_tids[s] : 0;
+	pthread_mutex_unlock(&lock);
+	return t;
+}
 
 static void kill_p(void)
 {
@@ -79,6 +96,14 @@ static int free_slot(void)
 	return -1;
 }
 
+static int starting_slots(void)
+{
+	int n = 0;
+	for (int s = 0; s < SM_NSLOTS; s++)
+		n += slots[s].state == SLOT_STARTING;
+	return n;
+}
+
 static int exiting_slots(void)
 {
 	int n = 0;
@@ -102,17 +127,22 @@ static void publish_tids(void)
 	}
 }
 
-/* Watching the slots.  The kernel clears and wakes a thread's
- * clear-child-tid word when it ends for any reason, strict mode's SIGKILL
- * for a forbidden call included (DESIGN §9).  A U that ends without having
- * asked to exit was killed: end P (invariant 5).  Each slot goes through
- * the steps below; watch_step takes as many as it can without waiting and
- * says which word to wait on next.  With futex_waitv one watcher waits on
- * every slot's word at once; without it each slot has its own. */
-enum { W_IDLE, W_START, W_U, W_T };
+/* Watching the slots (invariant 5, invariant 8).  A U that ends without
+ * its T having said it exits was killed by the kernel (strict mode's
+ * SIGKILL for a forbidden call, DESIGN §9): end P.  The clear-child-tid
+ * words in the mailbox are written by the kernel, but U can write them
+ * too, so they only ever wake the watcher or tell it where to look: that a
+ * thread is gone, and which threads a slot's are, B learns from the kernel
+ * (tgkill(P, tid, 0) failing with ESRCH; /proc for the thread-group leader,
+ * which lingers as a zombie).  Each slot goes through the steps below;
+ * watch_step takes as many as it can without waiting and says which word
+ * to wait on next.  With futex_waitv one watcher waits on every slot's
+ * word at once; without it each slot has its own. */
+enum { W_IDLE, W_START, W_SECCOMP, W_U, W_T };
 static struct {
 	int step;
 	struct timespec start_by;
+	int32_t u, t; /* the tids the slot's words named, being confirmed */
 } watch[SM_NSLOTS];
 static uint32_t watch_gen; /* bumped and woken when a slot starts */
 
@@ -126,23 +156,116 @@ static void wake_all(uint32_t *w)
 	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* A clear-child-tid word not yet 0 is waited on; at 0 the wake is passed
- * on (the kernel wakes one waiter and T may be the other, so the wait also
- * looks again now and then rather than trust the wake).  1 once ended. */
-static int ended(uint32_t *word, struct watch_wait *w)
-{
-	uint32_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-	if (v) {
-		*w = (struct watch_wait){ word, v, 200000000 };
-		return 0;
-	}
-	wake_all(word);
-	return 1;
-}
-
 static int before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* A field of /proc/P/task/TID/status ("Seccomp:"), or -1 if the thread is
+ * gone, -2 if the kernel has no such field. */
+static int task_status(int32_t tid, const char *field)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)cfg->pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *f = strstr(buf, field);
+	return f ? atoi(f + strlen(field)) : -2;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* kernel ABI since 6.9 */
+#endif
+
+static int thread_gone(int32_t tid);
+
+static int thread_pidfd(int32_t tid)
+{
+	if (!compat_has(COMPAT_PIDFD_THREAD))
+		return -1;
+	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+}
+
+/* The kernel says the thread is gone: its pidfd is readable (the thread
+ * has exited; a pidfd, unlike a tid, is never reused), or there is no such
+ * thread of P, or (the leader, whose tid is P's and who stays a zombie
+ * until the whole group ends) its state is Z or X. */
+static int thread_gone_fd(int32_t tid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)))
+			return 1;
+	}
+	/* a leader that ended before its group stays a zombie its pidfd does
+	 * not report on every kernel: ask /proc as well */
+	return thread_gone(tid);
+}
+
+static int thread_gone(int32_t tid)
+{
+	if (tid <= 0)
+		return 0;
+	if (syscall(SYS_tgkill, cfg->pid, tid, 0) < 0 && errno == ESRCH)
+		return 1;
+	if (tid != cfg->pid)
+		return 0;
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)cfg->pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* the name may hold anything */
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* with the lock held: tid is some slot's U or T already */
+static int tid_recorded(int32_t tid)
+{
+	for (int s = 0; s < SM_NSLOTS; s++)
+		if (u_tids[s] == tid || t_tids[s] == tid)
+			return 1;
+	return 0;
+}
+
+/* with the lock held: a thread of P that no slot records (while no slot
+ * starts, there is none unless a clone B did not see succeeded) */
+static int unrecorded_thread(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)cfg->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0; /* P is gone */
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d)))
+		if (e->d_name[0] != '.' && !tid_recorded((int32_t)atoi(e->d_name)))
+			found = !thread_gone((int32_t)atoi(e->d_name));
+	closedir(d);
+	return found;
+}
+
+static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
+{
+	if (p_is_exiting())
+		_exit(0);
+	char msg[128];
+	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
+	say(msg, s);
+	kill_p();
+	_exit(0);
 }
 
 /* Fills *w when the slot has something to wait for; leaves it alone if not. */
@@ -151,6 +274,7 @@ static void watch_step(int s, struct watch_wait *w)
 	struct mailbox *mb = &cfg->mb[s];
 	uint32_t u, t;
 	struct timespec now;
+	int m;
 	for (;;) {
 		switch (watch[s].step) {
 		case W_IDLE:
@@ -176,39 +300,87 @@ static void watch_step(int s, struct watch_wait *w)
 			}
 			pthread_mutex_lock(&lock);
 			if (u == START_MARK || t == START_MARK) {
-				/* the clone failed: the slot never came to life */
+				/* the clone failed and the slot never came to life, unless
+				 * the kernel knows a thread no slot records */
+				if (unrecorded_thread())
+					slot_alarm("a new thread did not say who it is", s);
 				slots[s].state = SLOT_FREE;
+				pthread_cond_broadcast(&slot_freed);
 				pthread_mutex_unlock(&lock);
 				watch[s].step = W_IDLE;
 				break;
 			}
+			/* U could have written either word: only the kernel's
+			 * answers make them the slot's threads.  Slots start one at a
+			 * time (check_clone), so a live thread of P that no slot
+			 * records is this slot's U or T. */
+			if (u == t || (int32_t)u <= 0 || (int32_t)t <= 0 || tid_recorded((int32_t)u) ||
+			    tid_recorded((int32_t)t) || thread_gone((int32_t)u) || thread_gone((int32_t)t))
+				slot_alarm("a new thread's ids are not the kernel's", s);
+			pthread_mutex_unlock(&lock);
+			watch[s].u = (int32_t)u;
+			watch[s].t = (int32_t)t;
+			watch[s].step = W_SECCOMP;
+			break;
+		case W_SECCOMP:
+			/* U enters seccomp at once, T never: so the two cannot have
+			 * been swapped */
+			m = task_status(watch[s].u, "Seccomp:");
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (m == 0 && before(&now, &watch[s].start_by)) {
+				*w = (struct watch_wait){ &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE),
+							  500000 };
+				return;
+			}
+			if (m == 0 || m == -1 || (m != -2 && task_status(watch[s].t, "Seccomp:") != 0))
+				slot_alarm("a new thread's ids are not the kernel's", s);
+			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
-			cfg->sp[s].u_tid = (int32_t)u;
-			t_tids[s] = (int32_t)t;
+			u_tids[s] = watch[s].u;
+			t_tids[s] = watch[s].t;
+			u_pidfds[s] = thread_pidfd(u_tids[s]);
+			t_pidfds[s] = thread_pidfd(t_tids[s]);
+			cfg->sp[s].u_tid = watch[s].u;
 			publish_tids();
+			pthread_cond_broadcast(&slot_freed); /* the next slot may start */
 			pthread_mutex_unlock(&lock);
 			watch[s].step = W_U;
 			break;
 		case W_U:
-			if (!ended(&mb->ctid, w))
-				return;
-			if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE)) {
-				if (p_is_exiting())
-					_exit(0);
-				say("sandpit: a sandboxed thread (slot %ld) ended without exit (killed by "
-				    "the kernel for a system call that escaped the sandbox?); killing the "
-				    "process\n",
-				    (long)s);
-				kill_p();
-				_exit(0);
+			/* T first: T ends only after U, so T gone while U lives (asked
+			 * in that order) is a T that died (invariant 5) */
+			m = thread_gone_fd(t_tids[s], t_pidfds[s]);
+			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
+			if (thread_gone_fd(u_tids[s], u_pidfds[s])) {
+				if (!__atomic_load_n(&slots[s].exiting, __ATOMIC_ACQUIRE))
+					slot_alarm("a sandboxed thread ended without exit (killed by the "
+						   "kernel for a system call that escaped the sandbox?)",
+						   s);
+				wake_all(&mb->ctid); /* T may wait on it too */
+				watch[s].step = W_T;
+				break;
 			}
-			watch[s].step = W_T;
-			break;
+			if (m)
+				slot_alarm("a trusted thread ended while its thread runs", s);
+			/* a word at 0 with U alive is U's own writing, or U on its
+			 * way out: look again soon */
+			*w = (struct watch_wait){ &mb->ctid, u, u ? 200000000 : 1000000 };
+			return;
 		case W_T:
-			if (!ended(&mb->t_ctid, w))
+			if (!thread_gone_fd(t_tids[s], t_pidfds[s])) {
+				t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
+				*w = (struct watch_wait){ &mb->t_ctid, t, t ? 200000000 : 1000000 };
 				return;
+			}
+			/* both gone, as the kernel says: only now may the slot go to
+			 * another thread */
 			pthread_mutex_lock(&lock);
-			t_tids[s] = 0;
+			u_tids[s] = t_tids[s] = 0;
+			if (u_pidfds[s] >= 0)
+				close(u_pidfds[s]);
+			if (t_pidfds[s] >= 0)
+				close(t_pidfds[s]);
+			u_pidfds[s] = t_pidfds[s] = -1;
 			slots[s].exiting = 0;
 			slots[s].state = SLOT_FREE;
 			publish_tids();
@@ -567,6 +739,12 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	sp->u_tid = 0;
 	sp->glibc_ctid = 0;
 	sp->b_cpu = ~0u;
+	sp->exiting = 0;
+	/* what T sleeps on: in S, so U cannot hide B's hang-up from T */
+	sp->pollfd[0].fd = sp->t_fd;
+	sp->pollfd[1].fd = sp->tb_fd;
+	sp->pollfd[0].events = sp->pollfd[1].events = POLLIN;
+	sp->pollfd[0].revents = sp->pollfd[1].revents = 0;
 	memset(mb, 0, sizeof(*mb));
 	mb->t_cpu = mb->u_cpu = ~0u;
 	struct u_state *st = (struct u_state *)mb->u_state;
@@ -577,6 +755,7 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	st->pid = sp0->pid;
 	st->tb_fd = sp0->tb_fd;
 	st->slot = s;
+	st->sp = sp;
 	/* T's alternate stack: its slot's in the region below the secure pages */
 	uintptr_t region = (uintptr_t)c->sp - SM_ALT_REGION;
 	sp->altstack[0] = region + (uintptr_t)s * SM_ALT_SIZE;
@@ -590,6 +769,7 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	(CLONE_THREAD_REQUIRED | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
 
 static void *serve(void *arg);
+static void *exit_bell_slot(void *arg);
 
 /* A slot's server (and, without futex_waitv, its watcher), made when the
  * slot is first used: starting them all at once would take CPU from P
@@ -605,7 +785,8 @@ static int start_slot_threads(intptr_t s)
 	if (pthread_create(&w, &thread_attr, serve, (void *)s) != 0)
 		return -EAGAIN;
 	if (!compat_has(COMPAT_FUTEX_WAITV) &&
-	    pthread_create(&w, &thread_attr, watch_slot, (void *)s) != 0) {
+	    (pthread_create(&w, &thread_attr, watch_slot, (void *)s) != 0 ||
+	     pthread_create(&w, &thread_attr, exit_bell_slot, (void *)s) != 0)) {
 		say("sandpit: cannot start the watcher of slot %ld; killing the process\n", (long)s);
 		kill_p();
 		_exit(1);
@@ -617,9 +798,8 @@ static int start_slot_threads(intptr_t s)
 /* clone(flags, stack, ptid, ctid, tls) from U: threads of this process
  * only, each with its own slot (invariant 4).  B prepares the slot and
  * tells T to clone into it; the child starts in the nursery. */
-static long check_clone(int parent)
+static long check_clone(int parent, struct secure_page *sp)
 {
-	struct secure_page *sp = &cfg->sp[parent];
 	uint64_t flags = sp->args[0], stack = sp->args[1], ctid = sp->args[3];
 	if (!(flags & CLONE_VM) || !(flags & CLONE_THREAD))
 		return -EPERM; /* fork and friends: no second process */
@@ -633,15 +813,19 @@ static long check_clone(int parent)
 		return -EPERM;
 
 	pthread_mutex_lock(&lock);
-	int s = free_slot();
 	/* a thread that has exited gives its slot back a moment later: wait
-	 * for that rather than fail a create-join loop with EAGAIN */
+	 * for that rather than fail a create-join loop with EAGAIN.  Slots
+	 * start one at a time, so that the kernel can tell B which threads
+	 * are the new slot's (watch_step). */
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
-	while (s < 0 && exiting_slots() &&
+	int s = free_slot();
+	while ((starting_slots() || (s < 0 && exiting_slots())) &&
 	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
 		s = free_slot();
+	if (starting_slots())
+		s = -1;
 	if (s < 0 || start_slot_threads(s) < 0) {
 		pthread_mutex_unlock(&lock);
 		return -EAGAIN;
@@ -673,23 +857,30 @@ static long check_clone(int parent)
  * confirms while it is stopped (a thread of P in strict mode, so never a
  * T).  GET_FS writes the base where U asked, as the kernel would: EFAULT
  * for memory it cannot write, and never into sandpit's. */
-static long check_fs_base(int s, const struct b_request *req)
+static long check_fs_base(int s, const struct secure_page *req)
 {
 	int code = (int)req->args[0];
 	uint64_t addr = req->args[1], base = addr;
 	if (!cfg->fs_by_ptrace)
 		return -ENOSYS;
+	/* the slot's U as the kernel confirmed it; slot 0's first call (ld.so's)
+	 * may come before the watcher has confirmed it: wait for that */
+	pid_t tid = 0;
+	for (int i = 0; i < 2000 && !(tid = b_slot_u_tid(s)); i++)
+		usleep(1000);
+	if (!tid)
+		return -ESRCH;
 	if (code == 0x1002 /* ARCH_SET_FS */) {
 		if (addr >= cfg->task_size)
 			return -EPERM;
-		long r = fs_base_ptrace(cfg->pid, cfg->sp[s].u_tid, 1, 1, &base);
+		long r = fs_base_ptrace(cfg->pid, tid, 1, 1, &base);
 		return r < 0 ? r : SP_V_ACK;
 	}
 	if (code != 0x1003 /* ARCH_GET_FS */)
 		return -EINVAL;
 	if (in_protected(addr) || in_protected(addr + 7))
 		return -EFAULT;
-	long r = fs_base_ptrace(cfg->pid, cfg->sp[s].u_tid, 1, 0, &base);
+	long r = fs_base_ptrace(cfg->pid, tid, 1, 0, &base);
 	if (r < 0)
 		return r;
 	struct iovec local = { &base, sizeof(base) };
@@ -699,55 +890,131 @@ static long check_fs_base(int s, const struct b_request *req)
 	return SP_V_ACK;
 }
 
-static long check(int s, const struct b_request *req)
+/* The request, from B's one copy: checked in full, the verdict and the
+ * call built in `out` (B's private memory), never in S. */
+static long check(int s, struct secure_page *out)
 {
-	struct secure_page *sp = &cfg->sp[s];
-	sp->nr = req->nr;
-	memcpy(sp->args, req->args, sizeof(sp->args));
-	if (req->nr == SANDPIT_NR_THREAD_EXIT) {
-		__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
-		return SP_V_ACK;
-	}
-	if (req->nr == SANDPIT_NR_FS_BASE)
-		return check_fs_base(s, req);
-	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)req->nr);
+	if (out->nr == SANDPIT_NR_FS_BASE)
+		return check_fs_base(s, out);
+	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)out->nr);
 	if (!pa)
-		return -ENOSYS;
+		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */
 	switch (pa->kind) {
 	case PK_PATH:
-		return check_path(pa, sp);
+		return check_path(pa, out);
 	case PK_SIGACTION:
-		return check_sigaction(sp);
+		return check_sigaction(out);
 	case PK_CLONE:
-		return check_clone(s);
+		return check_clone(s, out);
 	default:
 		return -ENOSYS;
 	}
 }
 
-/* One server per slot waits on that slot's doorbell.  FUTEX_WAIT returns
- * 0 only when someone issued FUTEX_WAKE on it, and only T can (U is in
- * strict mode; T refuses futex on sandpit's memory): so every 0 is a
- * genuine request from T.  A change of the word by U only makes the wait
- * return EAGAIN. */
+/* S is published complete (invariant 8): a seqlock whose odd value means
+ * "being written".  T acts only on the even value it expects for its own
+ * request and reads it again after loading the call, so it never executes
+ * a half-written verdict or one meant for an earlier request. */
+static void publish(int s, const struct secure_page *out)
+{
+	struct secure_page *sp = &cfg->sp[s];
+	struct mailbox *mb = &cfg->mb[s];
+	uint64_t seq = sp->seq & ~(uint64_t)1;
+	__atomic_store_n(&sp->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sp->verdict = out->verdict;
+	sp->nr = out->nr;
+	/* the checks point arguments into out's data: S's, once published */
+	for (int i = 0; i < 6; i++) {
+		uint64_t a = out->args[i], lo = (uintptr_t)out->data;
+		sp->args[i] = a >= lo && a < lo + sizeof(out->data) ? (uintptr_t)sp->data + (a - lo) : a;
+	}
+	sp->new_sp = out->new_sp;
+	memcpy(sp->data, out->data, sizeof(sp->data));
+	__atomic_store_n(&sp->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&mb->t_wait_b, __ATOMIC_RELAXED))
+		syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* T rang the slot's exit bell: U asks to exit.  Only T can ring it (a
+ * FUTEX_WAKE), so this is never learned from the mailbox.  B waits until
+ * the kernel has confirmed the slot's threads (T needs U's tid to see it
+ * go), then marks the slot exiting: from now on U's end is no alarm, and T
+ * serves nothing more (SP_V_EXIT). */
+static void accept_exit(int s)
+{
+	struct secure_page out;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&lock);
+	while (slots[s].state == SLOT_STARTING &&
+	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
+		;
+	__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	__atomic_store_n(&cfg->sp[s].exiting, 1, __ATOMIC_RELEASE);
+	memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */
+	out.verdict = SP_V_EXIT;
+	out.nr = SANDPIT_NR_THREAD_EXIT;
+	publish(s, &out);
+}
+
+/* Without futex_waitv each slot has a thread on its exit bell. */
+static void *exit_bell_slot(void *arg)
+{
+	int s = (int)(intptr_t)arg;
+	struct mailbox *mb = &cfg->mb[s];
+	for (;;) {
+		uint32_t v = __atomic_load_n(&mb->exit_bell, __ATOMIC_RELAXED);
+		if (syscall(SYS_futex, &mb->exit_bell, FUTEX_WAIT, v, NULL, NULL, 0) == 0)
+			accept_exit(s);
+	}
+	return NULL;
+}
+
+/* One server per slot waits on that slot's doorbell (and, with
+ * futex_waitv, its exit bell).  A futex wait returns a wake (0, or the
+ * woken word's index, which the kernel sets) only when someone issued
+ * FUTEX_WAKE on it, and only T can (U is in strict mode; T refuses futex
+ * on sandpit's memory): so every wake is a genuine request from T.  A
+ * change of a word by U only makes the wait return EAGAIN. */
 static void *serve(void *arg)
 {
 	int s = (int)(intptr_t)arg;
 	struct secure_page *sp = &cfg->sp[s];
 	struct mailbox *mb = &cfg->mb[s];
+	int waitv = compat_has(COMPAT_FUTEX_WAITV);
 	for (;;) {
 		__atomic_store_n(&sp->b_cpu, ~0u, __ATOMIC_RELAXED);
 		uint32_t v = __atomic_load_n(&mb->b_bell, __ATOMIC_RELAXED);
-		if (syscall(SYS_futex, &mb->b_bell, FUTEX_WAIT, v, NULL, NULL, 0) != 0)
+		long r;
+		if (waitv) {
+			struct futex_waitv fw[2] = {
+				{ .val = v, .uaddr = (uintptr_t)&mb->b_bell, .flags = FUTEX_32 },
+				{ .val = __atomic_load_n(&mb->exit_bell, __ATOMIC_RELAXED),
+				  .uaddr = (uintptr_t)&mb->exit_bell, .flags = FUTEX_32 },
+			};
+			r = syscall(SYS_futex_waitv, fw, 2, 0, NULL, 0);
+		} else {
+			r = syscall(SYS_futex, &mb->b_bell, FUTEX_WAIT, v, NULL, NULL, 0);
+		}
+		if (r < 0)
 			continue;
 		__atomic_store_n(&sp->b_cpu, (uint32_t)sched_getcpu(), __ATOMIC_RELAXED);
+		if (r == 1) {
+			accept_exit(s);
+			continue;
+		}
 		struct b_request req;
-		memcpy(&req, (const void *)&mb->payload, sizeof(req)); /* one copy */
-		sp->verdict = check(s, &req);
-		__atomic_store_n(&sp->seq, sp->seq + 1, __ATOMIC_RELEASE);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&mb->t_wait_b, __ATOMIC_RELAXED))
-			syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+		memcpy(&req, (const void *)&mb->payload, sizeof(req)); /* the one copy */
+		struct secure_page out;
+		memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */
+		out.nr = req.nr;
+		memcpy(out.args, req.args, sizeof(out.args));
+		out.verdict = check(s, &out);
+		publish(s, &out);
 	}
 	return NULL;
 }

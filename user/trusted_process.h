@@ -42,4 +42,8 @@ int trusted_process_check_ptrace(int fd);
 /* Fill slot `slot`'s secure page configuration and U-side state from slot
  * 0's (which sandpit_start writes).  Used by B for each new thread. */
 void trusted_process_init_slot(const struct trusted_process_config *cfg, int slot);
+
+/* In B only: the tid of slot `slot`'s U as the kernel confirmed it when the
+ * slot started, 0 if the slot is not running. */
+int32_t b_slot_u_tid(int slot);
 #endif

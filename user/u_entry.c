@@ -106,11 +106,25 @@ static long u_sigaltstack(const uint64_t *ss, uint64_t *old)
 }
 
 /* A thread's exit: tell T (and through it B) first, so that its end is no
- * alarm; T then waits for it and cleans up after it. */
+ * alarm; T then waits for it and cleans up after it.  T gives no result:
+ * U ends once its secure page says B knows (T wakes it with a byte), so a
+ * request rewritten into an exit by another thread leaves its caller
+ * waiting, never running on without T.  Handlers wait (depth). */
 static long __attribute__((noreturn)) u_exit(long code)
 {
-	static const long none[6];
-	u_call_trusted(SANDPIT_NR_THREAD_EXIT, none);
+	struct u_state *st = u_self();
+	struct mailbox *mb = st->mb;
+	char drain[64];
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	mb->nr = SANDPIT_NR_THREAD_EXIT;
+	for (int i = 0; i < 6; i++)
+		mb->args[i] = 0;
+	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
+	full_fence();
+	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
+		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+	while (!__atomic_load_n(&st->sp->exiting, __ATOMIC_ACQUIRE))
+		sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
 	for (;;)
 		sandpit_raw_syscall6(__NR_exit, code, 0, 0, 0, 0, 0);
 }
@@ -252,6 +266,31 @@ static void log_denied(long nr, const long a[6], long r, const char *why)
 	sandpit_raw_syscall6(__NR_write, 2, (long)buf, p - buf, 0, 0, 0);
 }
 
+/* ppoll, pselect6, epoll_pwait and epoll_pwait2 carry a signal mask for
+ * the wait.  T never hands it to the kernel (it would apply to T,
+ * invariant 1); it is U's for the length of the call, as the kernel would
+ * make it, and a signal it lets through ends T's wait with EINTR through
+ * sandpit's interrupt. */
+static long call_with_mask(long nr, const long a[6])
+{
+	const uint64_t *mask = 0;
+	if (nr == __NR_ppoll)
+		mask = (const uint64_t *)a[3];
+	else if (nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2)
+		mask = (const uint64_t *)a[4];
+	else if (nr == __NR_pselect6 && a[5])
+		mask = *(const uint64_t *const *)a[5];
+	if (!mask)
+		return u_call_trusted(nr, a);
+	uint64_t old = 0;
+	long r = u_sigprocmask(2 /* SIG_SETMASK */, mask, &old, 8);
+	if (r < 0)
+		return r;
+	r = u_call_trusted(nr, a);
+	u_sigprocmask(2, &old, 0, 8);
+	return r;
+}
+
 /* The policy's path for nr: native, denied here, or through T. */
 static long dispatch(long nr, const long a[6])
 {
@@ -270,9 +309,9 @@ static long dispatch(long nr, const long a[6])
 		return -(long)e->err;
 	}
 	if (!sandpit_u_names || e->cls != TT_THREAD)
-		return u_call_trusted(nr, a);
+		return call_with_mask(nr, a);
 	st->mb->res3 = 0; /* T sets it when a rule refuses the call */
-	long r = u_call_trusted(nr, a);
+	long r = call_with_mask(nr, a);
 	if (r < 0 && st->mb->res3 == 1)
 		log_denied(nr, a, r, "argument rule");
 	return r;

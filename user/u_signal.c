@@ -8,6 +8,26 @@
 #include <sys/ucontext.h>
 #include "user/runtime.h"
 
+union sandpit_ro_page sandpit_ro_page __attribute__((section("sandpit_ro"), aligned(SM_PAGE)));
+
+/* Invariant 1: a handler of U's must never run on T.  T blocks every signal
+ * but sandpit's interrupt, and no mask of U's reaches it; should one still
+ * land, it lands on T's alternate stack (T has no other), which the stack
+ * pointer, a register, tells without trusting %gs (0 on T, and page 0 may
+ * be U's).  Then P ends, before anything else is read. */
+static void refuse_trusted_thread(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	const struct sandpit_ro *ro = &sandpit_ro_page.ro;
+	if (sp - ro->t_alt_lo >= ro->t_alt_hi - ro->t_alt_lo)
+		return;
+	static const char msg[] = "sandpit: a signal handler of the program reached a trusted "
+				  "thread; killing the process\n";
+	sandpit_raw_syscall6(1 /* write */, 2, (long)msg, sizeof(msg) - 1, 0, 0, 0);
+	for (;;)
+		sandpit_raw_syscall6(62 /* kill */, ro->pid, 9 /* SIGKILL */, 0, 0, 0, 0);
+}
+
 /* Filter mode's net: a system call the patcher did not redirect, which the
  * filter sends here (SECCOMP_RET_TRAP), takes the same entry a patched
  * site would, and its result goes back into the interrupted rax. */
@@ -29,8 +49,16 @@ void u_sandpit_sig(int sig, void *info, void *ucv)
 {
 	(void)sig;
 	(void)info;
+	refuse_trusted_thread();
 	ucontext_t *uc = ucv;
 	struct u_state *st = u_self();
+	/* A handler stacked on this one (the mask it installs lets one in) may
+	 * have eaten the wake-up byte of the wait this one interrupted: that
+	 * wait looks at res_seq again instead of restarting its read. */
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
 	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
 	if (st->self_done == req)
 		return; /* not asked for */
@@ -140,6 +168,7 @@ static int raised_by_request(const struct u_state *st, const struct mailbox *mb,
 
 void u_signal_wrapper(int sig, void *info, void *ucv)
 {
+	refuse_trusted_thread();
 	ucontext_t *uc = ucv;
 	struct sigtab *t = sandpit_sigtab;
 	struct u_state *st = u_self();
@@ -157,10 +186,14 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 		int64_t result = answered ? mb->result : 0;
 		uint64_t res2 = mb->res2, res3 = mb->res3;
 		int32_t depth = st->depth;
+		/* the handler's own waits end with u_sleep at 0: the interrupted
+		 * wait may be about to sleep, and T must then still wake it */
+		uint32_t u_sleep = __atomic_load_n(&mb->u_sleep, __ATOMIC_SEQ_CST);
 		st->depth = 0;
 		if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
 			call_program_handler(&t->act[sig], sig, info, uc);
 		st->depth = depth;
+		__atomic_store_n(&mb->u_sleep, u_sleep, __ATOMIC_SEQ_CST);
 		/* the handler's own requests came after ours and overwrote its
 		 * result; if it made none, T answers ours as usual */
 		if (answered || __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) > st->seq) {

@@ -38,7 +38,15 @@
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
+#define EAGAIN   11
+#define ESRCH    3
+#define MSG_PEEK     2
+#define MSG_DONTWAIT 0x40
 #define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
+/* how long U may take to end after its exit was accepted: a yield costs 1,
+ * a 10 ms wait EXIT_WAIT_COST, so about 2 s in all */
+#define EXIT_BUDGET    200000
+#define EXIT_WAIT_COST 1000
 
 /* CLONE_T: clone T for the thread whose secure page is r15; the child
  * enters trusted_thread_main with r12-r15 as they are.  T's tid goes into
@@ -114,20 +122,23 @@ sandpit_clone_trusted:
 .Larg_done_\@:
 .endm
 
-/* CHECK_B: B exited if its end of the socket pair hung up (invariant 5) */
+/* CHECK_B: B exited if its end of the socket pair hung up (invariant 5).
+ * The kernel answers in rax, from a non-blocking peek (B never writes to
+ * it: EAGAIN while B lives, 0 at its end); no word U can write decides it
+ * (invariant 8).  Keeps rbx, rbp, r9, r12-r15. */
 .macro CHECK_B
-	lea MB_POLLFD(%r14), %rdi
-	mov SP_CFG_TB_FD(%r15), %eax
-	mov %eax, 0(%rdi)
-	movl $POLLIN, 4(%rdi)
-	mov $1, %esi
-	lea zero_timeout(%rip), %rdx
-	xor %r10d, %r10d
-	mov $8, %r8d
-	mov $__NR_ppoll, %eax
+	mov SP_CFG_TB_FD(%r15), %edi
+	lea MB_DRAIN(%r14), %rsi
+	mov $1, %edx
+	mov $(MSG_DONTWAIT | MSG_PEEK), %r10d
+	xor %r8d, %r8d
+	mov $__NR_recvfrom, %eax
 	syscall
-	testw $(POLLERR | POLLHUP), MB_POLLFD + 6(%r14)
-	jnz .Ldie_b
+	cmp $-EAGAIN, %rax
+	je .Lcheck_b_ok\@
+	test %rax, %rax
+	jle .Ldie_b
+.Lcheck_b_ok\@:
 .endm
 
 /* BLOCK_ALL: every signal blocked again (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
@@ -194,13 +205,11 @@ trusted_thread_main:
 	mov MB_REQ_SEQ(%r14), %rax
 	cmp %rax, %r12
 	jne .Lawake
-	lea MB_POLLFD(%r14), %rdi
-	mov SP_CFG_T_FD(%r15), %eax
-	mov %eax, 0(%rdi)
-	movl $POLLIN, 4(%rdi)
-	mov SP_CFG_TB_FD(%r15), %eax
-	mov %eax, 8(%rdi)
-	movl $POLLIN, 12(%rdi)
+	/* invariant 8: the descriptors the kernel watches come from S, so U
+	 * cannot make T watch others (and miss B's hang-up).  S is read-only
+	 * in P, so the kernel cannot write the results back (EFAULT after the
+	 * wait): T needs none of them, it asks the kernel below. */
+	lea SP_POLLFD(%r15), %rdi
 	mov $2, %esi
 	xor %edx, %edx
 	xor %r10d, %r10d
@@ -209,14 +218,14 @@ trusted_thread_main:
 	syscall
 	/* B never writes to its socket; it only hangs up by exiting, which
 	 * must end P (invariant 5) */
-	testw $(POLLIN | POLLERR | POLLHUP), MB_POLLFD + 14(%r14)
-	jnz .Ldie_b
-	testw $POLLIN, MB_POLLFD + 6(%r14)
-	jz .Lawake
+	CHECK_B
+	/* U's wake-up bytes, drained without blocking */
 	mov SP_CFG_T_FD(%r15), %edi
 	lea MB_DRAIN(%r14), %rsi
 	mov $64, %edx
-	mov $__NR_read, %eax
+	mov $MSG_DONTWAIT, %r10d
+	xor %r8d, %r8d
+	mov $__NR_recvfrom, %eax
 	syscall
 .Lawake:
 	movl $0, MB_T_SLEEP(%r14)
@@ -238,7 +247,7 @@ trusted_thread_main:
 	cmp $SANDPIT_NR_SEGV_DFL, %rax
 	je .Lsegv_dfl
 	cmp $SANDPIT_NR_THREAD_EXIT, %rax
-	je .Lprocess
+	je .Lexit_req
 	/* strict mode without FSGSBASE: B sets or reads U's FS base by ptrace,
 	 * on the U of its own records for this slot, never one U names */
 	cmp $SANDPIT_NR_FS_BASE, %rax
@@ -414,12 +423,30 @@ trusted_thread_main:
 	je .Lexec_waiting
 	cmp $__NR_poll, %rax
 	je .Lexec_waiting
-	cmp $__NR_ppoll, %rax
-	je .Lexec_waiting
 	cmp $__NR_select, %rax
 	je .Lexec_waiting
-	cmp $__NR_pselect6, %rax
-	je .Lexec_waiting
+	/* Invariant 1: no signal mask of U's choosing ever applies to T.  The
+	 * calls that carry one (the kernel would install it on T for the
+	 * wait, and a signal it lets through would run U's handler on T) get
+	 * none: T's own mask is in force, every signal blocked but sandpit's
+	 * interrupt during a wait, which ends it when a signal for U comes. */
+	cmp $__NR_ppoll, %rax
+	jne 1f
+	pxor %xmm4, %xmm4 /* sigmask */
+	jmp .Lexec_waiting
+1:	cmp $__NR_pselect6, %rax
+	jne 2f
+	pxor %xmm6, %xmm6 /* { sigmask, size } */
+	jmp .Lexec_waiting
+2:	cmp $__NR_epoll_pwait, %rax
+	je 3f
+	cmp $__NR_epoll_pwait2, %rax
+	jne 4f
+3:	pxor %xmm5, %xmm5 /* sigmask */
+	jmp .Lexec_plain
+4:	cmp $__NR_io_pgetevents, %rax
+	jne .Lexec_plain
+	pxor %xmm6, %xmm6 /* { sigmask, size } */
 .Lexec_plain:
 	SYSCALL_FROM_XMM
 	jmp .Lresult
@@ -466,13 +493,11 @@ trusted_thread_main:
 	jmp .Lresult
 
 /* sandpit's SIGSEGV handler met a fault that is not an rdtsc: restore the
- * default action so the retried instruction kills the process */
+ * default action so the retried instruction kills the process.  The
+ * sigaction the kernel reads is constant, in protected memory (invariant
+ * 8: U could rewrite one in the mailbox before the kernel reads it). */
 .Lsegv_dfl:
-	lea MB_PAYLOAD(%r14), %rsi
-	movq $0, 0(%rsi)
-	movq $0, 8(%rsi)
-	movq $0, 16(%rsi)
-	movq $0, 24(%rsi)
+	lea segv_dfl_act(%rip), %rsi
 	mov $SIGSEGV, %edi
 	xor %edx, %edx
 	mov $8, %r10d
@@ -484,8 +509,8 @@ trusted_thread_main:
  * T rings B's doorbell with FUTEX_WAKE, a call U can never make (strict
  * mode, and T refuses futex on sandpit's memory), so B acts only on T's
  * requests and never rewrites S while T uses it.  The request itself sits
- * in the mailbox, where U may change it: B copies and checks whatever it
- * finds, and T executes only what B wrote into S. */
+ * in the mailbox, where U may change it: B copies it once and checks that
+ * copy, and T executes only what B wrote into S. */
 .Lprocess:
 	lea MB_PAYLOAD(%r14), %rdi
 	movq %xmm0, 0(%rdi)
@@ -495,11 +520,25 @@ trusted_thread_main:
 	movq %xmm4, 32(%rdi)
 	movq %xmm5, 40(%rdi)
 	movq %xmm6, 48(%rdi)
+	lea MB_B_BELL(%r14), %r9
+	jmp .Lring_b
+/* ---- U asks to exit (invariants 5, 8): T tells B on the slot's exit bell,
+ * a FUTEX_WAKE only T can make, so B never learns an exit from the
+ * mailbox.  What U writes as its request is its request; but after an exit
+ * T serves nothing more, and P dies if U does not end (.Lexit_ack). */
+.Lexit_req:
+	lea MB_EXIT_BELL(%r14), %r9
+.Lring_b:
+	/* S is a seqlock (invariant 8): even when complete, odd while B
+	 * writes.  B writes only when rung, so it is even now, and the
+	 * verdict for this request is the one published as seq + 2. */
 	mov SP_SEQ(%r15), %rbx
-	inc %rbx
+	test $1, %bl
+	jnz .Ldie_proto
+	add $2, %rbx
 	mov SP_CFG_SPIN(%r15), %ebp
 .Lring:
-	lea MB_B_BELL(%r14), %rdi
+	mov %r9, %rdi
 	mov $FUTEX_WAKE, %esi
 	mov $1, %edx
 	mov $__NR_futex, %eax
@@ -522,10 +561,15 @@ trusted_thread_main:
 1:	mov SP_SEQ(%r15), %rax
 	cmp %rax, %rbx
 	je .Lverdict
+	/* not begun (seq - 2) or being written (seq - 1); anything else is
+	 * not the B that T rang */
+	lea -2(%rbx), %rcx
+	cmp %rax, %rcx
+	je 2f
 	lea -1(%rbx), %rcx
 	cmp %rax, %rcx
 	jne .Ldie_proto
-	dec %ebp
+2:	dec %ebp
 	jz .Lb_sleep
 	mov $__NR_sched_yield, %eax
 	syscall
@@ -533,11 +577,11 @@ trusted_thread_main:
 .Lb_sleep:
 	movl $1, MB_T_WAIT_B(%r14)
 	mfence
-	cmp SP_SEQ(%r15), %rbx
+	mov SP_SEQ(%r15), %rdx
+	cmp %rdx, %rbx
 	je .Lb_awake
 	lea SP_SEQ(%r15), %rdi
 	mov $FUTEX_WAIT, %esi
-	lea -1(%rbx), %rdx
 	lea futex_timeout(%rip), %r10
 	mov $__NR_futex, %eax
 	syscall
@@ -547,14 +591,9 @@ trusted_thread_main:
 .Lb_awake:
 	movl $0, MB_T_WAIT_B(%r14)
 	jmp .Lb_wait
+	/* the whole verdict into registers, then the sequence again: T uses
+	 * it only if S did not change while it read (invariants 2, 8) */
 .Lverdict:
-	mov SP_VERDICT(%r15), %rax
-	cmp $SP_V_CLONE, %rax
-	je .Lclone
-	cmp $SP_V_ACK, %rax
-	je .Lack
-	test %rax, %rax
-	jnz .Lresult
 	mov SP_NR(%r15), %rax
 	mov SP_ARGS + 0(%r15), %rdi
 	mov SP_ARGS + 8(%r15), %rsi
@@ -562,9 +601,29 @@ trusted_thread_main:
 	mov SP_ARGS + 24(%r15), %r10
 	mov SP_ARGS + 32(%r15), %r8
 	mov SP_ARGS + 40(%r15), %r9
+	mov SP_VERDICT(%r15), %rbp
+	mov SP_NEW_SP(%r15), %r11
 	cmp SP_SEQ(%r15), %rbx
 	jne .Ldie_proto
+	/* an exit verdict answers exactly an exit request */
+	movq %xmm0, %rcx
+	cmp $SANDPIT_NR_THREAD_EXIT, %rcx
+	sete %cl
+	cmp $SP_V_EXIT, %rbp
+	sete %ch
+	cmp %cl, %ch
+	jne .Ldie_proto
+	cmp $SP_V_EXIT, %rbp
+	je .Lexit_ack
+	cmp $SP_V_CLONE, %rbp
+	je .Lclone
+	cmp $SP_V_ACK, %rbp
+	je .Lack
+	test %rbp, %rbp
+	jnz 1f
 	syscall
+	jmp .Lresult
+1:	mov %rbp, %rax
 	jmp .Lresult
 
 /* ---- a new thread (invariant 4).  B checked the flags and prepared a
@@ -573,16 +632,9 @@ trusted_thread_main:
  * pointing at its own secure page: no instruction of U's runs in it before
  * it has its own T and is in strict mode. */
 .Lclone:
-	mov SP_NR(%r15), %rax
-	mov SP_ARGS + 0(%r15), %rdi
-	mov SP_ARGS + 16(%r15), %rdx
-	mov SP_ARGS + 24(%r15), %r10
-	mov SP_ARGS + 32(%r15), %r8
 	xor %esi, %esi
-	cmp SP_SEQ(%r15), %rbx
-	jne .Ldie_proto
 	movq %r15, %xmm7
-	mov SP_NEW_SP(%r15), %r15
+	mov %r11, %r15
 	mov SP_CFG_MAILBOX(%r15), %r14
 	syscall
 	test %rax, %rax
@@ -605,26 +657,62 @@ trusted_thread_main:
 	mov $1, %edx
 	mov $__NR_write, %eax
 	syscall
-1:	movq %xmm0, %rax
-	cmp $SANDPIT_NR_THREAD_EXIT, %rax
-	jne .Lwait
+1:	jmp .Lwait
 
-/* ---- U was told it may exit (B knows, so its death is no alarm): wait
- * until it is gone, do for libc what CLONE_CHILD_CLEARTID would have done
- * (U's clear-child-tid word is sandpit's), and end T too. */
+/* ---- B knows U exits (SP_EXITING, which U waits for before it ends):
+ * wake U, serve nothing more, and wait until the kernel says U is gone
+ * (tgkill finds no such thread; the clear-child-tid word, which U can
+ * write, only wakes T).  U that does not end is killed with P (invariant
+ * 5), so a slot never stays "exiting" while its U lives on.  Then T does
+ * for libc what CLONE_CHILD_CLEARTID would have done (U's clear-child-tid
+ * word is sandpit's) and ends too. */
+.Lexit_ack:
+	mov SP_CFG_T_FD(%r15), %edi
+	lea MB_DRAIN(%r14), %rsi
+	mov $1, %edx
+	mov $__NR_write, %eax
+	syscall
+	mov $EXIT_BUDGET, %ebp
 .Lexit_wait:
+	mov SP_CFG_PID(%r15), %edi
+	mov SP_CFG_U_TID(%r15), %esi
+	xor %edx, %edx
+	mov $__NR_tgkill, %eax
+	syscall
+	cmp $-ESRCH, %rax
+	je .Lexit_gone
 	mov MB_CTID(%r14), %edx
 	test %edx, %edx
-	jz 2f
+	jnz 1f
+	/* 0: U on its way out (the kernel clears the word just before the
+	 * thread goes), or U's own writing.  The thread-group leader stays a
+	 * zombie that tgkill still finds; for it the word is enough here, as
+	 * B confirms its end with the kernel and kills P if T ends while it
+	 * lives. */
+	mov SP_CFG_U_TID(%r15), %eax
+	cmp SP_CFG_PID(%r15), %eax
+	je .Lexit_gone
+	/* mostly yield (U is a few instructions from gone), now and then
+	 * sleep, so that the budget is about 2 s however fast yields return */
+	test $0x3ff, %ebp
+	jz 1f
+	sub $1, %ebp
+	jbe .Ldie_exit
+	mov $__NR_sched_yield, %eax
+	syscall
+	jmp .Lexit_wait
+1:	sub $EXIT_WAIT_COST, %ebp
+	jbe .Ldie_exit
 	lea MB_CTID(%r14), %rdi
 	mov $FUTEX_WAIT, %esi
-	lea futex_timeout(%rip), %r10
+	lea exit_timeout(%rip), %r10
 	mov $__NR_futex, %eax
 	syscall
 	CHECK_B
 	jmp .Lexit_wait
-	/* the kernel woke one waiter of U's word; B's watcher waits on it too */
-2:	lea MB_CTID(%r14), %rdi
+	/* the kernel woke one waiter of U's word; B's watcher may wait on it too */
+.Lexit_gone:
+	lea MB_CTID(%r14), %rdi
 	mov $FUTEX_WAKE, %esi
 	mov $0x7fffffff, %edx
 	mov $__NR_futex, %eax
@@ -650,6 +738,10 @@ trusted_thread_main:
 .Ldie_b:
 	lea msg_b(%rip), %rsi
 	mov $msg_b_len, %edx
+	jmp .Ldie
+.Ldie_exit:
+	lea msg_exit(%rip), %rsi
+	mov $msg_exit_len, %edx
 	jmp .Ldie
 .Ldie_proto:
 	lea msg_proto(%rip), %rsi
@@ -795,10 +887,14 @@ sandpit_intr_handler:
 	ret
 	.size sandpit_intr_handler, .-sandpit_intr_handler
 
-zero_timeout:
-	.quad 0, 0
 futex_timeout:
 	.quad 0, 100000000
+exit_timeout:
+	.quad 0, 10000000
+/* SIGSEGV's default action, for SANDPIT_NR_SEGV_DFL: a struct
+ * kernel_sigaction the kernel reads where U cannot write */
+segv_dfl_act:
+	.quad 0, 0, 0, 0
 msg_kill:
 	.ascii "sandpit: forbidden system call (policy: kill); killing the process\n"
 	.set msg_kill_len, . - msg_kill
@@ -811,5 +907,8 @@ msg_nursery:
 msg_proto:
 	.ascii "sandpit: trusted process protocol violation; killing the process\n"
 	.set msg_proto_len, . - msg_proto
+msg_exit:
+	.ascii "sandpit: a thread that asked to exit did not end; killing the process\n"
+	.set msg_exit_len, . - msg_exit
 
 	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,720 @@
+/* Attacks on the trusted core (invariant 8, with 1, 2 and 5): a second
+ * thread keeps rewriting the words of sandpit's that U can write (the
+ * mailbox) while a first makes calls.  Nothing T or B decides, waits on or
+ * executes may come from there, except one copy of a request that is then
+ * checked in full.  Each test counts the rewrites that landed, so that a
+ * pass means the race was run, not missed. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+#include "user/runtime.h"
+
+/* the calling thread's mailbox: the first word of its u_state, at %gs */
+static struct mailbox *my_mailbox(void)
+{
+	struct mailbox *mb;
+	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(mb) : "i"(MB_U_STATE));
+	return mb;
+}
+
+static struct u_state *state_of(struct mailbox *mb)
+{
+	return (struct u_state *)mb->u_state;
+}
+
+/* Runs fn sandboxed with its stderr (and B's) in a file: the outcome, and
+ * what sandpit said in msg. */
+static int run_capture(int (*fn)(void *), void *arg, const struct sandpit_options *o, int timeout_s,
+		       char *msg, size_t len)
+{
+	char tmpl[] = "/tmp/sandpit-core-errXXXXXX";
+	int fd = mkstemp(tmpl);
+	if (fd < 0)
+		return -1;
+	unlink(tmpl);
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		dup2(fd, 2);
+		if (sandpit_start(o) < 0)
+			_exit(SANDBOX_START_FAILED);
+		_exit(fn(arg));
+	}
+	int st = 0, done = 0;
+	for (int i = 0; i < timeout_s * 100 && !done; i++) {
+		done = waitpid(p, &st, WNOHANG) == p;
+		if (!done)
+			usleep(10000);
+	}
+	if (!done) {
+		kill(p, SIGKILL);
+		waitpid(p, &st, 0);
+	}
+	usleep(50000); /* B's last line */
+	ssize_t n = pread(fd, msg, len - 1, 0);
+	msg[n > 0 ? n : 0] = 0;
+	close(fd);
+	return done ? outcome(st) : -2;
+}
+
+/* counters shared with the test body outside the sandbox */
+struct race {
+	volatile long writes, landed, calls, bad, done, phase;
+	volatile int victim_slot;
+	volatile long snapshots, torn; /* the secure page as a reader sees it */
+	volatile int pause, paused;
+};
+static struct race *R;
+static struct mailbox *volatile victim_mb;
+
+/* ------------------------------------------------ forged THREAD_EXIT */
+
+static void *forge_exit(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	const struct secure_page *sp = state_of(mb)->sp;
+	while (!R->done) {
+		mb->nr = SANDPIT_NR_THREAD_EXIT;
+		mb->payload.nr = SANDPIT_NR_THREAD_EXIT;
+		R->writes++;
+		if (__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE)) {
+			R->landed++; /* T took it: B marked the slot exiting */
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* a call that goes through T in either mode (T's range rule) */
+static char t_page[4096] __attribute__((aligned(4096)));
+static int call_via_t(void)
+{
+	return mprotect(t_page, sizeof(t_page), PROT_READ | PROT_WRITE);
+}
+
+static void *calls_then_missed_call(void *a)
+{
+	(void)a;
+	victim_mb = my_mailbox();
+	for (int i = 0; i < 200000 && !R->landed; i++) {
+		call_via_t();
+		R->calls++;
+	}
+	/* strict mode: the kernel kills this thread; filter mode: the net */
+	missed_fn f = missed_code(SYS_socket);
+	if (f)
+		f(AF_INET, SOCK_STREAM, 0);
+	R->done = 1;
+	return NULL;
+}
+
+static int body_forged_exit(void *a)
+{
+	(void)a;
+	pthread_t f, v;
+	if (pthread_create(&f, NULL, forge_exit, NULL) || pthread_create(&v, NULL, calls_then_missed_call, NULL))
+		return 1;
+	pthread_join(v, NULL);
+	return 7; /* went on: only right if the forgery never landed, in filter mode */
+}
+
+/* A request rewritten into an exit is U's request: T accepts it, serves
+ * nothing more, and P dies because that U goes on; a forged exit never
+ * lets a thread die unnoticed (invariant 5) nor run on without its T. */
+TEST(inv8_forged_thread_exit_leaves_no_thread_running_unserved)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	int o = run_capture(body_forged_exit, NULL, NULL, 20, msg, sizeof(msg));
+	TH_LOG("writes %ld, landed %ld, calls %ld; %s", R->writes, R->landed, R->calls, msg);
+	EXPECT_LT(0, R->writes);
+	EXPECT_LT(0, R->landed);
+	EXPECT_EQ(KILLED(SIGKILL), o);
+	EXPECT_TRUE(strstr(msg, "a thread that asked to exit did not end") != NULL);
+}
+
+/* ------------------------------------------------- forged ctid words */
+
+static void *forge_ctid(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	while (!R->done) {
+		if (__atomic_exchange_n(&mb->ctid, 0, __ATOMIC_SEQ_CST))
+			R->landed++;
+		if (__atomic_exchange_n(&mb->t_ctid, 0, __ATOMIC_SEQ_CST))
+			R->landed++;
+		R->writes++;
+	}
+	return NULL;
+}
+
+static void *calls_until_told(void *a)
+{
+	(void)a;
+	struct mailbox *mb = my_mailbox();
+	R->victim_slot = state_of(mb)->slot;
+	victim_mb = mb;
+	while (R->phase < 2) {
+		if (call_via_t() != 0)
+			R->bad++; /* its T must go on serving it */
+		R->calls++;
+	}
+	missed_fn f = missed_code(SYS_socket);
+	long r = f ? f(AF_INET, SOCK_STREAM, 0) : 0;
+	if (r != -EACCES)
+		R->bad++;
+	return NULL;
+}
+
+static void *report_slot(void *a)
+{
+	*(int *)a = state_of(my_mailbox())->slot;
+	return NULL;
+}
+
+static int body_forged_ctid(void *a)
+{
+	(void)a;
+	pthread_t f, v;
+	if (pthread_create(&v, NULL, calls_until_told, NULL))
+		return 1;
+	while (!victim_mb)
+		;
+	if (pthread_create(&f, NULL, forge_ctid, NULL))
+		return 1;
+	while (R->landed < 2)
+		sched_yield();
+	usleep(300000); /* B's watcher has looked at the words meanwhile */
+	/* new threads never get the slot of a thread that lives */
+	for (int i = 0; i < 40; i++) {
+		pthread_t t;
+		int slot = -1;
+		if (pthread_create(&t, NULL, report_slot, &slot))
+			return 2;
+		pthread_join(t, NULL);
+		if (slot == R->victim_slot || slot < 0)
+			R->bad++;
+	}
+	R->phase = 2; /* strict mode: the kernel kills the victim, B must see it */
+	pthread_join(v, NULL);
+	R->done = 1;
+	pthread_join(f, NULL);
+	return R->bad ? 3 : 0;
+}
+
+/* U writes 0 into its clear-child-tid words: the slot is not freed, not
+ * handed out again, and the thread's real death is still noticed. */
+TEST(inv8_forged_clear_child_tid_words_neither_free_the_slot_nor_hide_a_death)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	int o = run_capture(body_forged_ctid, NULL, NULL, 30, msg, sizeof(msg));
+	TH_LOG("writes %ld, landed %ld, calls %ld, bad %ld; %s", R->writes, R->landed, R->calls, R->bad,
+	       msg);
+	EXPECT_LT(0, R->landed);
+	EXPECT_LT(0, R->calls);
+	EXPECT_EQ(0, R->bad);
+	if (suite_mode() == SANDPIT_MODE_STRICT) {
+		EXPECT_EQ(KILLED(SIGKILL), o);
+		EXPECT_TRUE(strstr(msg, "ended without exit") != NULL);
+	} else {
+		EXPECT_EQ(0, o);
+	}
+}
+
+/* ------------------------------------- a request rewritten during B's check */
+
+#define DEPTH 40
+#define HOPS 15 /* /proc/self and root are two links each; the kernel follows 40 */
+struct slow {
+	char dir[64], in_grant[80], slow_path[4096], evil[128];
+};
+
+static void *rewrite_request(void *a)
+{
+	struct slow *sl = a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	uint64_t args[6] = { (uint64_t)AT_FDCWD, (uint64_t)(uintptr_t)sl->evil, O_WRONLY | O_CREAT, 0644 };
+	while (!R->done) {
+		mb->payload.nr = SYS_openat;
+		memcpy(mb->payload.args, args, sizeof(args));
+		mb->nr = SYS_openat;
+		memcpy(mb->args, args, sizeof(args));
+		R->writes++;
+	}
+	return NULL;
+}
+
+/* S is published complete: a reader that sees the same even sequence
+ * number before and after reading the verdict must always read the same
+ * verdict for that number (B once wrote the raw request into S under the
+ * old number, and left it there while it resolved a path). */
+static void *watch_secure_page(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
+	uint64_t seen_seq = ~0ull, seen[8];
+	while (!R->done) {
+		uint64_t s1 = __atomic_load_n(&sp->seq, __ATOMIC_ACQUIRE), v[8];
+		v[0] = (uint64_t)sp->verdict;
+		v[1] = sp->nr;
+		for (int i = 0; i < 6; i++)
+			v[2 + i] = sp->args[i];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (s1 & 1 || __atomic_load_n(&sp->seq, __ATOMIC_ACQUIRE) != s1)
+			continue;
+		if (s1 != seen_seq) {
+			seen_seq = s1;
+			memcpy(seen, v, sizeof(seen));
+			R->snapshots++;
+		} else if (memcmp(seen, v, sizeof(seen))) {
+			R->torn++;
+			memcpy(seen, v, sizeof(seen));
+		}
+	}
+	return NULL;
+}
+
+static int body_slow_check(void *a)
+{
+	struct slow *sl = a;
+	pthread_t w, o;
+	victim_mb = my_mailbox();
+	/* the watcher first: once the rewriting starts, this thread's own
+	 * requests are rewritten too */
+	if (pthread_create(&o, NULL, watch_secure_page, NULL) || pthread_create(&w, NULL, rewrite_request, sl))
+		return 1;
+	for (int i = 0; i < 200; i++) {
+		int fd = open(sl->slow_path, O_RDONLY);
+		if (fd >= 0) {
+			close(fd);
+			R->calls++;
+		} else if (errno == EACCES) {
+			R->landed++; /* B checked the rewritten request, and refused it */
+		} else {
+			R->bad++;
+		}
+	}
+	R->done = 1;
+	pthread_join(w, NULL);
+	pthread_join(o, NULL);
+	return 0;
+}
+
+/* The observed attack: B took ~10 ms over a path while the request in the
+ * mailbox was rewritten into a create outside every grant.  B checks its
+ * one copy in full and publishes S complete: EACCES, and no file. */
+TEST(inv2_request_rewritten_during_a_slow_check_never_creates_outside_grants)
+{
+	struct slow *sl = shared_page(sizeof(*sl));
+	R = shared_page(4096);
+	ASSERT_NE(NULL, sl);
+	ASSERT_NE(NULL, R);
+	snprintf(sl->dir, sizeof(sl->dir), "/tmp/sandpit-core-%d", getpid());
+	snprintf(sl->in_grant, sizeof(sl->in_grant), "%s/in", sl->dir);
+	snprintf(sl->evil, sizeof(sl->evil), "%s/out/evil", sl->dir);
+	char p[1024];
+	ASSERT_EQ(0, mkdir(sl->dir, 0755));
+	snprintf(p, sizeof(p), "%s/out", sl->dir);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s", sl->in_grant);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	for (int i = 0; i < DEPTH; i++) {
+		strcat(p, "/d");
+		ASSERT_EQ(0, mkdir(p, 0755));
+	}
+	strcat(p, "/f");
+	int fd = open(p, O_CREAT | O_WRONLY, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	char *s = sl->slow_path;
+	for (int i = 0; i < HOPS; i++)
+		s += sprintf(s, "/proc/self/root");
+	strcpy(s, p);
+
+	const char *reads[] = { sl->in_grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = reads };
+	char msg[4096];
+	int r = run_capture(body_slow_check, sl, &o, 60, msg, sizeof(msg));
+	TH_LOG("outcome %d, writes %ld, refused %ld, opened %ld, other %ld, verdicts seen %ld, "
+	       "changed under one number %ld; %s",
+	       r, R->writes, R->landed, R->calls, R->bad, R->snapshots, R->torn, msg);
+	EXPECT_EQ(0, r);
+	EXPECT_LT(1, R->snapshots);
+	EXPECT_EQ(0, R->torn);
+	EXPECT_LT(0, R->writes);
+	EXPECT_LT(0, R->landed);
+	EXPECT_EQ(-1, access(sl->evil, F_OK));
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sl->dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/* ------------------------------------ SIGSEGV's default action, rewritten */
+
+static void evil_handler(int sig)
+{
+	(void)sig;
+}
+
+static int segv_caught_by_kernel(void)
+{
+	char buf[2048];
+	int fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *c = strstr(buf, "SigCgt:");
+	if (!c)
+		return -1;
+	unsigned long long m = strtoull(c + 7, NULL, 16);
+	return (m >> (SIGSEGV - 1)) & 1;
+}
+
+static void *rewrite_sigaction(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	struct k_sigaction evil = { (uint64_t)(uintptr_t)evil_handler, SANDPIT_SA_RESTORER,
+				    (uint64_t)(uintptr_t)evil_handler, 0 };
+	/* where T used to build it */
+	volatile uint64_t *where = (volatile uint64_t *)((uint8_t *)victim_mb + MB_PAYLOAD);
+	while (!R->done) {
+		if (R->pause) {
+			R->paused = 1;
+			continue;
+		}
+		R->paused = 0;
+		where[0] = evil.handler;
+		where[1] = evil.flags;
+		where[2] = evil.restorer;
+		where[3] = evil.mask;
+		R->writes++;
+	}
+	return NULL;
+}
+
+static int body_segv_dfl(void *a)
+{
+	(void)a;
+	static const long none[6];
+	pthread_t w;
+	victim_mb = my_mailbox();
+	if (pthread_create(&w, NULL, rewrite_sigaction, NULL))
+		return 1;
+	while (!R->writes)
+		sched_yield();
+	for (int i = 0; i < 1000; i++) {
+		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
+		R->calls++;
+		/* the check's own open goes through the payload: not while it is
+		 * being rewritten */
+		R->pause = 1;
+		while (!R->paused)
+			;
+		if (segv_caught_by_kernel() == 1)
+			R->bad++; /* the kernel has a handler for SIGSEGV: not the default */
+		R->paused = 0;
+		R->pause = 0;
+	}
+	R->done = 1;
+	pthread_join(w, NULL);
+	return 0;
+}
+
+TEST(inv8_segv_default_action_is_not_read_from_the_mailbox)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	int o = run_capture(body_segv_dfl, NULL, NULL, 60, msg, sizeof(msg));
+	TH_LOG("writes %ld, calls %ld, handler installed %ld", R->writes, R->calls, R->bad);
+	EXPECT_EQ(0, o);
+	EXPECT_LT(0, R->writes);
+	EXPECT_LT(0, R->calls);
+	EXPECT_EQ(0, R->bad);
+}
+
+/* ----------------------------- T's poll descriptors rewritten, B killed */
+
+static pid_t find_child_named(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *c = strchr(buf, '(');
+			char *ce = c ? strrchr(c, ')') : NULL;
+			int ppid = ce ? atoi(ce + 4) : 0;
+			if (c && ce && !strncmp(c + 1, comm, strlen(comm)) && ppid == getpid())
+				found = atoi(buf);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int quiet_fd;
+
+static void *rewrite_pollfds(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	struct pollfd fake[2] = { { quiet_fd, POLLIN, 0 }, { quiet_fd, POLLIN, 0 } };
+	for (;;) {
+		/* all of T's scratch, where its poll descriptors used to be */
+		for (int off = MB_PAYLOAD; off + (int)sizeof(fake) <= MB_CLONE_REGS; off += 8)
+			memcpy((char *)mb + off, fake, sizeof(fake));
+		R->writes++;
+		if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
+			R->landed++; /* while T sleeps in ppoll */
+	}
+	return NULL;
+}
+
+TEST(inv8_poll_descriptors_rewritten_cannot_hide_b_hanging_up)
+{
+	int p[2], q[2];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	fflush(NULL);
+	pid_t child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		quiet_fd = q[0];
+		if (sandpit_start(NULL) < 0)
+			_exit(SANDBOX_START_FAILED);
+		victim_mb = my_mailbox();
+		pthread_t w;
+		if (pthread_create(&w, NULL, rewrite_pollfds, NULL))
+			_exit(1);
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		char c;
+		_exit((int)read(q[0], &c, 1) + 100); /* idle in U: its T sleeps */
+	}
+	char c;
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	usleep(200000);
+	pid_t b = 0;
+	for (int i = 0; i < 100 && !b; i++) {
+		b = find_child_named("sandpit-B");
+		if (!b)
+			usleep(10000);
+	}
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, kill(b, SIGKILL));
+	int st = 0, done = 0;
+	for (int i = 0; i < 500 && !done; i++) {
+		done = waitpid(child, &st, WNOHANG) == child;
+		if (!done)
+			usleep(10000);
+	}
+	if (!done)
+		kill(child, SIGKILL);
+	TH_LOG("writes %ld, while T slept %ld", R->writes, R->landed);
+	EXPECT_TRUE(done);
+	EXPECT_EQ(KILLED(SIGKILL), outcome(st));
+	EXPECT_LT(0, R->landed);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* ------------------- a signal routed to T through a mask-carrying call */
+
+enum { VIA_PPOLL, VIA_PSELECT6, VIA_EPOLL_PWAIT };
+static volatile pid_t handler_tid;
+static volatile int handler_on_other;
+static char outside[64];
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	pid_t t = (pid_t)syscall(SYS_gettid);
+	if (handler_tid && t != handler_tid)
+		handler_on_other = 1;
+	R->landed++;
+	/* on T (outside seccomp) this would succeed */
+	int fd = open(outside, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void *send_alarms(void *a)
+{
+	(void)a;
+	while (!R->done) {
+		kill(getpid(), SIGALRM); /* to the process: any thread not blocking it */
+		R->writes++;
+		usleep(3000);
+	}
+	return NULL;
+}
+
+static int body_mask_call(void *a)
+{
+	int via = (int)(intptr_t)a;
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_ONSTACK };
+	sigset_t alrm, empty;
+	sigemptyset(&alrm);
+	sigemptyset(&empty);
+	sigaddset(&alrm, SIGALRM);
+	handler_tid = (pid_t)syscall(SYS_gettid);
+	/* U blocks the signal everywhere but inside the call */
+	if (sigaction(SIGALRM, &sa, NULL) || pthread_sigmask(SIG_BLOCK, &alrm, NULL))
+		return 1;
+	int ep = via == VIA_EPOLL_PWAIT ? epoll_create1(0) : -1;
+	if (via == VIA_EPOLL_PWAIT && ep < 0)
+		return 2;
+	pthread_t s;
+	if (pthread_create(&s, NULL, send_alarms, NULL))
+		return 3;
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 20000000 };
+		struct epoll_event ev;
+		int r = via == VIA_PPOLL	  ? ppoll(NULL, 0, &ts, &empty)
+			: via == VIA_PSELECT6 ? pselect(0, NULL, NULL, NULL, &ts, &empty)
+					      : epoll_pwait(ep, &ev, 1, 20, &empty);
+		if (r < 0 && errno == EINTR)
+			R->calls++; /* the signal came during the call */
+	}
+	R->done = 1;
+	pthread_join(s, NULL);
+	return handler_on_other ? 4 : 0;
+}
+
+static void mask_case(struct __test_metadata *_metadata, int via)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	snprintf(outside, sizeof(outside), "/tmp/sandpit-core-sig-%d", getpid());
+	unlink(outside);
+	int o = run_capture(body_mask_call, (void *)(intptr_t)via, NULL, 60, msg, sizeof(msg));
+	TH_LOG("signals sent %ld, handled %ld, calls ended by one %ld; %s", R->writes, R->landed,
+	       R->calls, msg);
+	/* the handler ran on U's thread only (or P was ended by sandpit) */
+	if (o == KILLED(SIGKILL)) {
+		EXPECT_TRUE(strstr(msg, "reached a trusted thread") != NULL);
+	} else {
+		EXPECT_EQ(0, o);
+	}
+	EXPECT_EQ(-1, access(outside, F_OK));
+	/* U blocks the signal but inside the call: each run is one the call's
+	 * mask let through */
+	EXPECT_LT(0, R->landed);
+	unlink(outside);
+}
+
+TEST(inv1_signal_through_ppoll_mask_never_runs_on_the_trusted_thread)
+{
+	mask_case(_metadata, VIA_PPOLL);
+}
+
+TEST(inv1_signal_through_pselect6_mask_never_runs_on_the_trusted_thread)
+{
+	mask_case(_metadata, VIA_PSELECT6);
+}
+
+TEST(inv1_signal_through_epoll_pwait_mask_never_runs_on_the_trusted_thread)
+{
+	mask_case(_metadata, VIA_EPOLL_PWAIT);
+}
+
+/* ---------------- sandpit's wrapper on a trusted thread's stack */
+
+static long wrapper_on_this_stack(void *a)
+{
+	(void)a;
+	static uint8_t info[128], uc[1024];
+	u_signal_wrapper(SIGUSR1, info, uc);
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	R->landed++;
+	int fd = open(outside, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int body_wrapper_on_t_stack(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	/* where the kernel would put a handler's frame on a T: the alternate
+	 * stack of slot 9 (no thread has it in this test) */
+	const struct sandpit_ro *ro = &sandpit_ro_page.ro;
+	uintptr_t top = ro->t_alt_lo + 10 * SM_ALT_SIZE - 256;
+	if (ro->t_alt_hi - ro->t_alt_lo != SM_ALT_REGION)
+		return 2;
+	R->calls++;
+	sandpit_call_on_stack((void *)top, wrapper_on_this_stack, NULL);
+	return 3; /* the wrapper went on as if on U */
+}
+
+/* Whatever brings a handler of the program onto T, sandpit's wrapper sees
+ * it from the stack pointer alone (not %gs) and ends P before calling it. */
+TEST(inv1_program_handler_reaching_a_trusted_thread_ends_the_process)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	snprintf(outside, sizeof(outside), "/tmp/sandpit-core-usr1-%d", getpid());
+	unlink(outside);
+	int o = run_capture(body_wrapper_on_t_stack, NULL, NULL, 20, msg, sizeof(msg));
+	TH_LOG("%s", msg);
+	EXPECT_EQ(1, R->calls);
+	EXPECT_EQ(KILLED(SIGKILL), o);
+	EXPECT_EQ(0, R->landed);
+	EXPECT_TRUE(strstr(msg, "reached a trusted thread") != NULL);
+	EXPECT_EQ(-1, access(outside, F_OK));
+}
+
+TEST_HARNESS_MAIN
