@@ -294,10 +294,12 @@ static int body_process(void *a)
 	step("sysinfo", RES(sysinfo(&si)));
 	step("getpriority", getpriority(PRIO_PROCESS, 0));
 	step("waitid without children", RES(waitid(P_ALL, 0, &info, WEXITED | WNOHANG)));
-	/* P becomes its own group, and so cannot make a session */
-	step("setpgid(0, 0)", RES(setpgid(0, 0)));
+	/* P makes its own session, and as its leader cannot change group */
+	step("setsid", VAL(setsid()) == getpid());
+	step("getsid is P", getsid(0) == getpid());
 	step("getpgrp is P", getpgrp() == getpid());
-	step("setsid of a group leader", RES(setsid()));
+	step("setpgid(0, 0) of a session leader", RES(setpgid(0, 0)));
+	step("setsid of a session leader", RES(setsid()));
 	return 0;
 }
 
