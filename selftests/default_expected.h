@@ -47,9 +47,10 @@ static const char *const x_allow_calls[] = {
 	/* socketpair sockets */
 	"getsockname", "getpeername", "getsockopt",
 	/* memory: the kernel never places these over an existing mapping */
-	"brk", "mincore", "msync", "mlock", "mlock2", "munlock", "mlockall", "munlockall", "mbind",
+	"brk", "mincore", "getrandom", "restart_syscall", "exit_group",
+	/* memory written back, pinned, placed or queried, never changed */
+	"msync", "mlock", "mlock2", "munlock", "mlockall", "munlockall", "mbind",
 	"set_mempolicy_home_node", "get_mempolicy", "memfd_create", "pkey_free",
-	"getrandom", "restart_syscall", "exit_group",
 };
 
 #define FD_FREE(a) { .op = RULE_FD_FREE, .arg = (a), .arg2 = N, .carg = N, .err = EBADF }
