@@ -184,6 +184,12 @@ static int default_rules(struct line **out, size_t *n)
 			const char *rule = c + 1, *rend = eol;
 			while (rule < rend && (*rule == ' ' || *rule == '\t'))
 				rule++;
+			/* the line's reason, a comment, is not part of the rule */
+			for (const char *h = rule; h < rend; h++)
+				if (*h == '#') {
+					rend = h;
+					break;
+				}
 			while (rend > rule && (rend[-1] == ' ' || rend[-1] == '\t' || rend[-1] == '\r'))
 				rend--;
 			struct line *nv = realloc(v, (cnt + 1) * sizeof(*v));

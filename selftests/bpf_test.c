@@ -191,7 +191,7 @@ TEST(inv7_execve_denied_eacces_by_bpf)
 static void unmentioned_child(void)
 {
 	enter_filter();
-	CHECK(syscall(SYS_vhangup) == -1 && errno == ENOSYS);
+	CHECK(syscall(400) == -1 && errno == ENOSYS); /* a gap in the x86-64 numbers */
 	CHECK(syscall(500) == -1 && errno == ENOSYS); /* no kernel has it yet */
 	NO_TRAP();
 }
@@ -201,8 +201,9 @@ TEST(unmentioned_syscall_enosys_without_trap)
 	struct policy *p = default_policy();
 	int st;
 
-	/* the property needs numbers the policy does not mention */
-	ASSERT_EQ(0, policy_call(p, SYS_vhangup)->mentioned);
+	/* the property needs numbers the policy does not mention (it names
+	 * every one libseccomp knows) */
+	ASSERT_EQ(0, policy_call(p, 400)->mentioned);
 	ASSERT_EQ(0, policy_call(p, 500)->mentioned);
 	policy_free(p);
 	st = run_filtered(unmentioned_child);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -23,24 +24,33 @@ static const char *const x_allow_calls[] = {
 	/* I/O on descriptors U already holds */
 	"pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2",
 	"lseek", "fstat", "fstatfs", "fsync", "fdatasync",
+	/* files U already holds: locks, caching hints, write-back */
+	"flock", "fadvise64", "readahead", "sync_file_range", "syncfs", "sync", "cachestat",
 	/* who and where am I */
 	"getpid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getgroups",
 	"getresuid", "getresgid", "getpgrp", "getpgid", "getsid", "uname", "getcwd",
 	"getrlimit", "getrusage", "times", "sysinfo", "getcpu", "sched_getaffinity",
 	"sched_getparam", "sched_getscheduler", "sched_get_priority_max",
-	"sched_get_priority_min", "sched_rr_get_interval",
+	"sched_get_priority_min", "sched_rr_get_interval", "getpriority", "ioprio_get",
+	"sched_getattr", "capget", "get_thread_area",
+	/* the process as a whole */
+	"umask", "setsid",
 	/* time */
 	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
-	"alarm", "setitimer", "getitimer", "rt_sigpending",
+	"alarm", "setitimer", "getitimer", "rt_sigpending", "timerfd_create", "timerfd_settime",
+	"timerfd_gettime", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
 	/* waiting and events; the descriptors they create are U's */
 	"sched_yield", "poll", "ppoll", "select", "pselect6", "epoll_create",
 	"epoll_create1", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",
-	"pipe", "pipe2", "wait4",
+	"pipe", "pipe2", "wait4", "waitid", "pause", "signalfd", "signalfd4", "inotify_init",
+	"inotify_init1", "inotify_rm_watch",
 	/* socketpair sockets */
 	"getsockname", "getpeername", "getsockopt",
 	/* memory: the kernel never places these over an existing mapping */
-	"brk", "mincore",
-	"getrandom", "restart_syscall", "exit_group",
+	"brk", "mincore", "getrandom", "restart_syscall", "exit_group",
+	/* memory written back, pinned, placed or queried, never changed */
+	"msync", "mlock", "mlock2", "munlock", "mlockall", "munlockall", "mbind",
+	"set_mempolicy_home_node", "get_mempolicy", "memfd_create", "pkey_free",
 };
 
 #define FD_FREE(a) { .op = RULE_FD_FREE, .arg = (a), .arg2 = N, .carg = N, .err = EBADF }
@@ -53,6 +63,8 @@ static const char *const x_allow_calls[] = {
 #define BITSET(a, base, bits) \
 	{ .op = RULE_BITSET, .arg = (a), .arg2 = N, .carg = N, .mask = (bits), .val = (base) }
 #define BIT(v, base) (1ULL << ((v) - (base)))
+#define EQ_ERR(a, v, e) \
+	{ .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = N, .mask = ~0ULL, .val = (v), .err = (e) }
 #define NE_MASKED(a, m, v) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .val = (v) }
 /* W^X: never writable and executable at once */
 #define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
@@ -80,6 +92,7 @@ static const struct thread_call {
 	{ "munmap", EPERM, { RANGE_FREE(0, 1) } },
 	{ "madvise", EPERM, { RANGE_FREE(0, 1) } },
 	{ "mremap", EPERM, { RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED) } },
+	{ "remap_file_pages", EPERM, { RANGE_FREE(0, 1) } },
 	/* B's doorbell and T's verdict word are futexes in sandpit's pages:
 	 * U may not wake them (only T may ring B), nor requeue onto them */
 	{ "futex", EPERM,
@@ -105,6 +118,25 @@ static const struct thread_call {
 	{ "recvfrom", EBADF, { FD_FREE(0) } },
 	{ "recvmsg", EBADF, { FD_FREE(0) } },
 	{ "epoll_ctl", EBADF, { FD_FREE(2) } },
+	{ "getdents", EBADF, { FD_FREE(0) } },
+	{ "recvmmsg", EBADF, { FD_FREE(0) } },
+	{ "setsockopt", EBADF, { FD_FREE(0) } },
+	/* data between U's descriptors */
+	{ "sendfile", EBADF, { FD_FREE(0), FD_FREE(1) } },
+	{ "splice", EBADF, { FD_FREE(0), FD_FREE(2) } },
+	{ "tee", EBADF, { FD_FREE(0), FD_FREE(1) } },
+	{ "vmsplice", EBADF, { FD_FREE(0) } },
+	{ "copy_file_range", EBADF, { FD_FREE(0), FD_FREE(2) } },
+	/* P's own process group; POSIX timers only with a NULL sigevent
+	 * (SIGEV_THREAD_ID could name T) */
+	{ "setpgid", EPERM, { EQ(0, 0), EQ(1, 0) } },
+	{ "timer_create", EPERM, { EQ_ERR(1, 0, EPERM) } },
+	/* barriers on P's own threads */
+	{ "membarrier", EINVAL,
+	  { BITSET(0, MEMBARRIER_CMD_QUERY,
+		   BIT(MEMBARRIER_CMD_QUERY, 0) | BIT(MEMBARRIER_CMD_GLOBAL, 0) |
+			   BIT(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) |
+			   BIT(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0)) } },
 	/* an address would reach a named AF_UNIX socket outside */
 	{ "sendto", EACCES, { EQ(4, 0) } },
 	{ "socketpair", EACCES, { EQ(0, AF_UNIX) } },
@@ -152,10 +184,16 @@ static const struct x_deny_calls {
 		"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
 		"chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "truncate",
 		"utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
-		"removexattr", "lremovexattr", "fremovexattr", NULL } },
+		"removexattr", "lremovexattr", "fremovexattr", "fchmodat2",
+		/* a path the trusted process has no check for */
+		"inotify_add_watch",
+		/* SysV IPC and POSIX message queues: shared outside the grants */
+		"shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget",
+		"msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", NULL } },
 	{ EPERM, (const char *const[]){
 		"ptrace", "process_vm_readv", "process_vm_writev", "seccomp", "kcmp",
-		"pidfd_open", "pidfd_getfd", "process_madvise",
+		"pidfd_open", "pidfd_getfd", "process_madvise", "pidfd_send_signal",
+		"process_mrelease", "migrate_pages", "move_pages", "get_robust_list",
 		/* threads and processes: not yet */
 		"fork", "vfork",
 		/* they would act on T, not U */
@@ -163,7 +201,8 @@ static const struct x_deny_calls {
 		"rt_sigprocmask", "sigaltstack", "tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
 		"sched_setaffinity", "sched_setparam", "sched_setscheduler", "setrlimit",
 		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
-		"setfsgid", "setgroups", "capset",
+		"setfsgid", "setgroups", "capset", "rt_sigsuspend", "rt_sigtimedwait",
+		"set_thread_area", "set_mempolicy", "sched_setattr", "setpriority", "ioprio_set",
 		/* paths that bypass the path checks */
 		"open_by_handle_at", "name_to_handle_at",
 		/* the system, not the process */
@@ -173,17 +212,34 @@ static const struct x_deny_calls {
 		"io_uring_register", "userfaultfd", "modify_ldt", "iopl", "ioperm", "swapon",
 		"swapoff", "acct", "syslog", "settimeofday", "clock_settime", "adjtimex",
 		"clock_adjtime", "sethostname", "setdomainname", "quotactl", "keyctl", "add_key",
-		"request_key", "fanotify_init", NULL } },
+		"request_key", "fanotify_init", "fanotify_mark", "vhangup", "lookup_dcookie",
+		"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
+		"mount_setattr", "quotactl_fd", NULL } },
 	{ EOPNOTSUPP, (const char *const[]){
 		/* extended attributes: as on a file system without them */
-		"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", NULL } },
+		"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
+		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
+		"map_shadow_stack", NULL } },
+	{ EINVAL, (const char *const[]){ "shmdt", NULL } },
+	{ EBADF, (const char *const[]){
+		/* no queue can be opened */
+		"mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", NULL } },
+	{ ENOSPC, (const char *const[]){ "pkey_alloc", NULL } },
 	{ ENOSYS, (const char *const[]){
 		/* glibc then falls back to clone (invariant 4) */
 		"clone3",
 		/* could close sandpit's descriptors; callers fall back to close */
 		"close_range",
 		/* its flags live in memory */
-		"openat2", NULL } },
+		"openat2",
+		/* asynchronous I/O and futex2: callers fall back */
+		"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+		"futex_wait", "futex_wake", "futex_waitv", "futex_requeue", "memfd_secret",
+		/* obsolete, or in no x86-64 kernel */
+		"uselib", "ustat", "sysfs", "_sysctl", "create_module", "get_kernel_syms",
+		"query_module", "nfsservctl", "getpmsg", "putpmsg", "afs_syscall", "tuxcall",
+		"security", "vserver", "epoll_ctl_old", "epoll_wait_old", NULL } },
 };
 
 static const char *const x_default_read[] = {
