@@ -57,10 +57,9 @@ while read -r e; do
 done <"$dir/listed"
 result $ok "every_selftest_listed_in_every_mode_of_make_check"
 
-# one test that runs once (and runs the installed build/sandpit), one
-# sandboxed in a mode (builds an example against the installed library):
-# each test's own TAP,
-# indented as a comment, under the runner's ok line
+# one test that runs once (it runs the installed build/sandpit), one
+# sandboxed in a mode (it builds an example against the installed library):
+# each test's own TAP, indented as a comment, under the runner's ok line
 "$run" -t sandpit:compat_test -t sandpit:library_test.filter >"$dir/out" 2>&1
 s=$?
 grep -qx "1\.\.2" "$dir/out" && grep -qx "ok [12] selftests: sandpit: compat_test" "$dir/out" &&
