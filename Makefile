@@ -234,8 +234,16 @@ install: all
 	install -m 644 docs/sandpit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
-lint:
+# clang-tidy (checks in .clang-tidy) on the same sources as cppcheck, each
+# with the flags it is built with; two at a time; xargs fails if any does
+TIDY_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*.c policy/*.c compat/*.c loader/*.c bench/*.c))
+lint: $(BUILD)/include/profiler.skel.h
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader bench
+	@echo "clang-tidy: $(words $(TIDY_SRCS)) files"
+	@printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -I{} sh -c 'case {} in \
+		user/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \
+		out=$$(clang-tidy --quiet {} -- $(CPPFLAGS) -std=gnu11 $$f 2>&1); rc=$$?; \
+		printf "%s\n" "$$out" | grep -v "warnings\? generated\.$$" | grep .; exit $$rc'
 
 clean:
 	rm -rf $(BUILD) build-asan
