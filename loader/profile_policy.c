@@ -297,6 +297,16 @@ static const char *own_rule(int nr, const char **why, int *group)
 	case GUARD_EMU:
 		return "emulate";
 	default:
+		/* a call on a process must be confined to P, or policy check refuses it */
+		if (g->self_args == 1)
+			return "arg0 == $pid";
+		if (g->self_args == 3)
+			return "arg0 == $pid && arg1 == $pid";
+		if (g->self_args) {
+			*why = g->why;
+			*group = G_REFUSED;
+			return "deny(EPERM)";
+		}
 		return "allow";
 	}
 }

@@ -4,7 +4,15 @@
  * can check, and how B checks them.  This is knowledge about system calls
  * and about sandpit, not policy: the policy (policy/default.policy, or a
  * user's file) says which calls a program may make; the compiler
- * (policy/parse.c) applies this table to every call a file names. */
+ * (policy/parse.c) applies this table to every call a file names.
+ *
+ * Every call's guard is derived from what its arguments are
+ * (policy/syscall_kinds.c), so that a call nobody listed here still gets
+ * the guard its arguments call for, or is never carried out.  The entries
+ * below only add what the kinds cannot say: which commands of a
+ * multiplexer are safe, how B checks a call, the emulations, and a clearer
+ * reason.  An entry that misses what the kinds ask for is made stricter
+ * (and guard_test fails on it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -12,10 +20,10 @@
 #include <pthread.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/shm.h>
 
 #include "policy/policy.h"
 
@@ -58,8 +66,13 @@ struct entry {
 	struct policy_guard g;
 };
 
+/* an entry whose rules make the call's SE_* effects `e` safe */
+#define COVERS(e) .covers = (e)
+
 #define GUARD(name, w, ...) { name, { .kind = GUARD_RULES, .why = w, .restrict_arg = N, \
 				      RULES(__VA_ARGS__) } }
+#define GUARD_C(name, w, e, ...) { name, { .kind = GUARD_RULES, .why = w, .restrict_arg = N, \
+					   COVERS(e), RULES(__VA_ARGS__) } }
 
 static const char fd_why[] = "sandpit's descriptors are not U's";
 static const char mem_why[] = "sandpit's pages are not U's";
@@ -96,10 +109,9 @@ static const struct entry table[] = {
 	GUARD("mremap", mem_why, RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED)),
 	GUARD("remap_file_pages", mem_why, RANGE_FREE(0, 1)),
 	GUARD("mseal", mem_why, RANGE_FREE(0, 1)),
-	GUARD("shmat", mem_why, ZERO(2, SHM_REMAP, EINVAL)),
 	/* B's doorbell and T's verdict word are futexes in sandpit's pages:
 	 * U may not wake them (only T may ring B), nor requeue onto them */
-	GUARD("futex", mem_why, RANGE_FREE(0, N), NE_MASKED(1, 0x7f, FUTEX_REQUEUE),
+	GUARD_C("futex", mem_why, SE_MUX, RANGE_FREE(0, N), NE_MASKED(1, 0x7f, FUTEX_REQUEUE),
 	      NE_MASKED(1, 0x7f, FUTEX_CMP_REQUEUE), NE_MASKED(1, 0x7f, FUTEX_WAKE_OP),
 	      NE_MASKED(1, 0x7f, FUTEX_WAIT_REQUEUE_PI), NE_MASKED(1, 0x7f, FUTEX_CMP_REQUEUE_PI)),
 	GUARD("futex_wake", mem_why, RANGE_FREE(0, N)),
@@ -110,8 +122,8 @@ static const struct entry table[] = {
 	GUARD("dup2", fd_why, FD_FREE(0), FD_FREE(1)),
 	GUARD("dup3", fd_why, FD_FREE(0), FD_FREE(1)),
 	/* an owner would send sandpit's signals to B or T (invariant 7) */
-	GUARD("fcntl", fd_why, FD_FREE(0), NE(1, F_SETOWN, EPERM), NE(1, F_SETOWN_EX, EPERM)),
-	{ "ioctl", { .kind = GUARD_RULES, .why = fd_why, .restrict_arg = 1,
+	GUARD_C("fcntl", fd_why, SE_MUX, FD_FREE(0), NE(1, F_SETOWN, EPERM), NE(1, F_SETOWN_EX, EPERM)),
+	{ "ioctl", { .kind = GUARD_RULES, .why = fd_why, .restrict_arg = 1, COVERS(SE_MUX),
 		     RULES(FD_FREE(0), NE(1, FIOSETOWN, EPERM), NE(1, SIOCSPGRP, EPERM)) } },
 	GUARD("getdents64", fd_why, FD_FREE(0)),
 	/* B reads P's cwd when it checks a relative path */
@@ -141,7 +153,7 @@ static const struct entry table[] = {
 	      SELF_PID(0), NOT_TID(1)),
 	/* T executes prctl: these would act on T (its own seccomp filter,
 	 * syscall user dispatch, its TSC) or on the address space's layout */
-	GUARD("prctl", on_t, NE(0, PR_SET_SECCOMP, EPERM), NE(0, PR_SET_MM, EPERM),
+	GUARD_C("prctl", on_t, SE_CALLER | SE_MUX, NE(0, PR_SET_SECCOMP, EPERM), NE(0, PR_SET_MM, EPERM),
 	      NE(0, PR_SET_SYSCALL_USER_DISPATCH, EPERM), NE(0, PR_SET_TSC, EPERM)),
 
 	/* memory arguments that B checks */
@@ -233,17 +245,188 @@ static const struct entry table[] = {
 	NEVER("setns", on_t),
 };
 
+/* --- the guard of every call, derived from its kinds --- */
+
+static const char unknown_why[] = "sandpit does not know what it does (it is not in "
+				  "policy/syscall_kinds.c)";
+static const char b_why[] = "a pointer argument holds what the kernel acts on (descriptors, "
+			    "processes, addresses, handlers), and the trusted process has no check "
+			    "for it";
+static const char path_why[] = "it takes a path, which only the trusted process can check "
+			       "against the grants, and the trusted process has no check for "
+			       "this call";
+static const char range_why[] = "it changes P's memory, and sandpit has no guard that keeps it "
+				"off sandpit's own pages";
+static const char tid_why[] = "it could reach a trusted thread, and sandpit has no guard for it";
+
+/* Why an effect is never carried out, most telling first. */
+static const struct {
+	unsigned effect;
+	const char *why;
+} effect_why[] = {
+	{ SE_EXEC, "a new program would run outside the sandbox (invariant 7)" },
+	{ SE_SPAWN, "the new task would run without its own T and seccomp state (invariant 4)" },
+	{ SE_OTHER, "it reaches other processes (B), their memory, or what they share (invariant 7)" },
+	{ SE_CALLER, on_t },
+	{ SE_SYSTEM, "it acts on the system, not on the process" },
+	{ SE_MUX, "what it does depends on a command, and sandpit has no guard for its commands" },
+	{ SE_NOSYS, "no x86-64 kernel has it, so sandpit cannot know what it would do" },
+};
+
+/* Room for the guards: one per number libseccomp can name, and the rules
+ * derived for them. */
+#define MAX_GUARDS 512
+#define MAX_DERIVED_RULES 256
+
+static struct policy_guard guards[MAX_GUARDS];
+static struct policy_rule derived_rules[MAX_DERIVED_RULES];
+static size_t nguards, nderived;
 static const struct policy_guard *by_nr[POLICY_MAX_NR];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Names this libseccomp does not know cannot be named in a file either. */
+static const struct policy_guard never_unknown = { .kind = GUARD_NEVER, .why = unknown_why,
+						   .restrict_arg = N, .query_arg = N };
+
+static int has_op(const struct policy_guard *g, int op, int arg)
+{
+	for (int i = 0; i < g->nrules; i++)
+		if (g->rules[i].op == op && g->rules[i].arg == arg)
+			return 1;
+	return 0;
+}
+
+/* a rule "arg == 0" (a NULL pointer) */
+static int has_null(const struct policy_guard *g, int arg)
+{
+	for (int i = 0; i < g->nrules; i++)
+		if (g->rules[i].op == RULE_MASKED_EQ && g->rules[i].arg == arg &&
+		    g->rules[i].carg == N && g->rules[i].mask == ~0ULL && !g->rules[i].val)
+			return 1;
+	return 0;
+}
+
+static void never(struct policy_guard *g, const char *why, int amended)
+{
+	*g = (struct policy_guard){ .kind = GUARD_NEVER, .why = why, .restrict_arg = N,
+				    .query_arg = N, .amended = amended };
+}
+
+/* The guard of call k, from its kinds and guard.c's entry e (or NULL). */
+static void derive(const struct syscall_kinds *k, const struct entry *e, struct policy_guard *g)
+{
+	struct policy_rule add[6];
+	const char *refused = NULL;
+	int nadd = 0, needs_b = 0, path = 0;
+	unsigned never_effects;
+
+	if (e) {
+		*g = e->g;
+		g->query_arg = N;
+		g->self_args = g->self0_args = 0;
+		/* these never pass U's call to the kernel as it is */
+		if (g->kind != GUARD_RULES)
+			return;
+	} else {
+		*g = (struct policy_guard){ .kind = GUARD_RULES, .restrict_arg = N, .query_arg = N };
+	}
+	never_effects = k->effects & SE_NEVER & ~g->covers;
+	for (size_t i = 0; never_effects && i < NELEM(effect_why) && !refused; i++)
+		if (never_effects & effect_why[i].effect)
+			refused = effect_why[i].why;
+	for (int a = 0; a < 6 && !refused; a++) {
+		switch (k->arg[a]) {
+		case SK_PATH:
+			path = needs_b = 1;
+			break;
+		case SK_STRUCT:
+			needs_b = 1;
+			break;
+		case SK_STRUCT0: /* NULL only */
+			if (!has_null(g, a))
+				add[nadd++] = (struct policy_rule){ .op = RULE_MASKED_EQ, .arg = a,
+								    .arg2 = N, .carg = N,
+								    .mask = ~0ULL, .err = EPERM };
+			break;
+		case SK_FD_MOD:
+			if (!has_op(g, RULE_FD_FREE, a))
+				add[nadd++] = (struct policy_rule)FD_FREE(a);
+			break;
+		case SK_ADDR:
+		case SK_UADDR:
+			if (!has_op(g, RULE_RANGE_FREE, a))
+				refused = range_why;
+			break;
+		case SK_TID:
+			if (!has_op(g, RULE_NOT_TID, a))
+				refused = tid_why;
+			break;
+		case SK_PID0:
+			g->self0_args |= 1u << a;
+			/* fall through */
+		case SK_PID: /* the file must confine it, unless sandpit's rule does */
+			if (!has_op(g, RULE_SELF_PID, a))
+				g->self_args |= 1u << a;
+			break;
+		case SK_QUERY:
+			g->query_arg = a;
+			break;
+		}
+	}
+	if (!refused && g->nrules + nadd > POLICY_MAX_RULES)
+		refused = unknown_why;
+	if (!refused && nadd && nderived + (size_t)(g->nrules + nadd) > MAX_DERIVED_RULES)
+		refused = unknown_why;
+	if (refused) {
+		never(g, refused, e != NULL);
+		return;
+	}
+	if (needs_b) {
+		*g = (struct policy_guard){ .kind = GUARD_NEEDS_B, .why = path ? path_why : b_why,
+					    .restrict_arg = N, .query_arg = N, .amended = e != NULL };
+		return;
+	}
+	g->self0_args &= g->self_args;
+	if (!g->self_args)
+		g->query_arg = N;
+	if (nadd) {
+		/* guard.c's rules first, as they were */
+		memcpy(&derived_rules[nderived], g->rules, (size_t)g->nrules * sizeof(*g->rules));
+		memcpy(&derived_rules[nderived + (size_t)g->nrules], add, (size_t)nadd * sizeof(*add));
+		g->rules = &derived_rules[nderived];
+		g->nrules += nadd;
+		nderived += (size_t)g->nrules;
+		g->amended = e != NULL;
+	}
+	if (!g->why)
+		g->why = g->self_args ? "it acts on the process an argument names" : fd_why;
+}
+
 static void index_table(void)
 {
+	const struct entry *by_name[POLICY_MAX_NR] = { 0 };
+
+	/* Names this libseccomp does not know cannot be named in a file either. */
 	for (size_t i = 0; i < NELEM(table); i++) {
 		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, table[i].name);
 
-		if (nr >= 0 && nr < POLICY_MAX_NR && !by_nr[nr])
-			by_nr[nr] = &table[i].g;
+		if (nr >= 0 && nr < POLICY_MAX_NR && !by_name[nr])
+			by_name[nr] = &table[i];
+	}
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
+		const struct syscall_kinds *k = syscall_kinds(nr);
+
+		/* a call libseccomp knows and the kinds table does not is never
+		 * made (numbers libseccomp does not know cannot be named) */
+		if (!k || nguards >= MAX_GUARDS) {
+			by_nr[nr] = &never_unknown;
+			continue;
+		}
+		derive(k, by_name[nr], &guards[nguards]);
+		if (guards[nguards].kind == GUARD_RULES && !guards[nguards].nrules &&
+		    !guards[nguards].self_args && guards[nguards].restrict_arg == N &&
+		    !by_name[nr])
+			continue; /* nothing special */
+		by_nr[nr] = &guards[nguards++];
 	}
 }
 

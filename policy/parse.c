@@ -668,6 +668,15 @@ static int refuses_all(const struct policy_rule *r, uint64_t m, uint64_t g)
  * rule counts when all those values meet its condition. */
 static int guard_implied(const struct policy_rule *gd, const struct policy_rule *rules, int n)
 {
+	/* a guard "(a & m) == g" (a pointer that must be NULL): implied by a
+	 * file's rule that fixes at least those bits to the same value */
+	for (int i = 0; gd->op == RULE_MASKED_EQ && gd->carg == POLICY_NOARG && i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg == gd->arg && r->carg == POLICY_NOARG && r->op == RULE_MASKED_EQ &&
+		    !(gd->mask & ~r->mask) && (r->val & gd->mask) == gd->val)
+			return 1;
+	}
 	if (gd->op != RULE_MASKED_NE || gd->carg != POLICY_NOARG || (gd->val & ~gd->mask))
 		return 0;
 	for (int i = 0; i < n; i++) {
@@ -694,6 +703,36 @@ static int confined(const struct policy_rule *rules, int n, int arg)
 			continue;
 		if (r->op == RULE_BITSET ||
 		    (r->op == RULE_MASKED_EQ && (r->mask & 0xffffffffULL) == 0xffffffffULL))
+			return 1;
+	}
+	return 0;
+}
+
+/* An argument an unconditional rule confines to P: == $pid, or == 0 where
+ * 0 means P (the kernel reads a pid as an int). */
+static int confined_to_self(const struct policy_rule *rules, int n, int arg, int zero_ok)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg != arg || r->carg != POLICY_NOARG)
+			continue;
+		if (r->op == RULE_SELF_PID ||
+		    (zero_ok && r->op == RULE_MASKED_EQ && (r->mask & 0xffffffffULL) == 0xffffffffULL &&
+		     !(r->val & 0xffffffffULL)))
+			return 1;
+	}
+	return 0;
+}
+
+/* An argument an unconditional rule makes 0 (NULL). */
+static int forced_zero(const struct policy_rule *rules, int n, int arg)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg == arg && r->carg == POLICY_NOARG && r->mask == ~0ULL &&
+		    ((r->op == RULE_MASKED_EQ && !r->val) || r->op == RULE_MASK_ZERO))
 			return 1;
 	}
 	return 0;
@@ -756,6 +795,25 @@ static int resolve(struct parser *ps, struct line_call *c, int nr, int action,
 		for (int i = 0; i < g->nrules; i++)
 			if (!guard_implied(&g->rules[i], rules, n))
 				c->rules[c->nrules++] = g->rules[i];
+		for (int a = 0; a < 6; a++) {
+			int zero_ok = (g->self0_args >> a) & 1;
+
+			if (!((g->self_args >> a) & 1) || confined_to_self(rules, n, a, zero_ok) ||
+			    (g->query_arg != POLICY_NOARG && forced_zero(rules, n, g->query_arg)))
+				continue;
+			char query[32] = "";
+
+			if (g->query_arg != POLICY_NOARG)
+				snprintf(query, sizeof(query), " or make it a query (arg%d == 0)",
+					 g->query_arg);
+			report(ps, -EPERM, at,
+			       "%s: '%s' refused: it acts on the process arg%d names, which could "
+			       "be B; confine it to P (arg%d == %s)%s",
+			       name, what, a, a,
+			       zero_ok ? "0" : "$pid; 0 would name the thread that makes the call, T",
+			       query);
+			return -1;
+		}
 		if (g->restrict_arg != POLICY_NOARG && !confined(rules, n, g->restrict_arg)) {
 			report(ps, -EPERM, at,
 			       "%s: '%s' refused: it would pass any arg%d unchecked; list the "

@@ -153,8 +153,68 @@ int policy_new_file(struct policy **out, const char *path, const char *const *al
 int policy_constant(const char *name, size_t len, uint64_t *value);
 int policy_errno(const char *name, size_t len);
 
-/* What no policy can take away (policy/guard.c).  The compiler applies
- * these to every call a file names; the model's own API does not. */
+/* What each system call's arguments are and what it acts on
+ * (policy/syscall_kinds.c): the facts the guard is derived from, one entry
+ * per call libseccomp knows for x86-64, so that no call is left out. */
+enum syscall_arg_kind {
+	SK_NONE = 0,  /* no such argument */
+	SK_INT,       /* a number, flags, size, id, mode, clock: harmless by itself */
+	SK_FD,        /* a descriptor data goes through or is asked about, as read and
+		       * write do (seccomp strict lets U make those natively anyway) */
+	SK_FD_MOD,    /* a descriptor the call closes, replaces, reconfigures, or whose
+		       * state (flags, owner, size, offset, queued data) it changes: fd_free */
+	SK_DIRFD,     /* the directory of a path argument (B resolves it with the path) */
+	SK_PATH,      /* a path: only B can check it against the grants */
+	SK_IN,        /* memory the kernel reads as plain values (bytes, times, limits) */
+	SK_OUT,       /* memory the kernel writes results into */
+	SK_STRUCT,    /* memory whose content the kernel acts on: descriptors, pids,
+		       * addresses, handlers, socket addresses, or kept for later: only B */
+	SK_STRUCT0,   /* SK_STRUCT that may be NULL, which makes it harmless: guard "== 0" */
+	SK_SIGMASK,   /* a signal mask for the calling thread while the call waits; T
+		       * never hands U's to the kernel (issue 14) */
+	SK_ADDR,      /* P's memory the call maps over, unmaps, re-protects or clears: range_free */
+	SK_VADDR,     /* P's memory the call only pins, queries or advises, never changes */
+	SK_UADDR,     /* a futex word the call may wake: range_free (B's doorbell) */
+	SK_PID,       /* a process or thread the call acts on (0: the calling thread, T) */
+	SK_PID0,      /* a process the call acts on, 0 meaning P itself */
+	SK_PID_INFO,  /* a process or thread the call only reads public facts about */
+	SK_TID,       /* a thread of P the call signals: never a trusted thread */
+	SK_CHILD,     /* a child of P's to wait for */
+	SK_SIG,       /* a signal number */
+	SK_QUERY,     /* new values; NULL makes the call a query that acts on nothing */
+};
+
+/* What a call acts on besides its arguments. */
+#define SE_CALLER 0x01u /* the calling thread's own state: T's, when T makes the call */
+#define SE_OTHER  0x02u /* other processes, their memory, or objects shared with them
+			 * outside the path grants (SysV IPC, keys, message queues) */
+#define SE_SYSTEM 0x04u /* the system: time, mounts, modules, devices (privileged) */
+#define SE_SPAWN  0x08u /* creates a process or thread */
+#define SE_EXEC   0x10u /* runs a new program */
+#define SE_MUX    0x20u /* what it does depends on a command argument */
+#define SE_PROC   0x40u /* P as a whole (limits, cwd, session, timers): P alone */
+#define SE_NOSYS  0x80u /* no x86-64 kernel implements it: nothing to know about it */
+/* effects no argument rule can make safe unless guard.c says how */
+#define SE_NEVER  (SE_CALLER | SE_OTHER | SE_SYSTEM | SE_SPAWN | SE_EXEC | SE_MUX | SE_NOSYS)
+
+struct syscall_kinds {
+	const char *name;   /* libseccomp's name */
+	unsigned effects;   /* SE_* */
+	unsigned char arg[6]; /* enum syscall_arg_kind */
+};
+
+const struct syscall_kinds *syscall_kinds(int nr); /* NULL: the table does not know it */
+size_t syscall_kinds_count(void);
+const struct syscall_kinds *syscall_kinds_at(size_t i);
+/* The path argument of a call and its directory argument (POLICY_NOARG:
+ * the cwd): 0, or -ENOENT if it has no path argument. */
+int syscall_path_arg(int nr, int *path_arg, int *dirfd_arg);
+
+/* What no policy can take away (policy/guard.c), derived for every call
+ * from its syscall_kinds: guard.c's own entries only add what the kinds
+ * cannot say (which commands are safe, how B checks a call) and must meet
+ * everything the kinds ask for.  The compiler applies these to every call
+ * a file names; the model's own API does not. */
 enum policy_guard_kind {
 	GUARD_RULES = 1, /* allow/trap: `rules` always come first (allow -> trap) */
 	GUARD_NEVER,     /* only deny or kill: it would break an invariant */
@@ -172,6 +232,14 @@ struct policy_guard {
 	int allow_emulates;                  /* GUARD_EMU: `allow` means emulate */
 	int restrict_arg;                    /* GUARD_RULES: an argument a rule must confine to
 					      * listed values, or POLICY_NOARG */
+	unsigned self_args;                  /* GUARD_RULES: bit i: the file must confine arg i
+					      * to P (== $pid) ... */
+	unsigned self0_args;                 /* ... or, for these, == 0 (P itself) ... */
+	int query_arg;                       /* ... unless it makes this argument 0 (a query);
+					      * POLICY_NOARG: no such argument */
+	unsigned covers;                     /* SE_* effects guard.c's rules make safe */
+	int amended;                         /* guard.c's entry missed what the kinds ask for,
+					      * and was made stricter (a bug guard_test finds) */
 };
 
 const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */

@@ -302,8 +302,12 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 	case __NR_rt_sigsuspend:
 		return u_sigsuspend((const uint64_t *)a0, a1);
 	case __NR_newfstatat: {
-		/* where the policy sends the call to B, an empty path is fstat's */
-		if (u_self()->table->entries[__NR_newfstatat].cls != TT_PROCESS)
+		/* where the policy sends the call to B and lets fstat through,
+		 * an empty path is fstat's */
+		const struct tt_entry *e = u_self()->table->entries;
+		if (e[__NR_newfstatat].cls != TT_PROCESS ||
+		    (e[__NR_fstat].cls != TT_ALLOW && e[__NR_fstat].cls != TT_NATIVE &&
+		     e[__NR_fstat].cls != TT_THREAD))
 			break;
 		int r = fstatat_is_fstat(a0, a1, a3);
 		if (r < 0)
