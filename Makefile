@@ -242,7 +242,7 @@ lint: $(BUILD)/include/profiler.skel.h
 	@echo "clang-tidy: $(words $(TIDY_SRCS)) files"
 	@printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -I{} sh -c 'case {} in \
 		user/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \
-		out=$$(clang-tidy --quiet {} -- $(CPPFLAGS) -std=gnu11 $$f 2>&1); rc=$$?; \
+		out=$$(clang-tidy --quiet {} -- $(CPPFLAGS) $(WARN) -std=gnu11 $$f 2>&1); rc=$$?; \
 		printf "%s\n" "$$out" | grep -v "warnings\? generated\.$$" | grep .; exit $$rc'
 
 clean:
