@@ -169,7 +169,7 @@ CHECK_FUZZ_SECONDS ?= 15
 FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S
 $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -Wno-missing-field-initializers -g -O1 \
+	clang $(CPPFLAGS) $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
 		-lseccomp -lpthread
 
