@@ -211,6 +211,7 @@ bench-docs: deps
 # out for a kernel-style run_kselftest.sh, each sandboxed test once per mode
 # (scripts/kselftest-install.sh)
 INSTALL_PATH ?= $(BUILD)/kselftest
+.PHONY: kselftest-install
 kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
 	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
@@ -248,6 +249,5 @@ lint: $(BUILD)/include/profiler.skel.h
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: kselftest-install
 .PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path demo bench bench-docs install lint clean
 .SECONDARY:
