@@ -45,7 +45,7 @@ EOF
 }
 
 # the environment of each mode of scripts/run-tests.sh (kselftest-tap.sh
-# checks that the two name the same modes)
+# checks that the two have the same modes, each with the same environment)
 each=once
 for a in "$@"; do
 	case "$a" in

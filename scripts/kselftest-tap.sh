@@ -19,7 +19,7 @@ result() { # result STATUS NAME [DIAGNOSTIC FILE]
 	fi
 }
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 
 make --no-print-directory -s kselftest-install BUILD="$BUILD" INSTALL_PATH="$dir/ks" >"$dir/log" 2>&1
 result $? "kselftest_install_into_a_temporary_directory" "$dir/log"
@@ -56,6 +56,24 @@ while read -r e; do
 	[ -x "$dir/ks/${e%%:*}/${e#*:}" ] || { echo "# $e: no program"; ok=1; }
 done <"$dir/listed"
 result $ok "every_selftest_listed_in_every_mode_of_make_check"
+
+# and each entry runs its test with the environment run-tests.sh gives that
+# mode (the case arm of the mode, continuation lines joined)
+ok=0
+arms=$(sed -e ':a' -e '/\\$/N; s/\\\n[[:space:]]*/ /; ta' scripts/run-tests.sh |
+	sed -n 's/^[[:space:]]*\([a-z|-]*\)) \(.*\)timeout -k.*/\1 \2/p')
+[ -n "$arms" ] || { echo "# cannot read the environments of run-tests.sh"; ok=1; }
+while read -r e; do
+	t=${e#*:}
+	m=${t#*.}
+	[ "$m" != "$t" ] || m=-
+	want=$(echo "$arms" | awk -v m="$m" '{ n = split($1, p, "|"); for (i = 1; i <= n; i++)
+		if (p[i] == m) { for (j = 2; j <= NF; j++) print $j } }' | sed "s/\$mode/$m/" | sort)
+	got=$(sed -n 's|^exec env \(.*\) \./build/selftests/.*|\1|p' "$dir/ks/${e%%:*}/$t" | tr ' ' '\n' |
+		grep . | sort)
+	[ "$want" = "$got" ] || { echo "# $e runs with '$(echo $got)', run-tests.sh with '$(echo $want)'"; ok=1; }
+done <"$dir/listed"
+result $ok "each_entry_has_the_environment_of_its_mode_in_run_tests"
 
 # one test that runs once (it runs the installed build/sandpit), one
 # sandboxed in a mode (it builds an example against the installed library):
