@@ -81,8 +81,24 @@ $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libsandpit.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libsandpit.so -Wl,-z,noexecstack -o $@ $^ $(LIBS)
+# The shared library as packagers want it (issue 20): a real soname, the
+# ABI's version node (include/libsandpit.map) and nothing exported but the
+# API: the objects are built with hidden visibility and include/sandpit.h
+# marks the API default.  libsandpit.a keeps every symbol reachable for the
+# command and the selftests, which use internal ones.
+VERSION   := 0.1.0
+SOVERSION := 0
+LIB_MAP   := include/libsandpit.map
+$(LIB_OBJS): CFLAGS += -fvisibility=hidden
+$(LIB_OBJS): U_CFLAGS += -fvisibility=hidden
+
+$(BUILD)/libsandpit.so.$(VERSION): $(LIB_OBJS) $(LIB_MAP)
+	$(CC) -shared -Wl,-soname,libsandpit.so.$(SOVERSION) -Wl,--version-script,$(LIB_MAP) \
+		-Wl,-z,noexecstack -Wl,-z,defs -o $@ $(LIB_OBJS) $(LIBS)
+$(BUILD)/libsandpit.so.$(SOVERSION): $(BUILD)/libsandpit.so.$(VERSION)
+	ln -sf libsandpit.so.$(VERSION) $@
+$(BUILD)/libsandpit.so: $(BUILD)/libsandpit.so.$(SOVERSION)
+	ln -sf libsandpit.so.$(SOVERSION) $@
 
 # the profiler's BPF program, and the libbpf skeleton that embeds it
 # (no CO-RE: the program reads only tracepoint records it declares itself)
@@ -127,11 +143,15 @@ $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 
 tests: $(TESTS)
 
+# make install and make kselftest-install, each checked by a TAP script
+# (issue 20)
+INSTALL_CHECKS := scripts/install-tap.sh scripts/kselftest-tap.sh
+
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
 		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
-		--once $(ONCE_TESTS) scripts/fuzz-tap.sh --fallbacks $(FALLBACK_TESTS)
+		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)
@@ -160,7 +180,7 @@ CHECK_FUZZ_SECONDS ?= 15
 FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S
 $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -Wno-missing-field-initializers -g -O1 \
+	clang $(CPPFLAGS) $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
 		-lseccomp -lpthread
 
@@ -228,18 +248,44 @@ bench-docs: deps
 	@$(MAKE) --no-print-directory all
 	./scripts/bench-docs.sh $(BUILD)
 
+# make kselftest-install INSTALL_PATH=DIR (issue 20): make check's tests laid
+# out for a kernel-style run_kselftest.sh, each sandboxed test once per mode
+# (scripts/kselftest-install.sh)
+INSTALL_PATH ?= $(BUILD)/kselftest
+.PHONY: kselftest-install
+kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
+		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
+
+# Paths under PREFIX are written relative to ${prefix} in sandpit.pc, so
+# that pkg-config --define-prefix finds a staged (DESTDIR) tree.
+LIBDIR   ?= $(PREFIX)/lib
+PC_LIBDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
-	install -m 644 $(BUILD)/libsandpit.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libsandpit.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/libsandpit.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libsandpit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libsandpit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsandpit.so.$(SOVERSION)
+	ln -sf libsandpit.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libsandpit.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		sandpit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sandpit.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/sandpit.pc
 	install -m 644 include/sandpit.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/sandpit $(DESTDIR)$(PREFIX)/bin/
-	[ ! -f docs/sandpit.1 ] || install -m 644 docs/sandpit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/sandpit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/sandpit.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
-lint:
+# clang-tidy (checks in .clang-tidy) on the same sources as cppcheck, each
+# with the flags it is built with; two at a time; xargs fails if any does
+TIDY_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*.c policy/*.c compat/*.c loader/*.c bench/*.c))
+lint: $(BUILD)/include/profiler.skel.h
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader bench
+	@echo "clang-tidy: $(words $(TIDY_SRCS)) files"
+	@printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -I{} sh -c 'case {} in \
+		user/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \
+		out=$$(clang-tidy --quiet {} -- $(CPPFLAGS) $(WARN) -std=gnu11 $$f 2>&1); rc=$$?; \
+		printf "%s\n" "$$out" | grep -v "warnings\? generated\.$$" | grep .; exit $$rc'
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -1,12 +1,20 @@
 /* sandpit — run untrusted native code on Linux under seccomp.
  *
- * The only public header.  Link with -lsandpit (libsandpit.a needs
- * -lseccomp -lZydis -lZycore -lpthread as well). */
+ * The only public header.  Link with `pkg-config --cflags --libs sandpit`
+ * (libsandpit.a: --static; it needs -lseccomp -lZydis -lZycore -lpthread). */
 #ifndef SANDPIT_H
 #define SANDPIT_H
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* libsandpit.so is built with hidden visibility: what is marked here is
+ * all it exports (include/libsandpit.map names the same). */
+#if defined(__GNUC__)
+#define SANDPIT_API __attribute__((visibility("default")))
+#else
+#define SANDPIT_API
 #endif
 
 enum sandpit_mode {
@@ -25,20 +33,20 @@ struct sandpit_options {
 };
 
 /* 1 if this kernel and CPU can run the sandbox, 0 if not. */
-int sandpit_supported(void);
+SANDPIT_API int sandpit_supported(void);
 
 /* Enter the sandbox.  opts == NULL means the defaults.  Returns 0, or a
  * negative errno with a message in sandpit_error().  On success the calling
  * thread runs under seccomp from here on; it can never leave.  Fails with
  * -EBUSY on a second call and when other threads exist.  A failure after
  * the point of no return kills the process rather than run it unsandboxed. */
-int sandpit_start(const struct sandpit_options *opts);
+SANDPIT_API int sandpit_start(const struct sandpit_options *opts);
 
 /* The mode in force (SANDPIT_MODE_NONE before a successful sandpit_start). */
-enum sandpit_mode sandpit_mode(void);
+SANDPIT_API enum sandpit_mode sandpit_mode(void);
 
 /* The message for the last failure of sandpit_start, "" if none. */
-const char *sandpit_error(void);
+SANDPIT_API const char *sandpit_error(void);
 
 #ifdef __cplusplus
 }

@@ -388,8 +388,8 @@ static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
 		for (int k = 0; k < NARGS; k++) {
 			const struct atom *a = &s->c[i].a[k];
 
-			if (a->mask == ~0ULL)
-				cmp[n++] = SCMP_CMP64(k, SCMP_CMP_EQ, a->val);
+			if (a->mask == ~0ULL) /* datum_b is the mask of MASKED_EQ only */
+				cmp[n++] = SCMP_CMP64(k, SCMP_CMP_EQ, a->val, 0);
 			else if (a->mask)
 				cmp[n++] = SCMP_CMP64(k, SCMP_CMP_MASKED_EQ, a->mask, a->val);
 		}
