@@ -390,7 +390,8 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 		g->query_arg = N;
 	if (nadd) {
 		/* guard.c's rules first, as they were */
-		memcpy(&derived_rules[nderived], g->rules, (size_t)g->nrules * sizeof(*g->rules));
+		if (g->nrules) /* a call without rules has none to copy (and rules NULL) */
+			memcpy(&derived_rules[nderived], g->rules, (size_t)g->nrules * sizeof(*g->rules));
 		memcpy(&derived_rules[nderived + (size_t)g->nrules], add, (size_t)nadd * sizeof(*add));
 		g->rules = &derived_rules[nderived];
 		g->nrules += nadd;
