@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -24,24 +25,20 @@ uint64_t fs_base_task_size(void)
 	return p == hint ? (1UL << 56) - 4096 : (1UL << 47) - 4096;
 }
 
-/* The kernel's word on the stopped thread: a thread of pid, and its
- * seccomp mode ("Seccomp:" in its status), which no thread can lower. */
-static int is_thread_in_mode(pid_t pid, pid_t tid, int mode)
+int task_status(pid_t pid, pid_t tid, const char *field)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = 0;
-	if (mode < 0)
-		return 1;
-	const char *s = strstr(buf, "\nSeccomp:\t");
-	return s && s[10] == '0' + mode && s[11] == '\n';
+	const char *f = strstr(buf, field);
+	return f ? atoi(f + strlen(field)) : -2;
 }
 
 int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *val)
@@ -74,7 +71,8 @@ int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *va
 		sig = WSTOPSIG(st);
 	/* stopped and traced by us, its tid cannot go to another thread:
 	 * now ask the kernel what it is */
-	if (!is_thread_in_mode(pid, tid, seccomp_mode)) {
+	int mode = task_status(pid, tid, "Seccomp:");
+	if (mode == -1 || (seccomp_mode >= 0 && mode != seccomp_mode)) {
 		r = -EPERM;
 		goto out;
 	}

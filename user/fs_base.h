@@ -18,6 +18,11 @@
  * thread that is not the one asked for, or a base the kernel refuses. */
 int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *val);
 
+/* A numeric field of /proc/PID/task/TID/status (e.g. "Seccomp:"), the
+ * kernel's word on a thread of pid: -1 if there is no such thread, -2 if
+ * the kernel has no such field.  Used by B. */
+int task_status(pid_t pid, pid_t tid, const char *field);
+
 /* The kernel's TASK_SIZE_MAX: one past the highest FS base it accepts
  * (4- or 5-level paging, found by a hint mapping above 47 bits). */
 uint64_t fs_base_task_size(void);

@@ -161,24 +161,6 @@ static int before(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-/* A field of /proc/P/task/TID/status ("Seccomp:"), or -1 if the thread is
- * gone, -2 if the kernel has no such field. */
-static int task_status(int32_t tid, const char *field)
-{
-	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)cfg->pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	const char *f = strstr(buf, field);
-	return f ? atoi(f + strlen(field)) : -2;
-}
-
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* kernel ABI since 6.9 */
 #endif
@@ -325,14 +307,14 @@ static void watch_step(int s, struct watch_wait *w)
 		case W_SECCOMP:
 			/* U enters seccomp at once, T never: so the two cannot have
 			 * been swapped */
-			m = task_status(watch[s].u, "Seccomp:");
+			m = task_status(cfg->pid, watch[s].u, "Seccomp:");
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (m == 0 && before(&now, &watch[s].start_by)) {
 				*w = (struct watch_wait){ &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE),
 							  500000 };
 				return;
 			}
-			if (m == 0 || m == -1 || (m != -2 && task_status(watch[s].t, "Seccomp:") != 0))
+			if (m == 0 || m == -1 || (m != -2 && task_status(cfg->pid, watch[s].t, "Seccomp:") != 0))
 				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
