@@ -466,31 +466,6 @@ TEST(inv8_segv_default_action_is_not_read_from_the_mailbox)
 
 /* ----------------------------- T's poll descriptors rewritten, B killed */
 
-static pid_t find_child_named(const char *comm)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t found = 0;
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[512];
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			char *c = strchr(buf, '(');
-			char *ce = c ? strrchr(c, ')') : NULL;
-			int ppid = ce ? atoi(ce + 4) : 0;
-			if (c && ce && !strncmp(c + 1, comm, strlen(comm)) && ppid == getpid())
-				found = atoi(buf);
-		}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static int quiet_fd;
 
 static void *rewrite_pollfds(void *a)

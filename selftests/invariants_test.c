@@ -238,31 +238,6 @@ static int body_wait_forever(void *a)
 		getppid();
 }
 
-static pid_t find_child_named(const char *comm)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t found = 0;
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[512];
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			char *c = strchr(buf, '(');
-			char *ce = c ? strrchr(c, ')') : NULL;
-			int ppid = ce ? atoi(ce + 4) : 0;
-			if (c && ce && !strncmp(c + 1, comm, strlen(comm)) && ppid == getpid())
-				found = atoi(buf);
-		}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static void kill_b_case(struct __test_metadata *_metadata, int (*body)(void *))
 {
 	int p[2];

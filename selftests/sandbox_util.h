@@ -6,6 +6,7 @@
  * sandboxed process ended). */
 #ifndef SANDPIT_SELFTEST_UTIL_H
 #define SANDPIT_SELFTEST_UTIL_H
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,4 +103,32 @@ static inline long raw_syscall(long nr, long a0, long a1, long a2)
 			 : "rcx", "r11", "memory");
 	return ret;
 }
+
+/* A child of this process whose command name starts with comm (B is
+ * "sandpit-B"), found in /proc; 0 if none. */
+static inline pid_t find_child_named(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *c = strchr(buf, '(');
+			char *ce = c ? strrchr(c, ')') : NULL;
+			int ppid = ce ? atoi(ce + 4) : 0;
+			if (c && ce && !strncmp(c + 1, comm, strlen(comm)) && ppid == getpid())
+				found = atoi(buf);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 #endif
