@@ -1,12 +1,31 @@
 /* Crafted ELF files, built byte by byte (no committed binaries): a tiny
  * program that the tests break one field at a time, and a mapped object
  * whose unwind and symbol tables lie.  Shared by elf_test and the fuzzers'
- * seed generator (selftests/fuzz/elf_seeds.c). */
+ * seed generator (selftests/fuzz/elf_seeds.c), and the loader's fuzzer. */
 #ifndef SANDPIT_SELFTEST_ELF_CRAFT_H
 #define SANDPIT_SELFTEST_ELF_CRAFT_H
 #include <elf.h>
 #include <stdint.h>
 #include <string.h>
+
+/* A file held in memory, read by elf_program_read through mem_pread as the
+ * loader reads a real file through pread */
+struct mem {
+	const uint8_t *p;
+	size_t len;
+};
+
+static inline long mem_pread(void *ctx, void *buf, size_t n, uint64_t off)
+{
+	const struct mem *m = ctx;
+
+	if (off >= m->len)
+		return 0;
+	if (n > m->len - off)
+		n = m->len - off;
+	memcpy(buf, m->p + off, n);
+	return (long)n;
+}
 
 #define CRAFT_SIZE 0x2000      /* two pages: headers, then code */
 #define CRAFT_CODE 0x1000

@@ -23,23 +23,6 @@
 
 /* ---- helpers ---- */
 
-struct mem {
-	const uint8_t *p;
-	size_t len;
-};
-
-static long mem_pread(void *ctx, void *buf, size_t n, uint64_t off)
-{
-	const struct mem *m = ctx;
-
-	if (off >= m->len)
-		return 0;
-	if (n > m->len - off)
-		n = m->len - off;
-	memcpy(buf, m->p + off, n);
-	return (long)n;
-}
-
 /* /proc/self/maps into buf, with no allocation on the way (under
  * AddressSanitizer a malloc may map memory and change what is read) */
 static char *maps_into(char *buf, size_t len)

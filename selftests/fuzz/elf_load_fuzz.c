@@ -8,23 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "user/elf_read.h"
-
-struct mem {
-	const uint8_t *p;
-	size_t len;
-};
-
-static long mem_pread(void *ctx, void *buf, size_t n, uint64_t off)
-{
-	const struct mem *m = ctx;
-
-	if (off >= m->len)
-		return 0;
-	if (n > m->len - off)
-		n = m->len - off;
-	memcpy(buf, m->p + off, n);
-	return (long)n;
-}
+#include "selftests/elf_craft.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
