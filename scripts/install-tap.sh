@@ -10,18 +10,7 @@ PREFIX=/usr/local
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 lib=$dest$PREFIX/lib
-n=0
-rc=0
-result() { # result OK NAME [DIAGNOSTIC FILE]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		[ -z "$3" ] || sed 's/^/# /' "$3"
-		echo "not ok $n $2"
-		rc=1
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 echo "TAP version 13"
 echo "1..7"
 
