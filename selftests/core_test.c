@@ -308,7 +308,10 @@ static int body_slow_check(void *a)
 	 * requests are rewritten too */
 	if (pthread_create(&o, NULL, watch_secure_page, NULL) || pthread_create(&w, NULL, rewrite_request, sl))
 		return 1;
-	for (int i = 0; i < 200; i++) {
+	/* 200 calls, and on until a rewrite has landed (for 20 s at most): on
+	 * one CPU the rewriter can go a whole round without being scheduled */
+	time_t until = time(NULL) + 20;
+	for (int i = 0; i < 200 || (!R->landed && time(NULL) < until); i++) {
 		int fd = open(sl->slow_path, O_RDONLY);
 		if (fd >= 0) {
 			close(fd);
