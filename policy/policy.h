@@ -247,6 +247,9 @@ int policy_strict_allows(int nr);                /* seccomp strict lets U make i
 
 /* Back ends. */
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
+/* One rule as the T table holds it (its errno: the rule's, else call_err);
+ * policy/rule_eval.h says what it means. */
+void policy_table_rule(const struct policy_rule *r, int call_err, struct tt_rule *t);
 void policy_dump(const struct policy *p, FILE *f); /* every mentioned call: its action, its
 						    * rules, and its path in each mode */
 
