@@ -104,7 +104,7 @@ long tt_answer(const struct tt_table *t, long nr, const uint64_t a[6], const str
 		int ok = tt_rule_check(&t->rules[i], a, w);
 
 		if (ok == RULE_UNKNOWN)
-			return RULE_UNKNOWN;
+			return TT_ANS_UNKNOWN;
 		if (ok == RULE_FAIL)
 			return -t->rules[i].err;
 	}

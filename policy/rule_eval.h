@@ -38,13 +38,14 @@ struct rule_world {
 int tt_rule_check(const struct tt_rule *r, const uint64_t a[6], const struct rule_world *w);
 
 /* What T answers for call nr of table t with arguments a: TT_ANS_EXEC, a
- * negative errno (deny, a failing rule, a corrupt entry), or where the
- * call goes instead (B, an emulation, the kill).  RULE_UNKNOWN where a
+ * negative errno (deny, a failing rule, a corrupt entry), where the call
+ * goes instead (B, an emulation, the kill), or TT_ANS_UNKNOWN where a
  * rule needs facts w lacks. */
-#define TT_ANS_EXEC 0
-#define TT_ANS_B    1
-#define TT_ANS_EMU  2
-#define TT_ANS_KILL 3
+#define TT_ANS_EXEC    0
+#define TT_ANS_B       1
+#define TT_ANS_EMU     2
+#define TT_ANS_KILL    3
+#define TT_ANS_UNKNOWN 4
 long tt_answer(const struct tt_table *t, long nr, const uint64_t a[6], const struct rule_world *w);
 
 /* The model's own rules, as policy_compile_table puts them in the table:

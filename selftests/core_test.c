@@ -17,20 +17,7 @@
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
-#include "user/runtime.h"
-
-/* the calling thread's mailbox: the first word of its u_state, at %gs */
-static struct mailbox *my_mailbox(void)
-{
-	struct mailbox *mb;
-	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(mb) : "i"(MB_U_STATE));
-	return mb;
-}
-
-static struct u_state *state_of(struct mailbox *mb)
-{
-	return (struct u_state *)mb->u_state;
-}
+#include "u_state.h"
 
 /* Runs fn sandboxed with its stderr (and B's) in a file: the outcome, and
  * what sandpit said in msg. */
