@@ -182,6 +182,10 @@ enum syscall_arg_kind {
 	SK_CHILD,     /* a child of P's to wait for */
 	SK_SIG,       /* a signal number */
 	SK_QUERY,     /* new values; NULL makes the call a query that acts on nothing */
+	/* numbers that say how a path argument is used, harmless by themselves */
+	SK_OFLAGS,    /* open(2) flags: for reading, writing, creating */
+	SK_ATFLAGS,   /* AT_* flags (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, ...) */
+	SK_OHOW,      /* openat2's struct open_how, open(2) flags first: an SK_STRUCT */
 };
 
 /* What a call acts on besides its arguments. */
@@ -206,9 +210,20 @@ struct syscall_kinds {
 const struct syscall_kinds *syscall_kinds(int nr); /* NULL: the table does not know it */
 size_t syscall_kinds_count(void);
 const struct syscall_kinds *syscall_kinds_at(size_t i);
-/* The path argument of a call and its directory argument (POLICY_NOARG:
- * the cwd): 0, or -ENOENT if it has no path argument. */
-int syscall_path_arg(int nr, int *path_arg, int *dirfd_arg);
+/* How a call uses its (first) path argument: the one source B's checks
+ * (policy/guard.c), the profiler's BPF program (a header generated from it
+ * at build time by policy/tools/gen_profiler_paths.c) and `sandpit
+ * profile` take it from. */
+struct syscall_path {
+	int path_arg;      /* argument holding the path pointer */
+	int dirfd_arg;     /* its directory; POLICY_NOARG: the cwd */
+	int flags_arg;     /* its flags (flags_kind), or POLICY_NOARG */
+	int flags_kind;    /* SK_OFLAGS, SK_ATFLAGS, SK_OHOW, or 0 */
+	int opens;         /* it opens or creates the file: open(2) flags say how */
+	long oflags;       /* open(2) flags the call implies without a flags argument (creat) */
+};
+/* 0, or -ENOENT if the call has no path argument. */
+int syscall_path(int nr, struct syscall_path *out);
 
 /* What no policy can take away (policy/guard.c), derived for every call
  * from its syscall_kinds: guard.c's own entries only add what the kinds

@@ -66,6 +66,7 @@ static const char *unsafe(const struct syscall_kinds *k, const struct policy_gua
 		switch (k->arg[a]) {
 		case SK_PATH:
 		case SK_STRUCT:
+		case SK_OHOW:
 			return "memory the kernel acts on";
 		case SK_ADDR:
 		case SK_UADDR:
@@ -179,7 +180,8 @@ TEST(b_checks_the_path_argument_the_kinds_name)
 	for (int nr = 0; nr < WALK_NR; nr++) {
 		const struct policy_guard *g = policy_guard(nr);
 		const struct syscall_kinds *k = syscall_kinds(nr);
-		int pa, da, has = syscall_path_arg(nr, &pa, &da) == 0;
+		struct syscall_path sp;
+		int has = syscall_path(nr, &sp) == 0;
 
 		if (!k)
 			continue;
@@ -189,8 +191,10 @@ TEST(b_checks_the_path_argument_the_kinds_name)
 		if (!g || g->kind != GUARD_NEEDS_B || !g->proc || g->proc->kind != PK_PATH)
 			continue;
 		ASSERT_TRUE(has) TH_LOG("%s: B checks a path the kinds do not know", k->name);
-		EXPECT_EQ(pa, g->proc->path_arg) TH_LOG("%s", k->name);
-		EXPECT_EQ(da, g->proc->dirfd_arg) TH_LOG("%s", k->name);
+		EXPECT_EQ(sp.path_arg, g->proc->path_arg) TH_LOG("%s", k->name);
+		EXPECT_EQ(sp.dirfd_arg, g->proc->dirfd_arg) TH_LOG("%s", k->name);
+		EXPECT_EQ(sp.flags_arg, g->proc->flags_arg) TH_LOG("%s", k->name);
+		EXPECT_EQ(sp.opens, g->proc->access == PA_OPEN) TH_LOG("%s", k->name);
 		checked++;
 	}
 	EXPECT_GE(paths, 60);
