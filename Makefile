@@ -101,10 +101,17 @@ $(BUILD)/libsandpit.so: $(BUILD)/libsandpit.so.$(SOVERSION)
 	ln -sf libsandpit.so.$(SOVERSION) $@
 
 # the profiler's BPF program, and the libbpf skeleton that embeds it
-# (no CO-RE: the program reads only tracepoint records it declares itself)
-$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h
+# (no CO-RE: the program reads only tracepoint records it declares itself);
+# which calls have a path, and where, it takes from policy/syscall_kinds.c
+# through a header written at build time (policy/tools/gen_profiler_paths.c)
+$(BUILD)/gen_profiler_paths: policy/tools/gen_profiler_paths.c $(GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
+$(BUILD)/include/profiler_paths.h: $(BUILD)/gen_profiler_paths
 	@mkdir -p $(dir $@)
-	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
+	$(BUILD)/gen_profiler_paths $@
+$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h $(BUILD)/include/profiler_paths.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. -I$(BUILD)/include $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
 
 $(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
 	@mkdir -p $(dir $@)
