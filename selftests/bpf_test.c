@@ -35,6 +35,7 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
 #include "user/secure_mem.h"
 
 /* the fake block of sandpit descriptors the filter protects */

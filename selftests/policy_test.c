@@ -20,6 +20,7 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
 
 #include "policy_util.h"
 

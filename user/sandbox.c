@@ -28,8 +28,10 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "policy/t_table.h"
 #include "user/patch.h"
 #include "user/runtime.h"
+#include "user/sandbox.h"
 #include "user/fs_base.h"
 #include "user/start_policy.h"
 #include "user/trusted_process.h"
@@ -72,6 +74,8 @@ int sandpit_supported(void)
 {
 	return compat_init(NULL, 0) == 0 && compat_has(COMPAT_STRICT);
 }
+
+size_t sandpit_slot_bytes(void) { return 2 * SM_PAGE + SM_ALT_SIZE; }
 
 /* strict, filter or auto (filter if the kernel has seccomp-bpf with
  * SECCOMP_RET_TRAP, else strict); asking for filter mode where it cannot
