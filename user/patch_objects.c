@@ -99,7 +99,6 @@ int modules_collect(struct mod_list *l, bool use_ldso, uintptr_t lo, uintptr_t h
 	return l->err;
 }
 
-/* The object whose executable segment overlaps [lo, hi), else a bare one. */
 int module_find(uintptr_t lo, uintptr_t hi, struct module *out, struct maps *m)
 {
 	struct mod_list l = {0};
@@ -121,9 +120,7 @@ const ElfW(Phdr) *module_phdr(const struct module *m, unsigned type)
 	return NULL;
 }
 
-/* What of the object may be read: its readable mappings, within the extent
- * its PT_LOAD segments claim (without headers, the range itself).  Every
- * table the file points at is read through this view. */
+/* Every table the file points at is read through this view. */
 void module_view(const struct module *mod, const struct maps *m, struct elf_view *v)
 {
 	uintptr_t lo = mod->lo, hi = mod->hi;

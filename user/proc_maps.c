@@ -110,7 +110,6 @@ int maps_read(struct maps *m)
 	return 0;
 }
 
-/* [lo, hi) is readable memory, by the maps */
 bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi)
 {
 	for (unsigned i = 0; i < m->n && lo < hi; i++)
