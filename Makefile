@@ -117,10 +117,10 @@ $(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) selftests/missed_site.h $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
 
-$(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
+$(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h) bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
 

@@ -21,7 +21,7 @@
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
-#include "user/runtime.h"
+#include "user/sandbox.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64

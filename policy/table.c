@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
+
+/* the table has an entry for every number the model can give a default */
+_Static_assert(TT_MAX_NR == POLICY_DEFAULT_NR, "T table and model disagree on the numbers");
 
 static const unsigned char tt_class[] = {
 	[POLICY_DENY] = TT_DENY,	 [POLICY_ALLOW] = TT_ALLOW, [POLICY_THREAD] = TT_THREAD,

@@ -36,6 +36,7 @@
 
 #include "policy/policy.h"
 #include "policy/rule_eval.h"
+#include "policy/t_table.h"
 #include "user/secure_mem.h"
 
 /* the fake block of sandpit descriptors the filter protects */

@@ -22,6 +22,7 @@
 
 #include "policy/policy.h"
 #include "policy/rule_eval.h"
+#include "policy/t_table.h"
 
 #include "policy_util.h"
 

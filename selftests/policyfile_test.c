@@ -24,6 +24,7 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
 
 #include "default_expected.h"
 #include "policy_util.h"

@@ -63,10 +63,6 @@ extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden"))
 #define SANDPIT_NAME_LEN 24
 extern const char (*sandpit_u_names)[SANDPIT_NAME_LEN] __attribute__((visibility("hidden")));
 
-/* For `sandpit run` (loader/run.c), before sandpit_start: patch only the
- * objects overlapping [lo, hi) (at most 4 calls) and the vDSO. */
-void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
-
 /* user/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
 extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));
