@@ -119,6 +119,7 @@ static long __attribute__((noreturn)) u_exit(long code)
 	mb->nr = SANDPIT_NR_THREAD_EXIT;
 	for (int i = 0; i < 6; i++)
 		mb->args[i] = 0;
+	mb->args[0] = (uint64_t)code; /* T ends with it too: the last to end gives P's status */
 	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))

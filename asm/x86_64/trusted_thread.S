@@ -725,7 +725,10 @@ trusted_thread_main:
 	mov $0x7fffffff, %edx
 	mov $__NR_futex, %eax
 	syscall
-3:	xor %edi, %edi
+	/* with U's own exit code, still in xmm1 from its exit request: the
+	 * last thread of P to end gives P its status, and after a program's
+	 * last thread that is its T (sys_exit(1) must leave status 1) */
+3:	movq %xmm1, %rdi
 	mov $__NR_exit, %eax
 	syscall
 	ud2
