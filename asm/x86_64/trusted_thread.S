@@ -35,6 +35,8 @@
 #define MSG_NOSIGNAL 0x4000
 #define SIGKILL  9
 #define SIGSEGV  11
+#define SIGSYS   31
+#define EINVAL   22
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
@@ -244,8 +246,8 @@ trusted_thread_main:
 	movq %xmm0, %rax
 	cmp $SANDPIT_NR_RDTSC, %rax
 	je .Lrdtsc
-	cmp $SANDPIT_NR_SEGV_DFL, %rax
-	je .Lsegv_dfl
+	cmp $SANDPIT_NR_SIG_DFL, %rax
+	je .Lsig_dfl
 	cmp $SANDPIT_NR_THREAD_EXIT, %rax
 	je .Lexit_req
 	/* strict mode without FSGSBASE: B sets or reads U's FS base by ptrace,
@@ -496,9 +498,21 @@ trusted_thread_main:
  * default action so the retried instruction kills the process.  The
  * sigaction the kernel reads is constant, in protected memory (invariant
  * 8: U could rewrite one in the mailbox before the kernel reads it). */
-.Lsegv_dfl:
-	lea segv_dfl_act(%rip), %rsi
-	mov $SIGSEGV, %edi
+/* ---- the default action for a signal sandpit keeps, so that the
+ * program's own SIGSEGV, SIGSYS or SANDPIT_SIG ends P as natively.  Only
+ * those three (from the register): the default never gives U more, it
+ * only makes sandpit's own use of the signal end P (fail closed). */
+.Lsig_dfl:
+	movq %xmm1, %rdi
+	cmp $SIGSEGV, %rdi
+	je 1f
+	cmp $SIGSYS, %rdi
+	je 1f
+	cmp $SANDPIT_SIG, %rdi
+	je 1f
+	mov $-EINVAL, %rax
+	jmp .Lresult
+1:	lea sig_dfl_act(%rip), %rsi
 	xor %edx, %edx
 	mov $8, %r10d
 	mov $__NR_rt_sigaction, %eax
@@ -894,9 +908,9 @@ futex_timeout:
 	.quad 0, 100000000
 exit_timeout:
 	.quad 0, 10000000
-/* SIGSEGV's default action, for SANDPIT_NR_SEGV_DFL: a struct
+/* the default action, for SANDPIT_NR_SIG_DFL: a struct
  * kernel_sigaction the kernel reads where U cannot write */
-segv_dfl_act:
+sig_dfl_act:
 	.quad 0, 0, 0, 0
 msg_kill:
 	.ascii "sandpit: forbidden system call (policy: kill); killing the process\n"
