@@ -56,18 +56,19 @@ static int first_difference(const struct answers *a, const struct answers *b)
 
 /* runs fn natively, then sandboxed, with fresh answers each time; both
  * outcomes and answer sets must agree */
-#define EXPECT_SAME_AS_NATIVE(fn, native_outcome)                                      \
-	do {                                                                           \
-		struct answers *nat = shared_answers(), *box = shared_answers();       \
-		ASSERT_NE(NULL, nat);                                                  \
-		ASSERT_NE(NULL, box);                                                  \
-		int n = outcome(run_native(fn, nat));                                  \
-		ASSERT_EQ(native_outcome, n);                                          \
-		int b = outcome(run_sandboxed(fn, box));                               \
-		EXPECT_EQ(n, b);                                                       \
-		int d = first_difference(nat, box);                                    \
-		EXPECT_EQ(-1, d) TH_LOG("answer %d: native %ld, sandboxed %ld", d,     \
-					d < 0 ? 0 : nat->v[d], d < 0 ? 0 : box->v[d]); \
+#define EXPECT_SAME_AS_NATIVE(fn, native_outcome)                                        \
+	do {                                                                             \
+		struct answers *nat = shared_answers(), *box = shared_answers();         \
+		ASSERT_NE(NULL, nat);                                                    \
+		ASSERT_NE(NULL, box);                                                    \
+		int n = outcome(run_native(fn, nat));                                    \
+		ASSERT_EQ(native_outcome, n);                                            \
+		int b = outcome(run_sandboxed(fn, box));                                 \
+		EXPECT_EQ(n, b);                                                         \
+		int d = first_difference(nat, box);                                      \
+		EXPECT_EQ(-1, d)                                                         \
+		TH_LOG("answer %d: native %ld, sandboxed %ld", d, d < 0 ? 0 : nat->v[d], \
+		       d < 0 ? 0 : box->v[d]);                                           \
 	} while (0)
 
 /* ----------------------------------------------------- the 2009 behaviours */
@@ -219,7 +220,8 @@ static int body_all_64(void *a)
 		struct k_act act = { (uint64_t)(uintptr_t)on_any,
 				     SA_ONSTACK | SA_SIGINFO | K_SA_RESTORER | SA_RESTART | 0x400,
 				     (uint64_t)(uintptr_t)test_restorer,
-				     (1ull << (SIGKILL - 1)) | (1ull << (SIGUSR2 - 1)) | (1ull << 62) };
+				     (1ull << (SIGKILL - 1)) | (1ull << (SIGUSR2 - 1)) |
+					     (1ull << 62) };
 		*v++ = rt_sigaction_raw(sig, &act, NULL) ? -errno : 0;
 		memset(&old, 0, sizeof(old));
 		*v++ = rt_sigaction_raw(sig, NULL, &old) ? -errno : 0;
@@ -235,8 +237,9 @@ static int body_all_64(void *a)
 	}
 	/* set back to the default, read back */
 	struct k_act dfl = { 0 }, old;
-	*v++ = rt_sigaction_raw(SIGSYS, &dfl, NULL) || rt_sigaction_raw(SIGSYS, NULL, &old) ? -errno
-											    : (long)old.handler;
+	*v++ = rt_sigaction_raw(SIGSYS, &dfl, NULL) || rt_sigaction_raw(SIGSYS, NULL, &old)
+		       ? -errno
+		       : (long)old.handler;
 	return 0;
 }
 
@@ -270,7 +273,8 @@ static __attribute__((noinline)) void on_plain(int sig, siginfo_t *si, void *ucv
 	f[4] = __builtin_return_address(0) != NULL;
 	if (sig == SIGSEGV) {
 		f[5] = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)(uintptr_t)probe_fault + 2;
-		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)probe_resume; /* go on after it */
+		uc->uc_mcontext.gregs[REG_RIP] =
+			(greg_t)(uintptr_t)probe_resume; /* go on after it */
 	}
 }
 
@@ -369,16 +373,16 @@ static int body_attack(void *a)
 	missed_open = missed_code(SYS_open);
 	if (!missed_open)
 		return 1;
-	static const uint64_t flag_bits[] = { SA_ONSTACK, SA_RESTART, SA_NODEFER, SA_RESETHAND,
-					      SA_SIGINFO, K_SA_RESTORER };
+	static const uint64_t flag_bits[] = { SA_ONSTACK,   SA_RESTART, SA_NODEFER,
+					      SA_RESETHAND, SA_SIGINFO, K_SA_RESTORER };
 	static const int sigs[] = { SIGSEGV, SIGSYS, 63, 64 };
 	const uint64_t handlers[] = { 0 /* SIG_DFL */, 1 /* SIG_IGN */,
 				      (uint64_t)(uintptr_t)on_attack };
 	for (unsigned s = 0; s < 4; s++)
 		for (unsigned h = 0; h < 3; h++) {
 			for (unsigned combo = 0; combo < 64; combo++) {
-				struct k_act act = { handlers[h], 0, (uint64_t)(uintptr_t)test_restorer,
-						     ~0ull };
+				struct k_act act = { handlers[h], 0,
+						     (uint64_t)(uintptr_t)test_restorer, ~0ull };
 				for (unsigned b = 0; b < 6; b++)
 					if (combo & (1u << b))
 						act.flags |= flag_bits[b];
@@ -412,7 +416,8 @@ static int body_attack(void *a)
 	if (sfd >= 0 && read(sfd, &ssi, sizeof(ssi)) == -1 && errno == EAGAIN)
 		A->attempts++; /* the traps left nothing for it to read */
 	/* an alternate stack of its own, then none */
-	stack_t ss = { .ss_sp = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+	stack_t ss = { .ss_sp = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
 		       .ss_size = 65536 };
 	if (sigaltstack(&ss, NULL) == 0)
 		A->attempts++;

@@ -151,7 +151,8 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 					return 0; /* a standard signal pending twice is once */
 			if (n < sizeof(st->deferred) / sizeof(st->deferred[0])) {
 				st->deferred[n].sig = sig;
-				copy_bytes(st->deferred[n].info, info, sizeof(st->deferred[n].info));
+				copy_bytes(st->deferred[n].info, info,
+					   sizeof(st->deferred[n].info));
 				__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
 			}
 			/* T may be waiting for U (a futex, a sleep, a poll): B can
@@ -159,7 +160,8 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 			if (st->intr_seq != st->seq) {
 				st->intr_seq = st->seq;
 				char slot = (char)st->slot;
-				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0, 0);
+				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0,
+						     0);
 			}
 			return 0;
 		}
@@ -289,10 +291,14 @@ static uintptr_t on_sandpit_sig(void *info, ucontext_t *uc)
 	int on_stack = ss[2] && sp > ss[0] && sp - ss[0] <= ss[2];
 	uint32_t kflags = (uint32_t)ss[1];
 	st->self_old_ss[0] = ss[0];
-	st->self_old_ss[1] = (!ss[2] ? 2 /* SS_DISABLE */ : on_stack ? 1 /* SS_ONSTACK */ : 0) | kflags;
+	st->self_old_ss[1] = (!ss[2]	 ? 2 /* SS_DISABLE */
+			      : on_stack ? 1 /* SS_ONSTACK */
+					 : 0) |
+			     kflags;
 	st->self_old_ss[2] = ss[2];
 	if (st->self_how == 3) {
-		uint32_t flags = (uint32_t)st->self_ss[1], mode = flags & ~(1u << 31); /* SS_AUTODISARM */
+		uint32_t flags = (uint32_t)st->self_ss[1],
+			 mode = flags & ~(1u << 31); /* SS_AUTODISARM */
 		st->self_err = 0;
 		if (on_stack)
 			st->self_err = -1; /* EPERM */
