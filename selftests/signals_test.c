@@ -230,7 +230,7 @@ static int body_all_64(void *a)
 		*v++ = old.restorer == (uint64_t)(uintptr_t)test_restorer ? 1 : (long)old.restorer;
 		*v++ = (long)old.mask;
 	}
-	static const int raised[] = { SIGSYS, SIGSEGV, SIGUSR1, 64 };
+	static const int raised[] = { SIGSYS, SIGSEGV, SIGUSR1, 63, 64 };
 	for (unsigned i = 0; i < sizeof(raised) / sizeof(raised[0]); i++) {
 		raise(raised[i]);
 		*v++ = caught[raised[i]];

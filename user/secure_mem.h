@@ -120,7 +120,7 @@
 /* pseudo system call numbers U sends to T (never real numbers) */
 #define SANDPIT_NR_RDTSC        0x10001
 /* the kernel's default action for one of the signals sandpit keeps
- * (arg0: SIGSEGV, SIGSYS or SANDPIT_SIG), when the program's own signal
+ * (arg0: SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR), when the program's own signal
  * must end it as natively: it only ever makes sandpit fail closed */
 #define SANDPIT_NR_SIG_DFL      0x10002
 #define SANDPIT_NR_THREAD_EXIT  0x10003

@@ -389,6 +389,8 @@ uintptr_t u_signal_enter(int sig, void *info, void *ucv)
 		return on_sigsys(info, uc);
 	case SANDPIT_SIG:
 		return on_sandpit_sig(info, uc);
+	case SANDPIT_SIG_INTR: /* never T's here: its handler sends only U's */
+		return program_kept_signal(SANDPIT_SIG_INTR, info, uc, 0);
 	}
 	if (sig > 0 && sig < SIGTAB_N)
 		return program_handler(sig, info, uc);

@@ -499,9 +499,10 @@ trusted_thread_main:
  * sigaction the kernel reads is constant, in protected memory (invariant
  * 8: U could rewrite one in the mailbox before the kernel reads it). */
 /* ---- the default action for a signal sandpit keeps, so that the
- * program's own SIGSEGV, SIGSYS or SANDPIT_SIG ends P as natively.  Only
- * those three (from the register): the default never gives U more, it
- * only makes sandpit's own use of the signal end P (fail closed). */
+ * program's own SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR ends P as
+ * natively.  Only those four (from the register): the default never gives
+ * U more, it only makes sandpit's own use of the signal end P (fail
+ * closed; a T that B interrupts then ends P too). */
 .Lsig_dfl:
 	movq %xmm1, %rdi
 	cmp $SIGSEGV, %rdi
@@ -509,6 +510,8 @@ trusted_thread_main:
 	cmp $SIGSYS, %rdi
 	je 1f
 	cmp $SANDPIT_SIG, %rdi
+	je 1f
+	cmp $SANDPIT_SIG_INTR, %rdi
 	je 1f
 	mov $-EINVAL, %rax
 	jmp .Lresult
@@ -871,14 +874,25 @@ intr_mask:
  * nothing in memory U can write, tells which slot's T this is.  The frame
  * (U can write it) is never read and never returned to: T gives up the
  * interrupted call with EINTR and goes back to its loop, every signal
- * blocked again (invariant 1: no sigreturn through U's memory on T).  A U
- * thread (only U itself can send it the signal) returns normally from its
- * own stack; one that put its alternate stack in sandpit's region becomes a
- * copy of T in strict mode and dies at its first call. */
+ * blocked again (invariant 1: no sigreturn through U's memory on T).  On
+ * a U thread (only the program can send it the signal) it is the
+ * program's own signal, which sandpit_signal_entry gives to the program's
+ * virtual action; a U that put its alternate stack in sandpit's region
+ * becomes a copy of T in strict mode and dies at its first call. */
 	.globl sandpit_intr_handler
 	.hidden sandpit_intr_handler
 	.type sandpit_intr_handler,@function
 sandpit_intr_handler:
+	/* on none of T's alternate stacks (their bounds in sandpit_ro, a page
+	 * U cannot write; struct sandpit_ro starts with t_alt_lo, t_alt_hi):
+	 * the program's own signal on a U.  The alignment alone would take a
+	 * quarter of all U stacks for T's region. */
+	mov %rsp, %rcx
+	sub sandpit_ro_page(%rip), %rcx
+	mov sandpit_ro_page+8(%rip), %rax
+	sub sandpit_ro_page(%rip), %rax
+	cmp %rax, %rcx
+	jae .Lintr_foreign
 	mov %rsp, %rax
 	and $-SM_REGION_ALIGN, %rax
 	mov %rsp, %rcx
@@ -901,7 +915,9 @@ sandpit_intr_handler:
 	mov $-4, %rax
 	jmp .Lresult
 .Lintr_foreign:
-	ret
+	/* not on a T: the program's own signal 63, on U (rdi, rsi, rdx are
+	 * still the kernel's); its virtual action decides */
+	jmp sandpit_signal_entry
 	.size sandpit_intr_handler, .-sandpit_intr_handler
 
 futex_timeout:
