@@ -304,6 +304,52 @@ TEST(handler_without_sa_siginfo_gets_the_kernel_frame_layout)
 	EXPECT_EQ(1, box->v[6 + 5]); /* the context is the fault's */
 }
 
+/* ------------- a kept signal's handler runs with the program's sa_mask */
+
+static long mask_facts[8];
+
+static void on_segv_masked(int sig)
+{
+	(void)sig;
+	sigset_t cur;
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	mask_facts[0] = sigismember(&cur, SIGUSR1);
+	mask_facts[1] = sigismember(&cur, SIGSYS);
+	mask_facts[2] = sigismember(&cur, SIGSEGV);
+	mask_facts[3] = sigismember(&cur, SIGUSR2);
+}
+
+static void resume_after_probe(int sig, siginfo_t *si, void *ucv)
+{
+	(void)si;
+	on_segv_masked(sig);
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)probe_resume;
+}
+
+static int body_kept_handler_mask(void *a)
+{
+	struct answers *r = a;
+	struct sigaction sa = { .sa_sigaction = resume_after_probe, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	sigaddset(&sa.sa_mask, SIGSYS);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return 1;
+	probe_fault();
+	sigset_t cur;
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	mask_facts[4] = sigismember(&cur, SIGUSR1);
+	mask_facts[5] = sigismember(&cur, SIGSYS);
+	mask_facts[6] = sigismember(&cur, SIGSEGV);
+	memcpy(r->v, mask_facts, sizeof(mask_facts));
+	return 0;
+}
+
+TEST(kept_signal_handler_runs_with_its_sa_mask_and_the_mask_comes_back)
+{
+	EXPECT_SAME_AS_NATIVE(body_kept_handler_mask, 0);
+}
+
 /* --------- sandpit's signals cannot be taken away (DESIGN §6, invariant 5) */
 
 struct attack {

@@ -96,6 +96,8 @@ void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibili
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+	__attribute__((visibility("hidden")));
 /* user/u_signal.c */
 /* sandpit's part of every signal U catches (asm/x86_64/syscall.S's
  * sandpit_signal_entry calls them): the program's handler to run in the

@@ -593,8 +593,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	install_handler(SIGSEGV, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSEGV handler");
 	install_handler(SANDPIT_SIG, entry, SA_RESTART | SA_NODEFER, 0,
 			"installing sandpit's signal handler");
-	/* T's interrupt: on T's alternate stack, nothing else on top of it */
-	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, ~0ull,
+	/* T's interrupt: on T's alternate stack, nothing else on top of it:
+	 * T lets 63 through only while it waits, every other signal blocked,
+	 * and the kernel adds 63 itself, so T runs it with all blocked.  No
+	 * mask of its own, so that the program's own 63 on a U does not block
+	 * SANDPIT_SIG (its handler's mask changes would wait for ever) */
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, 0,
 			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
 	install_handler(SIGSYS, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSYS handler");

@@ -78,7 +78,7 @@ static long ask_own_handler(struct u_state *st)
 	return st->self_err;
 }
 
-static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 {
 	struct u_state *st = u_self();
 	if (size != 8)

@@ -236,7 +236,14 @@ static uintptr_t program_kept_signal(int sig, void *info, ucontext_t *uc, int fa
 			return 0;
 		}
 	} else if (a->handler > 1) {
-		return program_handler(sig, info, uc);
+		/* the kernel blocked only what sandpit's own action says: the
+		 * rest of the program's sa_mask is blocked here, in this frame's
+		 * mask, which rt_sigreturn replaces with the one from before */
+		uint64_t more = a->mask & ~SANDPIT_KEPT_SIGNALS;
+		uintptr_t h = program_handler(sig, info, uc);
+		if (h && more)
+			u_sigprocmask(0 /* SIG_BLOCK */, &more, 0, 8);
+		return h;
 	} else if (a->handler == 1 && !fault) {
 		return 0;
 	}
