@@ -624,14 +624,23 @@ static void set_up_thread(struct start *s)
 
 	/* rdtsc emulation and the program's SIGSEGV handler, on the alternate
 	 * stack if the thread has one (the program's handler may be there for
-	 * stack overflows) */
-	install_handler(SIGSEGV, u_sigsegv, SA_ONSTACK, 0, "installing the SIGSEGV handler");
-	install_handler(SANDPIT_SIG, u_sandpit_sig, SA_RESTART, 0, "installing sandpit's signal handler");
-	/* T's interrupt: on T's alternate stack, nothing else on top of it */
-	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, ~0ull,
+	 * stack overflows).  sandpit's signals come through one entry and are
+	 * never blocked by the kernel (SA_NODEFER): a fault or a trap in a
+	 * handler must reach sandpit, and the program's SA_NODEFER must be
+	 * honoured; its view of them is virtual (u_signal.c) */
+	void (*entry)(int, void *, void *) = (void (*)(int, void *, void *))(void *)sandpit_signal_entry;
+	install_handler(SIGSEGV, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSEGV handler");
+	install_handler(SANDPIT_SIG, entry, SA_RESTART | SA_NODEFER, 0,
+			"installing sandpit's signal handler");
+	/* T's interrupt: on T's alternate stack, nothing else on top of it:
+	 * T lets 63 through only while it waits, every other signal blocked,
+	 * and the kernel adds 63 itself, so T runs it with all blocked.  No
+	 * mask of its own, so that the program's own 63 on a U does not block
+	 * SANDPIT_SIG (its handler's mask changes would wait for ever) */
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, 0,
 			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
-	install_handler(SIGSYS, u_sigsys, SA_ONSTACK, 0, "installing the SIGSYS handler");
+	install_handler(SIGSYS, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSYS handler");
 	uint64_t unblock = (1ull << (SANDPIT_SIG - 1)) | (1ull << (SIGSYS - 1));
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);
