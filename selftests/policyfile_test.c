@@ -443,7 +443,7 @@ TEST(bad_expressions)
 	EXPECT_ERROR("@inclde x\n", "t.policy:1:1: unknown directive '@inclde' (only @include)");
 	EXPECT_ERROR("path read usr\n", "t.policy:1:11: 'usr' is not an absolute path");
 	EXPECT_ERROR("path exec /usr\n",
-		     "t.policy:1:6: expected 'read' or 'write' after 'path', found 'exec'");
+		     "t.policy:1:6: expected 'read', 'write' or 'deny' after 'path', found 'exec'");
 }
 
 TEST(duplicate_and_conflicting_lines)
