@@ -28,6 +28,7 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "user/caps.h"
 #include "user/patch.h"
 #include "user/runtime.h"
 #include "user/fs_base.h"
@@ -470,6 +471,15 @@ int sandpit_start(const struct sandpit_options *opts)
 	mb->ctid = (uint32_t)tid;
 	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
 
+	/* root is not root inside: no capability for P, nor for B and T, who
+	 * inherit the empty sets (B needs none: P has the same uid, stays
+	 * dumpable and now holds nothing B lacks, so B may trace it and read
+	 * its /proc files).  Only the calls above return an error with nothing
+	 * applied; from here on a failure leaves the capabilities dropped. */
+	char what[64];
+	if ((r = caps_drop_all(what, sizeof(what))) < 0)
+		return fail(r, "cannot drop the capabilities: %s: %s", what, strerror(-r));
+
 	/* B: forked before anything is patched, so it runs plain libc; it
 	 * starts up while P patches */
 	pid_t mid = trusted_process_spawn(&tp);
@@ -549,11 +559,7 @@ int sandpit_start(const struct sandpit_options *opts)
 			free(n);
 		}
 
-	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
-	if (mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		kill(bpid, SIGKILL);
-		return fail(-errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
-	}
+	/* no_new_privs, which a filter needs, was set with the capabilities */
 	/* T: cloned with every signal blocked, so it never runs a handler */
 	sigset_t all, old;
 	sigfillset(&all);
