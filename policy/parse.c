@@ -1044,7 +1044,7 @@ static int word(struct parser *ps, struct lexer *lx, char *out, size_t outlen,
 	lx->s = q;
 	next(lx);
 	if (lx->t != T_END) {
-		report(ps, -EINVAL, &lx->at, "expected end of line after the %s (paths cannot hold "
+		report(ps, -EINVAL, &lx->at, "expected end of line after %s (paths cannot hold "
 					     "spaces)", what);
 		return -1;
 	}
