@@ -460,7 +460,8 @@ int profile_write_policy(struct profile_record *r, FILE *f)
 	/* the grants above may cover what the default denies (all of /etc):
 	 * its denies come along, as it words them */
 	fprintf(f, "\n# the default policy's denies: secrets stay out whatever is granted\n");
-	for (const char *p = sandpit_default_policy, *end = p + sandpit_default_policy_len; p < end;) {
+	for (const char *p = sandpit_default_policy, *end = p + sandpit_default_policy_len;
+	     p < end;) {
 		const char *eol = memchr(p, '\n', end - p);
 		if (!eol)
 			eol = end;

@@ -320,18 +320,16 @@ const char *policy_path_denied(const struct policy *p, pid_t pid, const char *pa
 		/* only a /proc/... pattern can name /proc/self */
 		const char *pat = d->pattern[1] == 'p' ? for_pid(d->pattern, pid, buf, sizeof(buf))
 						       : d->pattern;
-		size_t lit = pat == d->pattern ? d->literal : pat ? strcspn(pat, "*?[\\") : 0, k = 0;
-
 		if (!pat) /* cannot say: refuse */
 			return d->pattern;
+		size_t lit = pat == d->pattern ? d->literal : strcspn(pat, "*?[\\"), k = 0;
 		/* byte by byte: most heads differ in their first few bytes, where
 		 * a call to strncmp would cost more than the comparison */
 		while (k < lit && pat[k] == path[k])
 			k++;
 		if (k < lit)
 			continue;
-		if (!strcmp(pat, "/") ||
-		    fnmatch(pat, path, FNM_PATHNAME | FNM_LEADING_DIR) == 0)
+		if (!strcmp(pat, "/") || fnmatch(pat, path, FNM_PATHNAME | FNM_LEADING_DIR) == 0)
 			return d->pattern;
 	}
 	return NULL;

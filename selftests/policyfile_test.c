@@ -410,7 +410,7 @@ TEST(path_deny_lines_win_over_every_grant)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *path = cases[i].path;
 		EXPECT_EQ(cases[i].want, policy_check_path(p, 4242, path, cases[i].access))
-			TH_LOG("%s", path);
+		TH_LOG("%s", path);
 	}
 	EXPECT_EQ(-EACCES, policy_check_path(p, 4242, "/proc/4242/environ", PA_READ));
 	EXPECT_EQ(0, policy_check_path(p, 4242, "/proc/4243/environ", PA_READ));
@@ -523,16 +523,20 @@ TEST(bad_expressions)
 TEST(bad_path_deny_lines)
 {
 	EXPECT_ERROR("path deny\n", "t.policy:1:10: expected a path pattern");
-	EXPECT_ERROR("path deny etc/shadow\n", "t.policy:1:11: 'etc/shadow' is not an absolute path");
-	EXPECT_ERROR("getppid: allow\n path deny /etc/[ab\n",
-		     "t.policy:2:12: the pattern '/etc/[ab' has a '[' that no ']' closes in the same "
-		     "component");
-	EXPECT_ERROR("path deny /etc/[a/b]\n",
-		     "t.policy:1:11: the pattern '/etc/[a/b]' has a '[' that no ']' closes in the same "
-		     "component");
-	EXPECT_ERROR("path deny /etc/**/key\n",
-		     "t.policy:1:11: the pattern '/etc/**/key' has '**': '*' never matches '/', and a "
-		     "pattern denies everything under what it matches");
+	EXPECT_ERROR("path deny etc/shadow\n",
+		     "t.policy:1:11: 'etc/shadow' is not an absolute path");
+	EXPECT_ERROR(
+		"getppid: allow\n path deny /etc/[ab\n",
+		"t.policy:2:12: the pattern '/etc/[ab' has a '[' that no ']' closes in the same "
+		"component");
+	EXPECT_ERROR(
+		"path deny /etc/[a/b]\n",
+		"t.policy:1:11: the pattern '/etc/[a/b]' has a '[' that no ']' closes in the same "
+		"component");
+	EXPECT_ERROR(
+		"path deny /etc/**/key\n",
+		"t.policy:1:11: the pattern '/etc/**/key' has '**': '*' never matches '/', and a "
+		"pattern denies everything under what it matches");
 	EXPECT_ERROR("path deny /etc/../shadow\n",
 		     "t.policy:1:11: the pattern '/etc/../shadow' has a '.' or '..' component");
 	EXPECT_ERROR("path deny /etc/./shadow\n",

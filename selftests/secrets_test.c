@@ -19,11 +19,11 @@
 
 /* What the sandboxed side saw, in a page shared with the test. */
 struct seen {
-	int attempts;      /* calls that reached the sandbox */
-	int refused;       /* of those, refused with EACCES */
-	int first_bad;     /* 1 + the index of the first that was not */
-	int first_errno;   /* what that one got (0: it succeeded) */
-	int controls_ok;   /* calls that must succeed, and did */
+	int attempts;		   /* calls that reached the sandbox */
+	int refused;		   /* of those, refused with EACCES */
+	int first_bad;		   /* 1 + the index of the first that was not */
+	int first_errno;	   /* what that one got (0: it succeeded) */
+	int controls_ok;	   /* calls that must succeed, and did */
 	unsigned long long cap[5]; /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
 	int caps_read;
 	unsigned uid;
@@ -56,12 +56,13 @@ static int root_with_caps(void)
 	return geteuid() == 0 && read_caps("/proc/self/status", cap) == 5 && cap[2] != 0;
 }
 
-#define NEED_ROOT()                                                                           \
-	do {                                                                                  \
-		if (!root_with_caps())                                                        \
-			SKIP(return, "not root with capabilities: %s is unreadable natively, "  \
-				     "so a refusal would prove nothing",                      \
-			     SHADOW);                                                         \
+#define NEED_ROOT()                                                                                \
+	do {                                                                                       \
+		if (!root_with_caps())                                                             \
+			SKIP(return,                                                               \
+				   "not root with capabilities: %s is unreadable natively, "       \
+				   "so a refusal would prove nothing",                             \
+				   SHADOW);                                                        \
 		ASSERT_EQ(0, access(SHADOW, R_OK)) TH_LOG("root cannot read %s natively", SHADOW); \
 	} while (0)
 
@@ -84,8 +85,7 @@ static void check_seen(struct __test_metadata *_metadata, const struct seen *s, 
 {
 	EXPECT_EQ(attempts, s->attempts) TH_LOG("not every attack reached the sandbox");
 	EXPECT_EQ(s->attempts, s->refused)
-		TH_LOG("attack %d: errno %d (0: it succeeded), not EACCES", s->first_bad,
-		       s->first_errno);
+	TH_LOG("attack %d: errno %d (0: it succeeded), not EACCES", s->first_bad, s->first_errno);
 	EXPECT_EQ(controls, s->controls_ok) TH_LOG("a call the grants allow failed");
 }
 
@@ -206,7 +206,8 @@ TEST(deny_wins_over_allow_read_of_etc_and_grants_of_root)
 {
 	struct seen *s = shared_page(sizeof(*s));
 	const char *rd[] = { "/etc", "/", NULL }, *wr[] = { "/", NULL };
-	struct sandpit_options o = { .allow_read = rd, .allow_write = suite_has_openat2() ? wr : NULL };
+	struct sandpit_options o = { .allow_read = rd,
+				     .allow_write = suite_has_openat2() ? wr : NULL };
 
 	NEED_ROOT();
 	ASSERT_NE(NULL, s);
@@ -219,10 +220,20 @@ static int spellings(void *arg)
 {
 	struct seen *s = arg;
 	static const char *const paths[] = {
-		"/etc/../etc/shadow", "//etc/shadow", "/etc//shadow", "/./etc/./shadow",
-		"/etc/ssl/../shadow", "/usr/../etc/shadow", "/etc/shadow/", "/proc/self/root/etc/shadow",
-		"/proc/thread-self/root/etc/shadow", "/proc/self/cwd/shadow", "shadow", "./shadow",
-		"../etc/shadow", "/etc/ssl/private/../../shadow",
+		"/etc/../etc/shadow",
+		"//etc/shadow",
+		"/etc//shadow",
+		"/./etc/./shadow",
+		"/etc/ssl/../shadow",
+		"/usr/../etc/shadow",
+		"/etc/shadow/",
+		"/proc/self/root/etc/shadow",
+		"/proc/thread-self/root/etc/shadow",
+		"/proc/self/cwd/shadow",
+		"shadow",
+		"./shadow",
+		"../etc/shadow",
+		"/etc/ssl/private/../../shadow",
 	};
 	char p[64];
 	if (chdir("/etc") < 0)
@@ -265,7 +276,8 @@ static int through_links(void *arg)
 	struct seen *s = l->s;
 	struct stat st;
 	char p[128];
-	static const char *const names[] = { "abs", "rel", "etc/shadow", "chain", "etc/ssl/../shadow" };
+	static const char *const names[] = { "abs", "rel", "etc/shadow", "chain",
+					     "etc/ssl/../shadow" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", l->dir, names[i]);
 		expect_eacces(s, open(p, O_RDONLY));
@@ -292,8 +304,10 @@ TEST(deny_is_not_bypassed_by_a_symlink_in_a_write_grant)
 	ASSERT_NE(NULL, l->s);
 	strcpy(l->dir, "/tmp/secrets_test.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(l->dir));
-	const char *targets[][2] = { { "abs", SHADOW }, { "rel", "../../etc/shadow" },
-				     { "etc", "/etc" }, { "chain", "abs" } };
+	const char *targets[][2] = { { "abs", SHADOW },
+				     { "rel", "../../etc/shadow" },
+				     { "etc", "/etc" },
+				     { "chain", "abs" } };
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", l->dir, targets[i][0]);
 		ASSERT_EQ(0, symlink(targets[i][1], p));

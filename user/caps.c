@@ -59,7 +59,8 @@ int caps_drop_all(char *what, size_t whatlen)
 		if (r < 0)
 			break;
 		if (r > 0)
-			return step(what, whatlen, "prctl(PR_CAPBSET_DROP) (still in the set)", EPERM);
+			return step(what, whatlen, "prctl(PR_CAPBSET_DROP) (still in the set)",
+				    EPERM);
 	}
 	return 0;
 }

@@ -525,8 +525,8 @@ int sandpit_start(const struct sandpit_options *opts)
 		kill(bpid, SIGKILL);
 		return fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
 				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
-				"ptrace_scope 2 or 3, a tracer already attached, or a container that forbids "
-				"it?): use filter mode",
+				"ptrace_scope 2 or 3, a tracer already attached, or a container "
+				"that forbids it?): use filter mode",
 			    strerror(-r2));
 	}
 	if (r < 0) {

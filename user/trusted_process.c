@@ -600,8 +600,9 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 		fprintf(f, ") = -EACCES (policy: path deny %s)\n", deny);
 	else
 		fprintf(f, ") = -EACCES (policy: %s)\n",
-			access == PA_NEVER ? "never allowed"
-			: access == PA_WRITE ? "no write grant" : "no read grant");
+			access == PA_NEVER   ? "never allowed"
+			: access == PA_WRITE ? "no write grant"
+					     : "no read grant");
 	fclose(f);
 	ssize_t w = buf ? write(2, buf, len) : 0;
 	(void)w;
