@@ -9,9 +9,11 @@
  * (anyone else is refused by the file's mode): those tests skip otherwise.
  * policyfile_test checks the pattern matching itself as anyone. */
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 
@@ -24,15 +26,18 @@ struct seen {
 	int first_bad;		   /* 1 + the index of the first that was not */
 	int first_errno;	   /* what that one got (0: it succeeded) */
 	int controls_ok;	   /* calls that must succeed, and did */
-	unsigned long long cap[5]; /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
+	unsigned long long cap[6]; /* CapInh, CapPrm, CapEff, CapBnd, CapAmb, NoNewPrivs */
 	int caps_read;
 	unsigned uid;
 };
 
-static const char *const cap_names[5] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+#define NFIELDS 6
+static const char *const cap_names[NFIELDS] = { "CapInh:", "CapPrm:", "CapEff:",
+						"CapBnd:", "CapAmb:", "NoNewPrivs:" };
 
-/* The five capability sets of a /proc/PID/status; how many were found. */
-static int read_caps(const char *status_path, unsigned long long cap[5])
+/* The five capability sets and no_new_privs of a /proc/PID/status; how
+ * many were found. */
+static int read_caps(const char *status_path, unsigned long long cap[NFIELDS])
 {
 	char line[256];
 	int n = 0;
@@ -40,7 +45,7 @@ static int read_caps(const char *status_path, unsigned long long cap[5])
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < NFIELDS; i++)
 			if (!strncmp(line, cap_names[i], strlen(cap_names[i]))) {
 				cap[i] = strtoull(line + strlen(cap_names[i]), NULL, 16);
 				n++;
@@ -52,8 +57,8 @@ static int read_caps(const char *status_path, unsigned long long cap[5])
 /* Root, and holding capabilities to lose. */
 static int root_with_caps(void)
 {
-	unsigned long long cap[5];
-	return geteuid() == 0 && read_caps("/proc/self/status", cap) == 5 && cap[2] != 0;
+	unsigned long long cap[NFIELDS];
+	return geteuid() == 0 && read_caps("/proc/self/status", cap) == NFIELDS && cap[2] != 0;
 }
 
 #define NEED_ROOT()                                                                                \
@@ -113,7 +118,7 @@ static int report_caps(void *arg)
 TEST(root_keeps_its_uid_and_no_capability_and_b_has_none)
 {
 	struct seen *s = shared_page(sizeof(*s));
-	unsigned long long bcap[5] = { 1, 1, 1, 1, 1 };
+	unsigned long long bcap[NFIELDS] = { 1, 1, 1, 1, 1, 0 };
 	char path[64];
 
 	if (!root_with_caps())
@@ -141,18 +146,70 @@ TEST(root_keeps_its_uid_and_no_capability_and_b_has_none)
 			usleep(10000);
 	ASSERT_LT(0, b);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)b);
-	EXPECT_EQ(5, read_caps(path, bcap));
+	EXPECT_EQ(NFIELDS, read_caps(path, bcap));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	int st;
 	ASSERT_EQ(child, waitpid(child, &st, 0));
 	EXPECT_EQ(0, outcome(st));
-	EXPECT_EQ(5, s->caps_read);
+	EXPECT_EQ(NFIELDS, s->caps_read);
 	for (int i = 0; i < 5; i++) {
 		EXPECT_EQ(0ULL, s->cap[i]) TH_LOG("inside: %s %llx", cap_names[i], s->cap[i]);
 		if (i != 0 && i != 4) /* B's CapPrm, CapEff, CapBnd */
 			EXPECT_EQ(0ULL, bcap[i]) TH_LOG("B: %s %llx", cap_names[i], bcap[i]);
 	}
+	EXPECT_EQ(1ULL, s->cap[5]); /* no_new_privs: an exec gives nothing back */
+	EXPECT_EQ(1ULL, bcap[5]);
 	EXPECT_EQ(0U, s->uid); /* root keeps its uid */
+}
+
+/* Without CAP_SETPCAP the bounding set cannot shrink: the rest still
+ * goes, no_new_privs keeps the bounding set from giving anything back */
+static int caps_only(void *arg)
+{
+	struct seen *s = arg;
+	s->caps_read = read_caps("/proc/self/status", s->cap);
+	return 0;
+}
+
+TEST(without_cap_setpcap_the_other_sets_still_empty)
+{
+	struct seen *s = shared_page(sizeof(*s));
+	unsigned long long before[NFIELDS];
+
+	if (!root_with_caps())
+		SKIP(return, "not root with capabilities: nothing to drop");
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(NFIELDS, read_caps("/proc/self/status", before));
+	fflush(NULL);
+	pid_t child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+		if (syscall(SYS_capget, &hdr, d) < 0)
+			_exit(101);
+		d[0].permitted &= ~(1u << CAP_SETPCAP);
+		d[0].effective &= ~(1u << CAP_SETPCAP);
+		d[0].inheritable = d[0].permitted & (1u << CAP_CHOWN);
+		if (syscall(SYS_capset, &hdr, d) < 0 ||
+		    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHOWN, 0, 0) < 0)
+			_exit(102);
+		if (sandpit_start(NULL) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(caps_only(s));
+	}
+	int st;
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+	ASSERT_EQ(NFIELDS, s->caps_read);
+	EXPECT_EQ(0ULL, s->cap[0]);	 /* inheritable */
+	EXPECT_EQ(0ULL, s->cap[1]);	 /* permitted */
+	EXPECT_EQ(0ULL, s->cap[2]);	 /* effective */
+	EXPECT_EQ(before[3], s->cap[3]); /* bounding: as it was */
+	EXPECT_EQ(0ULL, s->cap[4]);	 /* ambient: CAP_CHOWN was raised, now gone */
+	EXPECT_EQ(1ULL, s->cap[5]);
 }
 
 /* ---- secrets out */
