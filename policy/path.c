@@ -335,6 +335,38 @@ const char *policy_path_denied(const struct policy *p, pid_t pid, const char *pa
 	return NULL;
 }
 
+const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path)
+{
+	char buf[PATH_MAX], head[PATH_MAX];
+	const char *d = policy_path_denied(p, pid, path);
+	size_t n = 0;
+
+	if (d)
+		return d;
+	for (const char *c = path; *c; c++)
+		n += *c == '/' && c[1];
+	for (size_t i = 0; i < policy_ndenies(p); i++) {
+		const struct policy_deny *dn = policy_deny_at(p, i);
+		const char *pat = dn->pattern[1] == 'p' ? for_pid(dn->pattern, pid, buf, sizeof(buf))
+							: dn->pattern;
+		size_t k = 0, comps = 0;
+
+		if (!pat || !strcmp(path, "/"))
+			return dn->pattern;
+		/* the pattern's first n components, if it has more: what a path
+		 * of n components must match to hold what the pattern matches */
+		while (pat[k] && !(pat[k] == '/' && comps++ == n))
+			k++;
+		if (!pat[k] || k >= sizeof(head))
+			continue;
+		memcpy(head, pat, k);
+		head[k] = 0;
+		if (fnmatch(head, path, FNM_PATHNAME) == 0)
+			return dn->pattern;
+	}
+	return NULL;
+}
+
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access)
 {
 	char norm[PATH_MAX], g[PATH_MAX];

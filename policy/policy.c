@@ -300,6 +300,8 @@ const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen)
 			if (s[len] == '\\') {
 				if (!s[++len])
 					return "ends in '\\', which quotes nothing";
+				if (s[len] == '/')
+					return "quotes a '/', which always separates components";
 			} else if (s[len] == '*' && s[len + 1] == '*') {
 				return "has '**': '*' never matches '/', and a pattern denies "
 				       "everything under what it matches";

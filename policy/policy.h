@@ -279,6 +279,11 @@ int policy_proc_follow(const struct policy_proc_arg *a, const uint64_t args[6]);
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access);
 /* The deny pattern that refuses `path` (as policy_check_path takes it), or NULL. */
 const char *policy_path_denied(const struct policy *p, pid_t pid, const char *path);
+/* The same, or the pattern that refuses something under `path`: renaming,
+ * linking or removing `path` would move what the pattern protects (rename
+ * /etc/ssh away, and its host keys leave the pattern's reach), so namespace
+ * calls must refuse such a path as their source. */
+const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path);
 
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);

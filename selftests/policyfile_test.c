@@ -416,6 +416,17 @@ TEST(path_deny_lines_win_over_every_grant)
 	EXPECT_EQ(0, policy_check_path(p, 4242, "/proc/4243/environ", PA_READ));
 	snprintf(environ_path, sizeof(environ_path), "/proc/%d/environ", 4242);
 	EXPECT_STREQ("/proc/self/environ", policy_path_denied(p, 4242, environ_path));
+	/* what holds a denied path may not be moved or removed either */
+	EXPECT_STREQ("/etc/shadow", policy_path_holds_denied(p, 4242, "/etc"));
+	EXPECT_STREQ("/etc/ssh/*_key", policy_path_holds_denied(p, 4242, "/etc/ssh"));
+	EXPECT_STREQ("/etc/ssh/*_key", policy_path_holds_denied(p, 4242, "/etc/ssh/a_key"));
+	EXPECT_STREQ("/tmp/s[0-9]", policy_path_holds_denied(p, 4242, "/tmp"));
+	EXPECT_STREQ("/proc/self/environ", policy_path_holds_denied(p, 4242, "/proc/4242"));
+	EXPECT_NE(NULL, policy_path_holds_denied(p, 4242, "/"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/etc/ssl"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/usr"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/tmp/sx"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/proc/4243"));
 	policy_free(p);
 }
 
@@ -543,6 +554,9 @@ TEST(bad_path_deny_lines)
 		     "t.policy:1:11: the pattern '/etc/./shadow' has a '.' or '..' component");
 	EXPECT_ERROR("path deny /etc/x\\\n",
 		     "t.policy:1:11: the pattern '/etc/x\\' ends in '\\', which quotes nothing");
+	EXPECT_ERROR("path deny /etc/a\\/b\n",
+		     "t.policy:1:11: the pattern '/etc/a\\/b' quotes a '/', which always separates "
+		     "components");
 	EXPECT_ERROR("path deny /etc/shadow extra\n",
 		     "t.policy:1:23: expected end of line after a path pattern (paths cannot hold "
 		     "spaces)");
