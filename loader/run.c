@@ -35,6 +35,8 @@ const char run_usage[] =
 	"  --allow-read=PATH   also allow reading under PATH\n"
 	"  --allow-write=PATH  also allow reading, writing, creating and removing under PATH\n"
 	"  --log=denials       one line on stderr for each call the policy refuses\n"
+	"A `path deny` of the policy wins over every grant (the default denies /etc's\n"
+	"secrets); every capability is dropped: root keeps its uid and nothing more.\n"
 	"Exit status: the program's own, or 128+N if signal N killed it;\n"
 	"  125 sandpit itself failed (bad option, policy, mode not available on this kernel),\n"
 	"  126 PROGRAM cannot be run (not an ELF program, no permission), 127 PROGRAM not found.\n";

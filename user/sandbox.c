@@ -29,6 +29,7 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "policy/t_table.h"
+#include "user/caps.h"
 #include "user/patch.h"
 #include "user/runtime.h"
 #include "user/sandbox.h"
@@ -452,6 +453,21 @@ static int configure(struct start *s)
 	return 0;
 }
 
+/* root is not root inside: no capability for P, nor for B and T, who
+ * inherit the empty sets (B needs none: P has the same uid, stays dumpable
+ * and now holds nothing B lacks, so B may trace it and read its /proc
+ * files).  The steps before return an error with nothing applied; from here
+ * on a failure leaves the capabilities dropped. */
+static int drop_capabilities(void)
+{
+	char what[64];
+	int r = caps_drop_all(what, sizeof(what));
+
+	if (r < 0)
+		return fail(r, "cannot drop the capabilities: %s: %s", what, strerror(-r));
+	return 0;
+}
+
 /* B: forked before anything is patched, so it runs plain libc; it starts
  * up while P patches */
 static int fork_trusted_process(struct start *s)
@@ -522,8 +538,8 @@ static int trusted_process_ready(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
 				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
-				"ptrace_scope 3, a tracer already attached, or a container that forbids "
-				"it?): use filter mode",
+				"ptrace_scope 2 or 3, a tracer already attached, or a container "
+				"that forbids it?): use filter mode",
 			    strerror(-r2));
 	}
 	return 0;
@@ -575,14 +591,10 @@ static void denial_names(struct start *s)
 }
 
 /* T: cloned with every signal blocked, so it never runs a handler.  After
- * it runs there is no way back. */
+ * it runs there is no way back.  no_new_privs, which a filter needs, was set
+ * with the capabilities. */
 static int clone_trusted_thread(struct start *s)
 {
-	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
-	if (s->mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		kill(s->bpid, SIGKILL);
-		return fail(-errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
-	}
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -684,7 +696,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	errbuf[0] = 0;
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
-	    (r = configure(&s)) < 0 || (r = fork_trusted_process(&s)) < 0)
+	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
+	    (r = fork_trusted_process(&s)) < 0)
 		return r;
 	protect_ranges(&s);
 	patch_code(&s);

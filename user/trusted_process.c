@@ -556,9 +556,10 @@ static void put_quoted(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* --log=denials: one strace-like line for a path the policy refuses */
+/* --log=denials: one strace-like line for a path the policy refuses; deny
+ * is the `path deny` pattern that refused it, if one did */
 static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-			    const char *path, int access)
+			    const char *path, int access, const char *deny)
 {
 	if (log_denials < 0) {
 		const char *e = getenv("SANDPIT_LOG");
@@ -595,8 +596,13 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 		else
 			fprintf(f, "%ld", v);
 	}
-	fprintf(f, ") = -EACCES (policy: %s)\n",
-		access == PA_NEVER ? "never allowed" : access == PA_WRITE ? "no write grant" : "no read grant");
+	if (deny)
+		fprintf(f, ") = -EACCES (policy: path deny %s)\n", deny);
+	else
+		fprintf(f, ") = -EACCES (policy: %s)\n",
+			access == PA_NEVER   ? "never allowed"
+			: access == PA_WRITE ? "no write grant"
+					     : "no read grant");
 	fclose(f);
 	ssize_t w = buf ? write(2, buf, len) : 0;
 	(void)w;
@@ -616,7 +622,7 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		log_path_denial(pa, sp, path, access);
+		log_path_denial(pa, sp, path, access, NULL);
 		return -EACCES;
 	}
 
@@ -650,7 +656,8 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
 	if (r < 0) {
 		if (r == -EACCES)
-			log_path_denial(pa, sp, path, access);
+			log_path_denial(pa, sp, path, access,
+					policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
