@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,12 +32,13 @@
 #include "user/patch.h"
 #include "user/runtime.h"
 #include "user/fs_base.h"
+#include "user/slots.h"
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
-/* P's end of T<->B, a placeholder for B's, then U's and T's ends per slot */
-#define NFDS SM_NFDS
-#define S_LEN ((size_t)SM_NSLOTS * SM_PAGE)
+/* the secure memfd (secure pages and the T tid table), the mailboxes */
+#define S_LEN ((size_t)SM_S_LEN)
+#define MB_LEN ((size_t)SM_NSLOTS * SM_PAGE)
 
 static char errbuf[512];
 static int started;
@@ -208,34 +210,6 @@ static int make_table(const struct policy *pol, const struct tt_table **out, siz
 out:
 	close(fd);
 	return r;
-}
-
-/* Move the four descriptors sandpit uses to a block at the top of the
- * descriptor space, out of the program's way; T refuses close/dup2/fcntl
- * on [lo, lo + NFDS) (invariant 3). */
-static int park_fds(int fds[NFDS], int *lo)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return -errno;
-	long top = rl.rlim_cur > SM_FD_TOP ? SM_FD_TOP : (long)rl.rlim_cur;
-	for (long base = top - NFDS; base >= 3; base -= NFDS) {
-		int i;
-		for (i = 0; i < NFDS; i++)
-			if (fcntl((int)base + i, F_GETFD) >= 0)
-				break;
-		if (i < NFDS)
-			continue;
-		for (i = 0; i < NFDS; i++) {
-			if (dup3(fds[i], (int)base + i, O_CLOEXEC) < 0)
-				return -errno;
-			close(fds[i]);
-			fds[i] = (int)base + i;
-		}
-		*lo = (int)base;
-		return 0;
-	}
-	return -EMFILE;
 }
 
 /* T's alternate stacks and the secure pages, in one region aligned so that
@@ -416,33 +390,34 @@ int sandpit_start(const struct sandpit_options *opts)
 	struct mailbox *mb = MAP_FAILED;
 	uintptr_t region = 0;
 	if (smfd < 0 || ftruncate(smfd, (off_t)S_LEN) < 0 || !(region = map_region(smfd)) ||
-	    (mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
+	    (mb = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
 		    MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
 	sp = (struct secure_page *)(region + SM_ALT_REGION);
 
-	int fds[NFDS], tb[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
+	/* T<->B, and slot 0's eventfds (T's never blocks: T polls it); the
+	 * other slots' are made as threads are (user/slots.h) */
+	int fds[4], nslots = 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
 		return fail(-errno, "socketpair: %s", strerror(errno));
-	fds[0] = tb[0];
-	fds[1] = tb[1];
-	for (int i = 0; i < SM_NSLOTS; i++)
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds + 2 + 2 * i) < 0)
-			return fail(-errno, "socketpair: %s", strerror(errno));
+	if ((fds[2] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (fds[3] = eventfd(0, EFD_CLOEXEC)) < 0)
+		return fail(-errno, "eventfd: %s", strerror(errno));
 	int fd_lo = -1;
-	if ((r = park_fds(fds, &fd_lo)) < 0)
+	if ((r = slots_place_fds(fds, &fd_lo, &nslots)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
-	int tb_fd = fds[0], b_fd = fds[1];
+	int tb_fd = fds[0], b_fd = fds[1], fd_hi = slots_u_fd(fd_lo, nslots - 1);
 
 	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
 	sp->tb_fd = tb_fd;
 	sp->fd_lo = fd_lo;
-	sp->fd_hi = fd_lo + NFDS - 1;
+	sp->fd_hi = fd_hi;
+	sp->tids = (uint64_t)(uintptr_t)((char *)sp + (size_t)SM_NSLOTS * SM_PAGE);
 	sp->pid = pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)table;
 	if (mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, !(opts && opts->policy_file), pid, fd_lo, fd_lo + NFDS - 1,
+	    (r = make_filter(policy, !(opts && opts->policy_file), pid, fd_lo, fd_hi,
 			     sp->fprog, perr, sizeof(perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s", perr[0] ? perr : strerror(-r));
 	if (mode == SANDPIT_MODE_FILTER)
@@ -454,15 +429,11 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
 	sandpit_sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .fd_lo = fd_lo,
-					      .fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+					      .fd_hi = fd_hi, .nslots = nslots, .sp = sp, .mb = mb,
 					      .policy = policy, .sigtab = sigtab,
 					      .fs_by_ptrace = mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size() };
-	for (int i = 0; i < SM_NSLOTS; i++) {
-		tp.u_fd[i] = fds[2 + 2 * i];
-		tp.t_fd[i] = fds[3 + 2 * i];
-	}
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = tid;
@@ -487,7 +458,7 @@ int sandpit_start(const struct sandpit_options *opts)
 	close(null_fd);
 
 	add_range(sp, region, (uintptr_t)sp + S_LEN);
-	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
+	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + MB_LEN);
 	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
 	add_range(sp, (uintptr_t)&sandpit_ro_page, (uintptr_t)&sandpit_ro_page + SM_PAGE);
@@ -564,8 +535,7 @@ int sandpit_start(const struct sandpit_options *opts)
 		kill(bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
-	sp->ntids = 1;
+	((int32_t *)(uintptr_t)sp->tids)[0] = (int32_t)ttid; /* B keeps the table from now */
 
 	/* ---- point of no return: T runs */
 	/* without F_SEAL_FUTURE_WRITE (before 5.1) the read-only mapping and

@@ -218,8 +218,8 @@ void u_signal_wrapper(int sig, void *info, void *ucv)
 		 * that call end with EINTR, as the kernel would for the handler */
 		if (st->intr_seq != st->seq) {
 			st->intr_seq = st->seq;
-			char slot = (char)st->slot;
-			sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0, 0);
+			uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */
+			sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, sizeof(slot), 0, 0, 0);
 		}
 		return;
 	}
