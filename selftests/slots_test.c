@@ -353,4 +353,130 @@ TEST(inv3_a_new_slots_eventfds_cannot_be_closed_dup2ed_over_or_changed)
 	EXPECT_EQ(1, o->thread_ok);
 }
 
+/* ---- slots past the first watcher's and past the old 16 ---- */
+
+#define HIGH 300
+static pid_t u_tids[HIGH];
+static int park[2];
+
+static void *parked_u(void *a)
+{
+	char c;
+	u_tids[(long)a] = (pid_t)syscall(SYS_gettid);
+	return (void *)(long)read(park[0], &c, 1);
+}
+
+static void *noop(void *a) { return a; }
+
+/* HIGH threads parked; when it returns, every one of their slots has
+ * been confirmed by B (a slot starts only once the one before is) */
+static int park_high(pthread_t *t)
+{
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (pipe(park))
+		return 1;
+	for (long i = 0; i < HIGH; i++)
+		if (pthread_create(&t[i], &at, parked_u, (void *)i))
+			return 2;
+	pthread_t x;
+	if (pthread_create(&x, &at, noop, NULL) || pthread_join(x, NULL))
+		return 3;
+	/* and that thread's U and T are gone: a U and a T for each left */
+	for (int i = 0; i < 5000 && tasks() != 2 * (HIGH + 1); i++)
+		usleep(1000);
+	return tasks() == 2 * (HIGH + 1) ? 0 : 4;
+}
+
+static int unpark(pthread_t *t)
+{
+	char go[HIGH];
+	memset(go, 1, sizeof(go));
+	if (write(park[1], go, sizeof(go)) != (ssize_t)sizeof(go))
+		return 1;
+	for (int i = 0; i < HIGH; i++)
+		if (pthread_join(t[i], NULL))
+			return 2;
+	return 0;
+}
+
+static void *forbidden_in_thread(void *a)
+{
+	(void)a;
+	/* a call the patcher cannot see: socket(AF_INET) from new code */
+	missed_fn f = missed_code(SYS_socket);
+	return (void *)(f ? f(AF_INET, SOCK_STREAM, 0) : -1L);
+}
+
+static int body_high_killed(void *a)
+{
+	(void)a;
+	static pthread_t t[HIGH];
+	int r = park_high(t);
+	if (r)
+		return 10 + r;
+	pthread_t k;
+	void *res;
+	if (pthread_create(&k, NULL, forbidden_in_thread, NULL))
+		return 1;
+	pthread_join(k, &res);
+	/* the process went on: only the filter's net may let it */
+	if ((long)res != -EACCES)
+		return 3;
+	return unpark(t) ? 4 : 2;
+}
+
+/* slot 301 is watched by B's third watcher (127 slots each): strict mode,
+ * the kernel kills the thread and B the process; filter mode, the net
+ * refuses the call */
+TEST(inv5_a_thread_past_300_killed_by_the_kernel_kills_the_process)
+{
+	int want = suite_mode() == SANDPIT_MODE_STRICT ? KILLED(SIGKILL) : 2;
+	EXPECT_EQ(want, outcome(run_sandboxed_opts(body_high_killed, NULL, NULL, 60)));
+}
+
+struct tid_attack {
+	long ts, attempts, refused;
+};
+
+static int body_kill_ts(void *a)
+{
+	struct tid_attack *o = a;
+	static pthread_t t[HIGH];
+	int r = park_high(t);
+	if (r)
+		return 10 + r;
+	pid_t me = getpid();
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t tid = atoi(e->d_name);
+		int mine = tid == me || tid <= 0;
+		for (int i = 0; i < HIGH && !mine; i++)
+			mine = u_tids[i] == tid;
+		if (mine)
+			continue;
+		o->ts++;
+		o->attempts++;
+		if (syscall(SYS_tgkill, me, tid, SIGKILL) == -1 && errno == EPERM)
+			o->refused++;
+	}
+	closedir(d);
+	return unpark(t) ? 2 : 0;
+}
+
+/* every T, the 301st too, is in the T tid table the NOT_TID rule reads */
+TEST(inv7_signals_to_any_of_301_trusted_threads_refused)
+{
+	struct tid_attack *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_kill_ts, o, NULL, 60)));
+	EXPECT_EQ(HIGH + 1, o->ts);
+	EXPECT_EQ(o->ts, o->attempts);
+	EXPECT_EQ(o->attempts, o->refused);
+}
+
 TEST_HARNESS_MAIN
