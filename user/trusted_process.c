@@ -134,8 +134,8 @@ static void publish_tids(void)
  * (tgkill(P, tid, 0) failing with ESRCH; /proc for the thread-group leader,
  * which lingers as a zombie).  Each slot goes through the steps below;
  * watch_step takes as many as it can without waiting and says which word
- * to wait on next.  With futex_waitv one watcher waits on every slot's
- * word at once; without it each slot has its own. */
+ * to wait on next.  With futex_waitv a watcher waits on the words of 127
+ * slots at once (watch_group); without it each slot has its own. */
 enum { W_IDLE, W_START, W_SECCOMP, W_U, W_T };
 static struct {
 	int step;
