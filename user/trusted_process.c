@@ -785,7 +785,8 @@ static void log_no_slot(int all_busy)
 		say("sandpit: denied clone(): all %ld thread slots are in use = -1 EAGAIN\n",
 		    cfg->nslots);
 	else
-		say("sandpit: denied clone(): no thread slot could be made ready = -1 EAGAIN%.0ld\n", 0);
+		say("sandpit: denied clone(): no thread slot of %ld came free in time = -1 EAGAIN\n",
+		    cfg->nslots);
 }
 
 /* A slot's server (and, without futex_waitv, its watcher), made when the
