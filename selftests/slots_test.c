@@ -217,6 +217,33 @@ static int body_limit(void *a)
 	return 0;
 }
 
+static char *run_logged(struct __test_metadata *_metadata, int (*fn)(void *), void *arg,
+			int *st)
+{
+	char path[] = "/tmp/sandpit-slots-log-XXXXXX";
+	int logfd = mkstemp(path);
+	if (logfd < 0)
+		return NULL;
+	unlink(path);
+	int saved = dup(2);
+	dup2(logfd, 2);
+	setenv("SANDPIT_LOG", "denials", 1);
+	*st = run_sandboxed_opts(fn, arg, NULL, 240);
+	unsetenv("SANDPIT_LOG");
+	dup2(saved, 2);
+	close(saved);
+	struct stat sb;
+	char *log = NULL;
+	if (fstat(logfd, &sb) == 0 && (log = calloc(1, (size_t)sb.st_size + 1)) &&
+	    pread(logfd, log, (size_t)sb.st_size, 0) != sb.st_size) {
+		free(log);
+		log = NULL;
+	}
+	close(logfd);
+	(void)_metadata;
+	return log;
+}
+
 TEST(threads_beyond_1024_get_eagain_and_a_denial_line_and_the_process_goes_on)
 {
 	struct rlimit rl;
@@ -227,35 +254,82 @@ TEST(threads_beyond_1024_get_eagain_and_a_denial_line_and_the_process_goes_on)
 	struct limit_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	/* B's line goes to the sandboxed process's stderr: a file here */
-	char path[] = "/tmp/sandpit-slots-log-XXXXXX";
-	int logfd = mkstemp(path);
-	ASSERT_LE(0, logfd);
-	unlink(path);
-	int saved = dup(2);
-	ASSERT_LE(0, saved);
-	dup2(logfd, 2);
-	setenv("SANDPIT_LOG", "denials", 1);
-	int st = run_sandboxed_opts(body_limit, o, NULL, 240);
-	unsetenv("SANDPIT_LOG");
-	dup2(saved, 2);
-	close(saved);
+	int st;
+	char *log = run_logged(_metadata, body_limit, o, &st);
+	ASSERT_NE(NULL, log);
 	ASSERT_EQ(0, outcome(st));
 	/* slot 0 is the first thread's: 1,023 more run at once, the next is
 	 * refused with EAGAIN */
 	EXPECT_EQ(SM_NSLOTS - 1, o->created);
 	EXPECT_EQ(EAGAIN, o->err);
 	EXPECT_EQ(1, o->after);
-	/* every pthread_create's clone3 is logged too (ENOSYS): read it all */
-	struct stat sb;
-	ASSERT_EQ(0, fstat(logfd, &sb));
-	char *log = calloc(1, (size_t)sb.st_size + 1);
-	ASSERT_NE(NULL, log);
-	ASSERT_EQ(sb.st_size, pread(logfd, log, (size_t)sb.st_size, 0));
-	close(logfd);
 	EXPECT_NE(NULL, strstr(log, "denied clone(): all 1024 thread slots are in use = -1 EAGAIN"));
 	if (!strstr(log, "thread slots"))
 		TH_LOG("log: %.300s", log);
 	free(log);
+}
+
+/* RLIMIT_NOFILE decides how many slots fit: sandpit's block must end
+ * below the soft limit, which it raises towards 4096 if the hard limit
+ * lets it */
+struct rlimit_out {
+	struct limit_out l;
+	long soft_seen;    /* the soft limit the sandboxed program sees */
+};
+
+static int body_rlimit(void *a)
+{
+	struct rlimit_out *o = a;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 90;
+	o->soft_seen = (long)rl.rlim_cur;
+	return body_limit(&o->l);
+}
+
+TEST(threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain)
+{
+	struct rlimit rl = { 1024, 1024 };
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)); /* this test's child only */
+	struct rlimit_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	int st;
+	char *log = run_logged(_metadata, body_rlimit, o, &st);
+	ASSERT_NE(NULL, log);
+	ASSERT_EQ(0, outcome(st));
+	EXPECT_EQ(1024, o->soft_seen);
+	/* fewer slots, but more than the program's 64 descriptors' worth */
+	EXPECT_LT(64, o->l.created);
+	EXPECT_GT(SM_NSLOTS - 1, o->l.created);
+	EXPECT_EQ(EAGAIN, o->l.err);
+	EXPECT_EQ(1, o->l.after);
+	char want[128];
+	snprintf(want, sizeof(want), "denied clone(): all %ld thread slots are in use = -1 EAGAIN",
+		 o->l.created + 1);
+	EXPECT_NE(NULL, strstr(log, want));
+	if (!strstr(log, want)) {
+		char *l = strstr(log, "slot");
+		TH_LOG("created %ld; log: %.200s", o->l.created, l ? l - 60 : log);
+	}
+	free(log);
+}
+
+TEST(threads_with_a_soft_nofile_limit_of_1024_raised_for_1024_slots)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < SM_FD_TOP)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d", (unsigned long)rl.rlim_max,
+		     SM_FD_TOP);
+	rl.rlim_cur = 1024;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	struct rlimit_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_rlimit, o, NULL, 240)));
+	EXPECT_EQ(SM_FD_TOP, o->soft_seen);
+	EXPECT_EQ(SM_NSLOTS - 1, o->l.created);
+	EXPECT_EQ(EAGAIN, o->l.err);
+	EXPECT_EQ(1, o->l.after);
 }
 
 /* ---- invariant 3: a new slot's descriptors are sandpit's ---- */

@@ -16,10 +16,11 @@
 static inline int slots_t_fd(int fd_lo, int slot) { return fd_lo + 2 + 2 * slot; }
 static inline int slots_u_fd(int fd_lo, int slot) { return fd_lo + 3 + 2 * slot; }
 
-/* The block's last descriptor is below SM_FD_TOP and RLIMIT_NOFILE's soft
- * limit (raised towards SM_FD_TOP when it is lower and the hard limit
- * allows, so that 1,024 slots fit); when fewer slots fit, fewer threads
- * run at once.  fds[0..1] (the T<->B pair) and fds[2..3] (slot 0's T and
+/* The block lies below SM_FD_TOP and RLIMIT_NOFILE's soft limit (raised
+ * towards SM_FD_TOP when it is lower and the hard limit allows, so that
+ * 1,024 slots fit), above the first 64 descriptors, in the run of numbers
+ * no descriptor uses yet that holds the most slots (the highest of
+ * equals); when fewer slots fit, fewer threads run at once.  fds[0..1] (the T<->B pair) and fds[2..3] (slot 0's T and
  * U eventfds) are moved to the block's first four numbers.  Returns 0, or
  * -EMFILE when not even one slot fits. */
 int slots_place_fds(int fds[4], int *fd_lo, int *nslots);
