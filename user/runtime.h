@@ -13,7 +13,7 @@ struct u_state {
 	const struct tt_table *table;
 	uint64_t seq;
 	int32_t tid; /* US_TID: written by sandpit_start or the nursery */
-	int32_t u_fd;
+	int32_t u_fd;             /* U's eventfd: U sleeps on it */
 	uint32_t spin;
 	int32_t pid;
 	/* a request to sandpit's own signal handler (SANDPIT_SIG): change this
@@ -38,6 +38,7 @@ struct u_state {
 	/* the program's view of SANDPIT_NEVER_BLOCKED in this thread's mask,
 	 * and those of them it raised while it had them blocked */
 	uint64_t vblocked, vpending;
+	int32_t t_fd;             /* T's eventfd: U wakes a sleeping T on it */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 

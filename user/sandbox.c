@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,13 +35,14 @@
 #include "user/runtime.h"
 #include "user/sandbox.h"
 #include "user/fs_base.h"
+#include "user/slots.h"
 #include "user/start_policy.h"
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
-/* P's end of T<->B, a placeholder for B's, then U's and T's ends per slot */
-#define NFDS SM_NFDS
-#define S_LEN ((size_t)SM_NSLOTS * SM_PAGE)
+/* the secure memfd (secure pages and the T tid table), the mailboxes */
+#define S_LEN ((size_t)SM_S_LEN)
+#define MB_LEN ((size_t)SM_NSLOTS * SM_PAGE)
 
 static char errbuf[512];
 static int started;
@@ -131,34 +133,6 @@ static int count_threads(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* Move the four descriptors sandpit uses to a block at the top of the
- * descriptor space, out of the program's way; T refuses close/dup2/fcntl
- * on [lo, lo + NFDS) (invariant 3). */
-static int park_fds(int fds[NFDS], int *lo)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return -errno;
-	long top = rl.rlim_cur > SM_FD_TOP ? SM_FD_TOP : (long)rl.rlim_cur;
-	for (long base = top - NFDS; base >= 3; base -= NFDS) {
-		int i;
-		for (i = 0; i < NFDS; i++)
-			if (fcntl((int)base + i, F_GETFD) >= 0)
-				break;
-		if (i < NFDS)
-			continue;
-		for (i = 0; i < NFDS; i++) {
-			if (dup3(fds[i], (int)base + i, O_CLOEXEC) < 0)
-				return -errno;
-			close(fds[i]);
-			fds[i] = (int)base + i;
-		}
-		*lo = (int)base;
-		return 0;
-	}
-	return -EMFILE;
 }
 
 /* T's alternate stacks and the secure pages, in one region aligned so that
@@ -290,7 +264,7 @@ struct start {
 	uintptr_t region;               /* T's alternate stacks, then the secure pages */
 	struct secure_page *sp;         /* slot 0's */
 	struct mailbox *mb;             /* slot 0's */
-	int fds[NFDS], fd_lo, tb_fd, b_fd;
+	int fds[4], nslots, fd_lo, fd_hi, tb_fd, b_fd;
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, then */
 	pid_t bpid;                     /* B */
@@ -377,31 +351,31 @@ static int map_secure_memory(struct start *s)
 	s->mb = MAP_FAILED;
 	if (s->smfd < 0 || ftruncate(s->smfd, (off_t)S_LEN) < 0 ||
 	    !(s->region = map_region(s->smfd)) ||
-	    (s->mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+	    (s->mb = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 			  0)) == MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
 	s->sp = (struct secure_page *)(s->region + SM_ALT_REGION);
 	return 0;
 }
 
-/* P's end of T<->B and B's, then U's and T's ends for every slot, moved to
- * a block at the top of the descriptor space. */
+/* P's end of T<->B and B's, and slot 0's eventfds (T's never blocks: T
+ * polls it), moved to sandpit's block of descriptors; the other slots' are
+ * made as threads are (user/slots.h). */
 static int make_descriptors(struct start *s)
 {
-	int tb[2], r;
+	int r;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds) < 0)
 		return fail(-errno, "socketpair: %s", strerror(errno));
-	s->fds[0] = tb[0];
-	s->fds[1] = tb[1];
-	for (int i = 0; i < SM_NSLOTS; i++)
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds + 2 + 2 * i) < 0)
-			return fail(-errno, "socketpair: %s", strerror(errno));
+	if ((s->fds[2] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (s->fds[3] = eventfd(0, EFD_CLOEXEC)) < 0)
+		return fail(-errno, "eventfd: %s", strerror(errno));
 	s->fd_lo = -1;
-	if ((r = park_fds(s->fds, &s->fd_lo)) < 0)
+	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
 	s->tb_fd = s->fds[0];
 	s->b_fd = s->fds[1];
+	s->fd_hi = slots_u_fd(s->fd_lo, s->nslots - 1);
 	return 0;
 }
 
@@ -417,13 +391,14 @@ static int configure(struct start *s)
 	s->tid = (pid_t)syscall(SYS_gettid);
 	sp->tb_fd = s->tb_fd;
 	sp->fd_lo = s->fd_lo;
-	sp->fd_hi = s->fd_lo + NFDS - 1;
+	sp->fd_hi = s->fd_hi;
+	sp->tids = (uint64_t)(uintptr_t)((char *)sp + (size_t)SM_NSLOTS * SM_PAGE);
 	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)s->table;
 	if (s->mode == SANDPIT_MODE_FILTER &&
 	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), s->pid, s->fd_lo,
-			     s->fd_lo + NFDS - 1, sp->fprog, s->perr, sizeof(s->perr))) < 0)
+			     s->fd_hi, sp->fprog, s->perr, sizeof(s->perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s",
 			    s->perr[0] ? s->perr : strerror(-r));
 	if (s->mode == SANDPIT_MODE_FILTER)
@@ -435,15 +410,12 @@ static int configure(struct start *s)
 		return fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
 	sandpit_sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = s->pid, .fd = s->b_fd, .fd_lo = s->fd_lo,
-					      .fd_hi = s->fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+					      .fd_hi = s->fd_hi, .nslots = s->nslots, .sp = sp,
+					      .mb = mb,
 					      .policy = policy, .sigtab = sigtab,
 					      .fs_by_ptrace = s->mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size() };
-	for (int i = 0; i < SM_NSLOTS; i++) {
-		tp.u_fd[i] = s->fds[2 + 2 * i];
-		tp.t_fd[i] = s->fds[3 + 2 * i];
-	}
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
@@ -497,7 +469,7 @@ static void protect_ranges(struct start *s)
 	struct secure_page *sp = s->sp;
 
 	add_range(sp, s->region, (uintptr_t)sp + S_LEN);
-	add_range(sp, (uintptr_t)s->mb, (uintptr_t)s->mb + S_LEN);
+	add_range(sp, (uintptr_t)s->mb, (uintptr_t)s->mb + MB_LEN);
 	add_range(sp, (uintptr_t)s->table, (uintptr_t)s->table + s->table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
 	add_range(sp, (uintptr_t)&sandpit_ro_page, (uintptr_t)&sandpit_ro_page + SM_PAGE);
@@ -604,8 +576,7 @@ static int clone_trusted_thread(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	s->sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
-	s->sp->ntids = 1;
+	((int32_t *)(uintptr_t)s->sp->tids)[0] = (int32_t)ttid; /* B keeps the table from now */
 	return 0;
 }
 

@@ -11,6 +11,13 @@ uint64_t sandpit_u_task_size = 0x7ffffffff000;
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
 
+/* one wake-up on T's eventfd */
+static void wake_t(const struct u_state *st)
+{
+	static const uint64_t one = 1;
+	sandpit_raw_syscall6(__NR_write, st->t_fd, (long)&one, sizeof(one), 0, 0, 0);
+}
+
 /* One request to T: write it, wake T only if it sleeps, then spin while T
  * runs on another CPU (at most about one blocking hand-off), else block. */
 static long call_trusted(struct u_state *st, long nr, const long args[6])
@@ -18,7 +25,6 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	struct mailbox *mb = st->mb;
 	uint64_t seq = ++st->seq;
 	unsigned cpu = sandpit_getcpu();
-	char drain[64];
 
 	mb->nr = nr;
 	for (int i = 0; i < 6; i++)
@@ -27,7 +33,7 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	__atomic_store_n(&mb->req_seq, seq, __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+		wake_t(st);
 
 	/* res_seq can pass seq: a handler's own requests, answered after ours */
 	for (;;) {
@@ -125,7 +131,7 @@ static long __attribute__((noreturn)) u_exit(long code)
 	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+		wake_t(st);
 	while (!__atomic_load_n(&st->sp->exiting, __ATOMIC_ACQUIRE))
 		sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
 	for (;;)

@@ -159,9 +159,9 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 			 * make that call end with EINTR, as the kernel would */
 			if (st->intr_seq != st->seq) {
 				st->intr_seq = st->seq;
-				char slot = (char)st->slot;
-				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0,
-						     0);
+				uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */
+				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot,
+						     sizeof(slot), 0, 0, 0);
 			}
 			return 0;
 		}

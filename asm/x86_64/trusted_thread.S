@@ -44,6 +44,11 @@
 #define ESRCH    3
 #define MSG_PEEK     2
 #define MSG_DONTWAIT 0x40
+#define EBADF    9
+#define F_GETFD  1
+#define O_CLOEXEC 02000000
+#define EFD_CLOEXEC  O_CLOEXEC
+#define EFD_NONBLOCK 04000
 #define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
 /* how long U may take to end after its exit was accepted: a yield costs 1,
  * a 10 ms wait EXIT_WAIT_COST, so about 2 s in all */
@@ -143,6 +148,53 @@ sandpit_clone_trusted:
 .Lcheck_b_ok\@:
 .endm
 
+/* WAKE_U: one wake-up on U's eventfd, the value from sandpit_text */
+.macro WAKE_U
+	mov SP_CFG_U_FD(%r15), %edi
+	lea eventfd_one(%rip), %rsi
+	mov $8, %edx
+	mov $__NR_write, %eax
+	syscall
+.endm
+
+/* FD_FREE_OR_REFUSE off: the new slot's descriptor number (at off in the
+ * secure page in rbx) is in use, by the program: refuse the thread */
+.macro FD_FREE_OR_REFUSE off
+	mov \off(%rbx), %edi
+	mov $F_GETFD, %esi
+	mov $__NR_fcntl, %eax
+	syscall
+	cmp $-EBADF, %rax
+	jne .Lclone_refused
+.endm
+
+/* NEW_EVENTFD off, flags: an eventfd at the number at off in the secure
+ * page in rbx (keeps xmm8-14, rbx; clobbers rbp, xmm15) */
+.macro NEW_EVENTFD off, flags
+	xor %edi, %edi
+	mov $\flags, %esi
+	mov $__NR_eventfd2, %eax
+	syscall
+	test %rax, %rax
+	js .Lclone_undo
+	cmp \off(%rbx), %eax
+	je .Lefd_done\@
+	mov %rax, %rbp
+	mov %rax, %rdi
+	mov \off(%rbx), %esi
+	mov $O_CLOEXEC, %edx
+	mov $__NR_dup3, %eax
+	syscall
+	movq %rax, %xmm15
+	mov %rbp, %rdi
+	mov $__NR_close, %eax
+	syscall
+	movq %xmm15, %rax
+	test %rax, %rax
+	js .Lclone_undo
+.Lefd_done\@:
+.endm
+
 /* BLOCK_ALL: every signal blocked again (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
 .macro BLOCK_ALL
 	mov $SIG_SETMASK, %edi
@@ -221,13 +273,11 @@ trusted_thread_main:
 	/* B never writes to its socket; it only hangs up by exiting, which
 	 * must end P (invariant 5) */
 	CHECK_B
-	/* U's wake-up bytes, drained without blocking */
+	/* U's wake-ups, drained from T's eventfd (non-blocking) */
 	mov SP_CFG_T_FD(%r15), %edi
 	lea MB_DRAIN(%r14), %rsi
 	mov $64, %edx
-	mov $MSG_DONTWAIT, %r10d
-	xor %r8d, %r8d
-	mov $__NR_recvfrom, %eax
+	mov $__NR_read, %eax
 	syscall
 .Lawake:
 	movl $0, MB_T_SLEEP(%r14)
@@ -368,19 +418,19 @@ trusted_thread_main:
 	cmp SP_CFG_PID(%r15), %ecx
 	jne .Lrule_fail
 	jmp .Lrule_next
+/* the T tid table (SM_NSLOTS entries, 0 for a free slot) is B's, in the
+ * sealed memfd after the secure pages; its address comes from S */
 .Lop_not_tid:
-	mov SP_CFG_NTIDS(%r15), %edx
-	cmp $SM_MAX_TIDS, %edx
-	jbe 1f
-	mov $SM_MAX_TIDS, %edx
-1:	lea SP_CFG_TIDS(%r15), %rsi
-2:	test %edx, %edx
-	jz .Lrule_next
-	cmp (%rsi), %ecx
+	test %ecx, %ecx
+	jle .Lrule_next
+	mov SP_CFG_TIDS(%r15), %rsi
+	mov $SM_NSLOTS, %edx
+2:	cmp (%rsi), %ecx
 	je .Lrule_fail
 	add $4, %rsi
 	dec %edx
-	jmp 2b
+	jnz 2b
+	jmp .Lrule_next
 /* invariant 3: [a, a+len) rounded out to pages must miss every protected
  * range (S, the T table, T's code, the trampolines) */
 .Lop_range_free:
@@ -649,6 +699,36 @@ trusted_thread_main:
  * pointing at its own secure page: no instruction of U's runs in it before
  * it has its own T and is in strict mode. */
 .Lclone:
+	/* the new slot's eventfds first (user/slots.h): made here, where the
+	 * kernel hands their numbers back in rax, and moved onto the numbers
+	 * B wrote in the new secure page, inside sandpit's descriptor block
+	 * (invariant 3).  A slot used before gets fresh ones over its last
+	 * (their threads are gone, as the kernel confirmed to B); a new
+	 * slot's numbers must be free, or the thread is refused (EAGAIN)
+	 * rather than a descriptor of the program's replaced.  No stack: the
+	 * verdict waits in xmm8-14, the new secure page in rbx. */
+	movq %rax, %xmm8
+	movq %rdi, %xmm9
+	movq %rsi, %xmm10
+	movq %rdx, %xmm11
+	movq %r10, %xmm12
+	movq %r8, %xmm13
+	movq %r9, %xmm14
+	mov %r11, %rbx
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je 1f
+	FD_FREE_OR_REFUSE SP_CFG_T_FD
+	FD_FREE_OR_REFUSE SP_CFG_U_FD
+1:	NEW_EVENTFD SP_CFG_T_FD, (EFD_CLOEXEC | EFD_NONBLOCK)
+	NEW_EVENTFD SP_CFG_U_FD, EFD_CLOEXEC
+	movq %xmm8, %rax
+	movq %xmm9, %rdi
+	movq %xmm10, %rsi
+	movq %xmm11, %rdx
+	movq %xmm12, %r10
+	movq %xmm13, %r8
+	movq %xmm14, %r9
+	mov %rbx, %r11
 	xor %esi, %esi
 	movq %r15, %xmm7
 	mov %r11, %r15
@@ -658,9 +738,37 @@ trusted_thread_main:
 	jz sandpit_nursery
 	movq %xmm7, %r15
 	mov SP_CFG_MAILBOX(%r15), %r14
+	test %rax, %rax
+	jns .Lresult
+	/* no thread: a new slot's descriptors go again (B marks a slot's
+	 * descriptors made only once its thread has run) */
+	movq %rax, %xmm15
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je 1f
+	mov SP_CFG_T_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+	mov SP_CFG_U_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+1:	movq %xmm15, %rax
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax
+	jmp .Lresult
+/* a new slot's descriptors could not be made: no thread; a new slot's
+ * made in part are closed again (its numbers were free) */
+.Lclone_undo:
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je .Lclone_refused
+	mov SP_CFG_T_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+	mov SP_CFG_U_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+.Lclone_refused:
+	mov $-EAGAIN, %rax
 
 /* ---- publish the result; wake U only if it sleeps */
 .Lresult:
@@ -669,11 +777,7 @@ trusted_thread_main:
 	mfence
 	cmpl $0, MB_U_SLEEP(%r14)
 	je 1f
-	mov SP_CFG_T_FD(%r15), %edi
-	lea MB_DRAIN(%r14), %rsi
-	mov $1, %edx
-	mov $__NR_write, %eax
-	syscall
+	WAKE_U
 1:	jmp .Lwait
 
 /* ---- B knows U exits (SP_EXITING, which U waits for before it ends):
@@ -684,11 +788,7 @@ trusted_thread_main:
  * for libc what CLONE_CHILD_CLEARTID would have done (U's clear-child-tid
  * word is sandpit's) and ends too. */
 .Lexit_ack:
-	mov SP_CFG_T_FD(%r15), %edi
-	lea MB_DRAIN(%r14), %rsi
-	mov $1, %edx
-	mov $__NR_write, %eax
-	syscall
+	WAKE_U
 	mov $EXIT_BUDGET, %ebp
 .Lexit_wait:
 	mov SP_CFG_PID(%r15), %edi
@@ -922,6 +1022,9 @@ sandpit_intr_handler:
 
 futex_timeout:
 	.quad 0, 100000000
+/* what T writes to U's eventfd to wake it */
+eventfd_one:
+	.quad 1
 exit_timeout:
 	.quad 0, 10000000
 /* the default action, for SANDPIT_NR_SIG_DFL: a struct
