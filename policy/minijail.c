@@ -559,6 +559,18 @@ static int action(struct mj *m, struct origin at, struct lex *l, int *err_no)
 	return -1;
 }
 
+/* An errno as sandpit's lines give it: its name where the C library has one. */
+#define ERRNO_TEXT(e) errno_text(e, (char[16]){ 0 })
+static const char *errno_text(int e, char buf[16])
+{
+	const char *s = strerrorname_np(e);
+
+	if (s)
+		return s;
+	snprintf(buf, 16, "%d", e);
+	return buf;
+}
+
 /* What minijail allowed, as the narrowest line guard.c lets sandpit give. */
 static void emit_allow(struct mj *m, struct origin at, const char *name, int nr, int had_expr)
 {
@@ -656,7 +668,7 @@ static void statement(struct mj *m, struct origin at, struct lex *l)
 	}
 	switch (always ? act : 0) {
 	case ACT_RETURN:
-		emit(m, at.file, at.line, "%s: deny(%d)", name, err_no);
+		emit(m, at.file, at.line, "%s: deny(%s)", name, ERRNO_TEXT(err_no));
 		return;
 	case ACT_KILL_THREAD:
 	case ACT_TRAP:
@@ -672,7 +684,7 @@ static void statement(struct mj *m, struct origin at, struct lex *l)
 		     "%s: %s becomes deny(ENOSYS), what the kernel answers when no %s is attached",
 		     name, act == ACT_NOTIFY ? "user-notify" : "trace",
 		     act == ACT_NOTIFY ? "supervisor" : "tracer");
-		emit(m, at.file, at.line, "%s: deny(%d)", name, ENOSYS);
+		emit(m, at.file, at.line, "%s: deny(ENOSYS)", name);
 		return;
 	case ACT_LOG:
 		note(m, at.file, at.line, "%s: log is allow: sandpit logs only what it refuses", name);
@@ -695,11 +707,11 @@ static void statement(struct mj *m, struct origin at, struct lex *l)
 			     "(minijail kills the process); so on every such line");
 	}
 	if (d.nclauses == 0) {
-		emit(m, at.file, at.line, "%s: deny(%d)", name, err_no);
+		emit(m, at.file, at.line, "%s: deny(%s)", name, ERRNO_TEXT(err_no));
 		return;
 	}
 	if (translate(m, at, &d, conj, sizeof(conj)) == 0)
-		emit(m, at.file, at.line, "%s: %s; deny(%d)", name, conj, err_no);
+		emit(m, at.file, at.line, "%s: %s; deny(%s)", name, conj, ERRNO_TEXT(err_no));
 }
 
 static void parse_text(struct mj *m, int file, const char *text, size_t len, int depth);
@@ -777,7 +789,7 @@ static void directive(struct mj *m, struct origin at, struct lex *l, int depth)
 		if (act == ACT_NOTIFY || act == ACT_RETURN || act == ACT_TRACE) {
 			if (act != ACT_RETURN)
 				note(m, at.file, at.line, "@default: becomes deny(ENOSYS)");
-			emit(m, at.file, at.line, "default: deny(%d)", act == ACT_RETURN ? e : ENOSYS);
+			emit(m, at.file, at.line, "default: deny(%s)", ERRNO_TEXT(act == ACT_RETURN ? e : ENOSYS));
 		} else if (act == ACT_KILL || act == ACT_KILL_THREAD || act == ACT_TRAP) {
 			emit(m, at.file, at.line, "default: kill");
 		} else {
