@@ -166,13 +166,13 @@ check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
-		build-asan/selftests/patch_test build-asan/selftests/elf_test
+		build-asan/selftests/minijail_test build-asan/selftests/patch_test build-asan/selftests/elf_test
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
-		build-asan/selftests/policyfile_test build-asan/selftests/patch_test \
-		build-asan/selftests/elf_test
+		build-asan/selftests/policyfile_test build-asan/selftests/minijail_test \
+		build-asan/selftests/patch_test build-asan/selftests/elf_test
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
-# shortcut must agree), the policy-file parser, and the ELF reader as the
+# shortcut must agree), the policy-file parser, minijail's format, and the ELF reader as the
 # loader and as the patcher use it, each for FUZZ_SECONDS
 # (default 60); make check runs each for CHECK_FUZZ_SECONDS
 FUZZ_SECONDS ?= 60
@@ -303,5 +303,5 @@ lint: $(BUILD)/include/profiler.skel.h
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
 .SECONDARY:
