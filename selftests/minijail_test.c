@@ -18,12 +18,14 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
 
+#include "build_dir.h"
 #include "policy_eval.h"
 #include "policy_util.h"
 #include "sandbox_util.h"
@@ -468,6 +470,101 @@ TEST(sandpit_start_takes_a_minijail_file_in_both_modes)
 		TH_LOG("%s mode", modes[i]);
 	}
 	unlink(path);
+}
+
+/* The command: policy check notes and refuses with FILE:LINE, export-minijail
+ * reads back, --policy-format forces the format, sandpit run enforces a
+ * minijail file in both modes. */
+static const char *tmp_policy(char *path, size_t n, const char *name, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, n, "/tmp/minijail_test.%d.%s", (int)getpid(), name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+	return path;
+}
+
+/* empties a capture file for the next command (the offset is shared with it) */
+static void reset(int fd)
+{
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		abort();
+}
+
+TEST(cli_check_export_and_run)
+{
+	char cli[PATH_MAX], good[128], bad[128], deny[128], exported[128];
+	char out[65536], errs[4096];
+	int fo = memfd_create("out", 0), fe = memfd_create("err", 0);
+
+	snprintf(cli, sizeof(cli), "%s/sandpit", bindir);
+	if (access(cli, X_OK))
+		SKIP(return, "build/sandpit is not built");
+	ASSERT_LE(0, fo);
+	ASSERT_LE(0, fe);
+	tmp_policy(good, sizeof(good), "good.policy",
+		   "read: 1\nopenat: 1\ngetpid: trap\numask: arg0 == 0 || arg0 == 1\n");
+	tmp_policy(bad, sizeof(bad), "bad.policy", "read: 1\numask: arg0 > 5\n");
+	tmp_policy(deny, sizeof(deny), "deny.policy", "@denylist\nuname: return EPERM\n");
+
+	const char *check_good[] = { cli, "policy", "check", good, NULL };
+	EXPECT_EQ(0, run_cli(cli, check_good, fo, fe));
+	read_all(fe, errs, sizeof(errs));
+	char want[256];
+	snprintf(want, sizeof(want), "%s:2: note: openat: its memory argument", good);
+	EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s", errs);
+	snprintf(want, sizeof(want), "%s:3: note: getpid: trap", good);
+	EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s", errs);
+
+	const char *check_bad[] = { cli, "policy", "check", bad, NULL };
+	reset(fe);
+	EXPECT_EQ(1, run_cli(cli, check_bad, fo, fe));
+	read_all(fe, errs, sizeof(errs));
+	snprintf(want, sizeof(want), "%s:2: sandpit cannot express 'arg0 >= 0x6'", bad);
+	EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s", errs);
+
+	/* the default in minijail's format, then read back as minijail's */
+	const char *export[] = { cli, "policy", "export-minijail", NULL };
+	reset(fo);
+	EXPECT_EQ(0, run_cli(cli, export, fo, fe));
+	read_all(fo, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "\nopenat: allow\n"));
+	tmp_policy(exported, sizeof(exported), "exported.policy", out);
+	const char *check_exported[] = { cli, "policy", "--policy-format=minijail", "check",
+					 exported, NULL };
+	reset(fe);
+	EXPECT_EQ(0, run_cli(cli, check_exported, fo, fe));
+	read_all(fe, errs, sizeof(errs));
+	EXPECT_EQ(NULL, strstr(errs, "error")) TH_LOG("%s", errs);
+
+	/* run: uname refused by the minijail file, in both modes */
+	static const char *const modes[] = { "--mode=strict", "--mode=filter" };
+	for (int i = 0; i < 2; i++) {
+		char pol[160];
+		snprintf(pol, sizeof(pol), "--policy=%s", deny);
+		const char *run[] = { cli, "run", modes[i], pol, "--", "/bin/uname", NULL };
+		reset(fe);
+		EXPECT_EQ(1, run_cli(cli, run, fo, fe)) TH_LOG("%s", modes[i]);
+		read_all(fe, errs, sizeof(errs));
+		EXPECT_NE(NULL, strstr(errs, "Operation not permitted")) TH_LOG("%s: %s", modes[i], errs);
+	}
+	/* forced to sandpit's format, the same file is an error of sandpit's */
+	char pol[160];
+	snprintf(pol, sizeof(pol), "--policy=%s", deny);
+	const char *forced[] = { cli, "run", "--policy-format=sandpit", pol, "--", "/bin/uname", NULL };
+	reset(fe);
+	EXPECT_EQ(125, run_cli(cli, forced, fo, fe));
+	read_all(fe, errs, sizeof(errs));
+	EXPECT_NE(NULL, strstr(errs, "unknown directive '@denylist'")) TH_LOG("%s", errs);
+
+	close(fo);
+	close(fe);
+	unlink(good);
+	unlink(bad);
+	unlink(deny);
+	unlink(exported);
 }
 
 TEST_HARNESS_MAIN
