@@ -781,9 +781,9 @@ static void directive(struct mj *m, struct origin at, struct lex *l, int depth)
 		if (act < 0)
 			return;
 		skip(l);
-		if (*l->s || m->dflt_given++ || depth) {
-			error(m, at.file, at.line, "one @default, in the policy file itself, "
-						   "with one action");
+		if (*l->s || m->dflt_given++ || depth || m->denylist) {
+			error(m, at.file, at.line, "one @default, in the policy file itself (not a "
+						   "@denylist), with one action");
 			return;
 		}
 		if (act == ACT_NOTIFY || act == ACT_RETURN || act == ACT_TRACE) {
@@ -825,16 +825,16 @@ static void parse_text(struct mj *m, int file, const char *text, size_t len, int
 			const char *hash = memchr(s, '#', n);
 			if (hash)
 				n = hash - s;
-			if (memchr(s, 0, n)) {
+			if (memchr(s, 0, n) && !toolong) {
 				error(m, file, line, "a NUL byte");
-				toolong = 1;
+				toolong = 2; /* said */
 			}
 			while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 				n--;
 			cont = !hash && n && s[n - 1] == '\\';
 			n -= cont;
 			if (k + n > MJ_MAX_LINE)
-				toolong = 1;
+				toolong |= 1;
 			else {
 				memcpy(buf + k, s, n);
 				k += n;
@@ -846,9 +846,8 @@ static void parse_text(struct mj *m, int file, const char *text, size_t len, int
 		}
 		buf[k] = 0;
 		if (toolong) {
-			if (m->nerrors == 0 || k)
-				error(m, file, first, "line longer than %d bytes, or not text",
-				      MJ_MAX_LINE);
+			if (toolong == 1)
+				error(m, file, first, "line longer than %d bytes", MJ_MAX_LINE);
 			continue;
 		}
 		struct lex l = { buf, 0 };

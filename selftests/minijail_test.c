@@ -286,6 +286,55 @@ TEST(what_sandpit_cannot_express_is_refused_with_file_and_line)
 			"arg1 == 0x8; deny(EPERM)')");
 }
 
+/* Invariant 9: what a minijail file may make the reader do is bounded, and
+ * each bound is one clear FILE:LINE error. */
+TEST(inv9_minijail_lines_nesting_and_expressions_are_bounded)
+{
+	size_t n = 90000;
+	char *text = malloc(n + 64);
+	struct parsed r;
+	size_t k;
+
+	ASSERT_NE(NULL, text);
+	/* a logical line longer than 64 KiB, continuations joined */
+	k = (size_t)sprintf(text, "getpid: 1\numask: arg0 == 0 || \\\n");
+	while (k < n)
+		k += (size_t)sprintf(text + k, "arg0 == 1 || \\\n");
+	strcpy(text + k, "arg0 == 2\n");
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_STREQ("t.policy:2: line longer than 65536 bytes\n", r.errors.text);
+	/* constants nested 40 deep */
+	k = (size_t)sprintf(text, "umask: arg0 == ");
+	for (int i = 0; i < 40; i++)
+		text[k++] = '(';
+	text[k++] = '1';
+	for (int i = 0; i < 40; i++)
+		text[k++] = ')';
+	strcpy(text + k, "\n");
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_STREQ("t.policy:1: constants nest more than 32 deep\n", r.errors.text);
+	/* 65 comparisons */
+	k = (size_t)sprintf(text, "umask: arg0 != 0");
+	for (int i = 1; i < 65; i++)
+		k += (size_t)sprintf(text + k, " && arg0 != %d", i);
+	strcpy(text + k, "\n");
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_STREQ("t.policy:1: more than 64 comparisons in one expression\n", r.errors.text);
+	/* || over && that would give more than 64 alternatives */
+	EXPECT_MJ_ERROR("umask: arg0 == 0 && arg1 == 0 && arg2 == 0 || arg0 == 1 && arg1 == 1 && "
+			"arg2 == 1 || arg0 == 2 && arg1 == 2 && arg2 == 2 || arg0 == 3 && arg1 == 3 "
+			"&& arg2 == 3\n",
+			"t.policy:1: sandpit cannot express this expression: distributing its || "
+			"over && gives more than 64 clauses");
+	/* a NUL byte */
+	memcpy(text, "getpid: 1\nget\0pid: 1\n", 21);
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(-EINVAL, policy_parse_minijail("t.policy", text, 21, &r.p, sort_msg, sort_msg, &r,
+						 NULL, 0));
+	EXPECT_STREQ("t.policy:2: a NUL byte\n", r.errors.text);
+	free(text);
+}
+
 TEST(includes_are_one_level_as_in_minijail)
 {
 	char dir[] = "/tmp/minijail_test.XXXXXX", a[64], b[64], text[256];
