@@ -85,6 +85,32 @@ int policy_format_option(const char *arg, int *bad)
 	return 1;
 }
 
+static void count_note(void *ctx, const char *msg)
+{
+	(void)msg;
+	(*(int *)ctx)++;
+}
+
+/* A minijail file is translated, never silently: one line says how many of
+ * its lines were, and where to read how (sandpit policy check). */
+static void say_translated(const char *file)
+{
+	struct policy *p = NULL;
+	char *text;
+	size_t len;
+	int notes = 0;
+
+	if (policy_read_file(file, &text, &len) < 0)
+		return; /* sandpit_start says why */
+	if (policy_text_is_minijail(text, len) &&
+	    policy_parse_minijail(file, text, len, &p, NULL, count_note, &notes, NULL, 0) == 0 &&
+	    notes)
+		fprintf(stderr, "sandpit: %s: minijail's format, %d translation%s (sandpit policy "
+				"check %s says which)\n", file, notes, notes == 1 ? "" : "s", file);
+	policy_free(p);
+	free(text);
+}
+
 static int parse(int argc, char **argv, struct run_args *a)
 {
 	const char *v;
@@ -372,6 +398,9 @@ int run_main(int argc, char **argv)
 		unsetenv("SANDPIT_MODE");
 	if (a.log_denials)
 		setenv("SANDPIT_LOG", "denials", 1);
+
+	if (a.opts.policy_file)
+		say_translated(a.opts.policy_file);
 
 	/* sandpit's own libraries never run again in this process */
 	sandpit_patch_only(prog.lo, prog.hi);

@@ -598,6 +598,8 @@ TEST(cli_check_export_and_run)
 		EXPECT_EQ(1, run_cli(cli, run, fo, fe)) TH_LOG("%s", modes[i]);
 		read_all(fe, errs, sizeof(errs));
 		EXPECT_NE(NULL, strstr(errs, "Operation not permitted")) TH_LOG("%s: %s", modes[i], errs);
+		snprintf(want, sizeof(want), "sandpit: %s: minijail's format, 1 translation", deny);
+		EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s: %s", modes[i], errs);
 	}
 	/* forced to sandpit's format, the same file is an error of sandpit's */
 	char pol[160];
