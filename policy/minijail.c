@@ -183,13 +183,16 @@ static int word_is(const char *s, size_t n, const char *w)
 	return strlen(w) == n && !strncmp(s, w, n);
 }
 
-/* A number as C's strtoull(_, _, 0) reads it, the whole token. */
+/* A number as C's strtoull(_, _, 0) reads it, the whole token; a leading
+ * '-' gives the two's complement, as minijail's compiler reads it. */
 static int number(struct lex *l, uint64_t *v)
 {
+	const char *d;
 	char *end;
 
 	skip(l);
-	if (l->s[0] < '0' || l->s[0] > '9')
+	d = l->s + (l->s[0] == '-');
+	if (d[0] < '0' || d[0] > '9')
 		return 0;
 	errno = 0;
 	*v = strtoull(l->s, &end, 0);

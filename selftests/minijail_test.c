@@ -121,6 +121,9 @@ static const struct mj_case cases[] = {
 	{ "umask: arg0 >= 0x10\n", "umask", { 0x0f }, ERR(EPERM) },
 	{ "umask: arg0 >= 0x10\n", "umask", { 1ULL << 40 }, ALLOW },
 	{ "umask: arg0 >= 0\n", "umask", { 0 }, ALLOW },
+	/* a negative number is its two's complement */
+	{ "umask: arg0 != -1\n", "umask", { (uint64_t)-1 }, ERR(EPERM) },
+	{ "umask: arg0 != -1\n", "umask", { 0xffffffff }, ALLOW },
 	/* & tests for a flag being set */
 	{ "umask: arg0 & 2\n", "umask", { 3 }, ALLOW },
 	{ "umask: arg0 & 2\n", "umask", { 5 }, ERR(EPERM) },
