@@ -1132,9 +1132,28 @@ static void ex_atom(FILE *f, const struct atom *a)
 	fprintf(f, "arg%d %s %#llx", a->arg, op_text(a->op), (unsigned long long)a->v);
 }
 
+/* One of the rules guard.c puts on every policy for the call, because of
+ * what sandpit's own threads and descriptors are (a futex op that could ring
+ * B, an fcntl owner that would signal it, ...): nothing to say outside
+ * sandpit.  Not $pid: confining a call to the process means something
+ * under minijail too. */
+static int guard_rule(int nr, const struct policy_rule *r)
+{
+	const struct policy_guard *g = policy_guard(nr);
+
+	for (int i = 0; g && g->kind == GUARD_RULES && i < g->nrules; i++) {
+		const struct policy_rule *q = &g->rules[i];
+		if (q->op == r->op && q->arg == r->arg && q->arg2 == r->arg2 && q->carg == r->carg &&
+		    q->mask == r->mask && q->val == r->val && q->cmask == r->cmask &&
+		    r->op != RULE_SELF_PID)
+			return 1;
+	}
+	return 0;
+}
+
 /* The call's rules as one DNF (|| distributed over &&), or a comment and
  * the refusal. */
-static void ex_thread(FILE *f, const char *name, const struct policy_call *c)
+static void ex_thread(FILE *f, int nr, const char *name, const struct policy_call *c)
 {
 	static struct ex e;
 	int pick[sizeof(e.c) / sizeof(e.c[0])] = { 0 }, own = 0, bad = 0;
@@ -1142,10 +1161,10 @@ static void ex_thread(FILE *f, const char *name, const struct policy_call *c)
 
 	e.n = 0;
 	for (int i = 0; i < c->nrules; i++) {
-		int r = ex_rule(&e, &c->rules[i]);
+		int r = guard_rule(nr, &c->rules[i]) ? 1 : ex_rule(&e, &c->rules[i]);
 		own |= r == 1;
 		bad |= r < 0;
-		if (c->rules[i].err && c->rules[i].err != c->err)
+		if (r != 1 && c->rules[i].err && c->rules[i].err != c->err)
 			fprintf(f, "# %s: sandpit returns ", name), ex_errno(f, c->rules[i].err),
 				fprintf(f, " when rule %d fails; minijail, one errno for all\n", i + 1);
 	}
@@ -1153,8 +1172,8 @@ static void ex_thread(FILE *f, const char *name, const struct policy_call *c)
 		if ((ndnf *= e.c[i].n) > EX_MAX_ALT)
 			bad = 1;
 	if (own)
-		fprintf(f, "# %s: sandpit's own checks (its descriptors, pages and threads, which "
-			   "do not exist outside sandpit) are left out\n", name);
+		fprintf(f, "# %s: sandpit's own checks (that the call leaves its descriptors, "
+			   "pages and threads alone) are left out\n", name);
 	if (bad) {
 		fprintf(f, "# %s: sandpit's rules (see sandpit policy show) cannot be said in "
 			   "minijail's expressions; refused here\n%s: return ", name, name);
@@ -1236,7 +1255,7 @@ int policy_export_minijail(const struct policy *p, FILE *f)
 				"structure", name);
 			break;
 		default:
-			ex_thread(f, name, c);
+			ex_thread(f, nr, name, c);
 			break;
 		}
 		free(name);
