@@ -388,10 +388,11 @@ static int put_atom(const struct atom *a, char *out, size_t n)
 					   [OP_AND] = "&", [OP_IN] = "in" };
 
 	if (a->op == OP_GE) {
+		uint64_t high = ~(a->v - 1); /* the bits of a value >= v, v a power of two */
 		if (!single_bit(a->v))
 			return -1; /* >= needs a mask: only powers of two have one */
-		return snprintf(out, n, "arg%d & %#llx != 0", a->arg,
-				(unsigned long long)~(a->v - 1)) >= (int)n ? -1 : 0;
+		return snprintf(out, n, "arg%d & %#llx != 0", a->arg, (unsigned long long)high) >=
+		       (int)n ? -1 : 0;
 	}
 	return snprintf(out, n, "arg%d %s %#llx", a->arg, sym[a->op],
 			(unsigned long long)a->v) >= (int)n ? -1 : 0;
