@@ -96,8 +96,8 @@ static void count_note(void *ctx, const char *msg)
 static void say_translated(const char *file)
 {
 	struct policy *p = NULL;
-	char *text;
-	size_t len;
+	char *text = NULL;
+	size_t len = 0;
 	int notes = 0;
 
 	if (policy_read_file(file, &text, &len) < 0)
