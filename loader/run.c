@@ -22,7 +22,7 @@
 #include "loader/elf.h"
 #include "loader/run.h"
 #include "policy/policy.h"
-#include "user/runtime.h"
+#include "user/sandbox.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* The model does not know the T table's format; this include is here only
+ * because policy/bpf.c (TT_MAX_NR) and policy/parse.c (TT_MAX_RULES) still
+ * name it through this header.  Everything else includes t_table.h itself:
+ * drop this line once those two use the model's own limits (issue 16). */
 #include "policy/t_table.h"
 
 #define POLICY_MAX_NR    1024 /* model covers numbers 0..POLICY_MAX_NR-1 */
@@ -119,9 +123,9 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 		       char *err, size_t errlen);
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
 /* What unmentioned numbers get: POLICY_DENY with an errno, or POLICY_KILL.
- * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel and lie
- * beyond the T table: they stay ENOSYS whatever the default. */
-#define POLICY_DEFAULT_NR TT_MAX_NR
+ * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel (the back
+ * ends cover at least these): they stay ENOSYS whatever the default. */
+#define POLICY_DEFAULT_NR 512
 int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen);
 void policy_get_default(const struct policy *p, int *cls, int *err_no);
 
@@ -205,6 +209,10 @@ enum syscall_arg_kind {
 	SK_CHILD,     /* a child of P's to wait for */
 	SK_SIG,       /* a signal number */
 	SK_QUERY,     /* new values; NULL makes the call a query that acts on nothing */
+	/* numbers that say how a path argument is used, harmless by themselves */
+	SK_OFLAGS,    /* open(2) flags: for reading, writing, creating */
+	SK_ATFLAGS,   /* AT_* flags (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, ...) */
+	SK_OHOW,      /* openat2's struct open_how, open(2) flags first: an SK_STRUCT */
 };
 
 /* What a call acts on besides its arguments. */
@@ -229,9 +237,20 @@ struct syscall_kinds {
 const struct syscall_kinds *syscall_kinds(int nr); /* NULL: the table does not know it */
 size_t syscall_kinds_count(void);
 const struct syscall_kinds *syscall_kinds_at(size_t i);
-/* The path argument of a call and its directory argument (POLICY_NOARG:
- * the cwd): 0, or -ENOENT if it has no path argument. */
-int syscall_path_arg(int nr, int *path_arg, int *dirfd_arg);
+/* How a call uses its (first) path argument: the one source B's checks
+ * (policy/guard.c), the profiler's BPF program (a header generated from it
+ * at build time by policy/tools/gen_profiler_paths.c) and `sandpit
+ * profile` take it from. */
+struct syscall_path {
+	int path_arg;      /* argument holding the path pointer */
+	int dirfd_arg;     /* its directory; POLICY_NOARG: the cwd */
+	int flags_arg;     /* its flags (flags_kind), or POLICY_NOARG */
+	int flags_kind;    /* SK_OFLAGS, SK_ATFLAGS, SK_OHOW, or 0 */
+	int opens;         /* it opens or creates the file: open(2) flags say how */
+	long oflags;       /* open(2) flags the call implies without a flags argument (creat) */
+};
+/* 0, or -ENOENT if the call has no path argument. */
+int syscall_path(int nr, struct syscall_path *out);
 
 /* What no policy can take away (policy/guard.c), derived for every call
  * from its syscall_kinds: guard.c's own entries only add what the kinds
@@ -273,7 +292,11 @@ const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
 
 /* Back ends. */
+struct tt_table; /* policy/t_table.h: the format of T's table */
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
+/* One rule as the T table holds it (its errno: the rule's, else call_err);
+ * policy/rule_eval.h says what it means. */
+void policy_table_rule(const struct policy_rule *r, int call_err, struct tt_rule *t);
 void policy_dump(const struct policy *p, FILE *f); /* every mentioned call: its action, its
 						    * rules, and its path in each mode */
 

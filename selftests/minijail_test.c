@@ -24,6 +24,8 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
+#include "policy/t_table.h"
 
 #include "build_dir.h"
 #include "policy_eval.h"
@@ -179,7 +181,8 @@ static const struct mj_case cases[] = {
 	{ "@frequency ./x.frequency\ngetpid: 1\n", "getpid", { 0 }, ALLOW },
 };
 
-#define SELF_RT { .pid = SELF_PID, .fd_lo = SANDPIT_FD, .fd_hi = SANDPIT_FD }
+/* the world of these cases: sandpit's descriptor 900, P's pid 1000 */
+#define SELF_RT { .pid = 1000, .fd_lo = 900, .fd_hi = 900 }
 
 static const char *verdict_text(struct verdict v, char *buf, size_t n)
 {
@@ -205,11 +208,12 @@ TEST(conformance_cases_in_both_back_ends)
 		ASSERT_EQ(0, mj_parse(c->policy, &r)) TH_LOG("case %zu: %s", i, r.errors.text);
 		/* T's verdict */
 		ASSERT_EQ(0, policy_compile_table(r.p, &t, err, sizeof(err))) TH_LOG("%s", err);
-		long v = tt_eval(&t, nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]);
-		got = v == 0 ? (struct verdict)ALLOW :
+		const struct rule_world world = { .rt = SELF_RT, .t_facts = 1 };
+		long v = tt_answer(&t, nr, c->a, &world);
+		got = v == TT_ANS_EXEC ? (struct verdict)ALLOW :
 		      v < 0 ? (struct verdict)ERR((int)-v) :
-		      v == 1 + TT_KILL ? (struct verdict)KILL :
-		      v == 1 + TT_PROCESS ? (struct verdict)PROCESS : (struct verdict){ 0, (int)v };
+		      v == TT_ANS_KILL ? (struct verdict)KILL :
+		      v == TT_ANS_B ? (struct verdict)PROCESS : (struct verdict){ 0, (int)v };
 		EXPECT_EQ(c->want.kind, got.kind)
 		TH_LOG("case %zu (%s %s): T says %s", i, c->policy, c->call,
 		       verdict_text(got, b1, sizeof(b1)));

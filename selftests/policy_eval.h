@@ -1,6 +1,6 @@
-/* The two back ends evaluated in C, for the tests that check a policy's
- * verdicts: T's rule interpreter over a compiled T table (tt_eval), and the
- * exported BPF program run as the kernel runs a seccomp filter (run_prog). */
+/* The BPF back end evaluated in C, for the tests that check a policy's
+ * verdicts: the exported program (load_prog) run as the kernel runs a
+ * seccomp filter (run_prog).  T's side is policy/rule_eval.h. */
 #ifndef SANDPIT_SELFTEST_POLICY_EVAL_H
 #define SANDPIT_SELFTEST_POLICY_EVAL_H
 #include <errno.h>
@@ -13,58 +13,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "policy/policy.h"
-
-/* What T sees of the world in these tests. */
-#define SELF_PID  1000
-#define T_TID     1001
-#define SANDPIT_FD 900
-#define PROT_LO   0x70000000ULL /* sandpit's protected pages */
-#define PROT_HI   0x70004000ULL
-
-/* A C model of T's rule interpreter: 0 if T would execute the call, else
- * -errno; TT_PROCESS etc. return 1 + class so tests can tell them apart. */
-static inline long tt_eval(const struct tt_table *t, int nr, uint64_t a0, uint64_t a1,
-		    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
-{
-	const uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
-	const struct tt_entry *e = &t->entries[nr];
-
-	if (e->cls == TT_DENY)
-		return -e->err;
-	if (e->cls == TT_ALLOW)
-		return 0;
-	if (e->cls != TT_THREAD)
-		return 1 + e->cls;
-	for (int i = e->first; i < e->first + e->nrules; i++) {
-		const struct tt_rule *r = &t->rules[i];
-		uint64_t v = a[r->arg], d, lo, hi;
-		int ok = 0;
-
-		if (r->carg != TT_NOARG && !(a[r->carg] & r->cmask))
-			continue;
-		switch (r->op) {
-		case TR_MASK_ZERO: ok = (v & r->mask) == 0; break;
-		case TR_MASKED_EQ: ok = (v & r->mask) == r->val; break;
-		case TR_MASKED_NE: ok = (v & r->mask) != r->val; break;
-		case TR_FD_FREE: ok = (int)v != SANDPIT_FD; break;
-		case TR_RANGE_FREE:
-			lo = v & ~4095ULL;
-			hi = (v + a[r->arg2] + 4095) & ~4095ULL;
-			ok = hi >= lo && (hi <= PROT_LO || lo >= PROT_HI);
-			break;
-		case TR_SELF_PID: ok = v == SELF_PID; break;
-		case TR_NOT_TID: ok = v != T_TID; break;
-		case TR_LE: ok = v <= r->val; break;
-		case TR_BITSET:
-			d = v - r->val;
-			ok = d < 64 && (r->mask >> d & 1);
-			break;
-		}
-		if (!ok)
-			return -r->err;
-	}
-	return 0;
-}
 
 struct prog {
 	size_t n;

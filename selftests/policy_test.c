@@ -1,6 +1,7 @@
 /* The policy model, its T-table back end, its dump, and B's path checks.
- * Rules are also run through a C model of the trusted thread's interpreter
- * (tt_eval below) so that each test can name the call it expects refused. */
+ * Rules are also run through the rules' one definition (policy/rule_eval.c,
+ * what the trusted thread runs) so that each test can name the call it
+ * expects refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,8 +21,9 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
+#include "policy/t_table.h"
 
-#include "policy_eval.h"
 #include "policy_util.h"
 
 static struct tt_table *default_table(void)
@@ -43,7 +45,30 @@ static const struct tt_entry *entry(const struct tt_table *t, const char *name)
 	return &t->entries[nr_of(name)];
 }
 
-#define EVAL(name, ...) tt_eval(default_table(), nr_of(name), __VA_ARGS__)
+/* What T sees of the world in these tests. */
+#define SELF_PID  1000
+#define T_TID     1001
+#define SANDPIT_FD 900
+#define PROT_LO   0x70000000ULL /* sandpit's protected pages */
+#define PROT_HI   0x70004000ULL
+
+/* What T answers (policy/rule_eval.c, the rules' one definition) in that
+ * world: 0 if T executes the call, else -errno. */
+static long tt_eval(const char *name, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		    uint64_t a4, uint64_t a5)
+{
+	static const struct rule_range prot[] = { { PROT_LO, PROT_HI } };
+	static const int32_t trusted[] = { T_TID };
+	static const struct rule_world world = {
+		.rt = { .pid = SELF_PID, .fd_lo = SANDPIT_FD, .fd_hi = SANDPIT_FD },
+		.t_facts = 1, .nranges = 1, .ranges = prot, .ntids = 1, .tids = trusted,
+	};
+	const uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
+
+	return tt_answer(default_table(), nr_of(name), a, &world);
+}
+
+#define EVAL(name, ...) tt_eval(name, __VA_ARGS__)
 
 /* --- names come from libseccomp --- */
 

@@ -24,11 +24,13 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
 
 #include "build_dir.h"
 #include "default_expected.h"
 #include "policy_util.h"
 #include "sandbox_util.h"
+#include "selftests/build_dir.h"
 
 /* --- helpers --- */
 
@@ -960,18 +962,7 @@ TEST(export_bpf_is_accepted_by_the_kernel_and_enforces_the_file)
 /* build/sandpit, next to build/selftests/ */
 static int sandpit_cli(char *out, size_t n)
 {
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (len < 0)
-		return -1;
-	exe[len] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	if ((size_t)snprintf(out, n, "%.*s/../sandpit", PATH_MAX - 16, exe) >= n)
+	if (!*bindir || (size_t)snprintf(out, n, "%s/sandpit", bindir) >= n)
 		return -1;
 	return access(out, X_OK);
 }
