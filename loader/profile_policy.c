@@ -278,43 +278,14 @@ static int is_deny(const char *rule)
 	return !strncmp(rule, "deny(", 5) || !strncmp(rule, "return ", 7) || !strcmp(rule, "kill");
 }
 
-/* What a call the default policy does not name becomes. */
+/* What a call the default policy does not name becomes: the narrowest line
+ * guard.c lets it have. */
 static const char *own_rule(int nr, const char **why, int *group)
 {
-	const struct policy_guard *g = policy_guard(nr);
+	const char *rule = policy_guard_allow_line(nr, why);
 
-	*why = NULL;
-	*group = G_NEW;
-	if (!g)
-		return "allow";
-	switch (g->kind) {
-	case GUARD_NEVER:
-		*why = g->why;
-		*group = G_REFUSED;
-		return "deny(EPERM)";
-	case GUARD_NEEDS_B:
-		if (g->proc) {
-			*group = G_PROCESS;
-			return "process";
-		}
-		*why = g->why;
-		*group = G_REFUSED;
-		return "deny(EACCES)";
-	case GUARD_EMU:
-		return "emulate";
-	default:
-		/* a call on a process must be confined to P, or policy check refuses it */
-		if (g->self_args == 1)
-			return "arg0 == $pid";
-		if (g->self_args == 3)
-			return "arg0 == $pid && arg1 == $pid";
-		if (g->self_args) {
-			*why = g->why;
-			*group = G_REFUSED;
-			return "deny(EPERM)";
-		}
-		return "allow";
-	}
+	*group = *why ? G_REFUSED : !strcmp(rule, "process") ? G_PROCESS : G_NEW;
+	return rule;
 }
 
 static int grant_cmp(const void *a, const void *b)

@@ -1445,9 +1445,24 @@ int policy_parse_file(const char *path, struct policy **out, policy_report_fn *r
 		return rc;
 	}
 	struct source src = { .name = path, .dev = st.st_dev, .ino = st.st_ino, .has_id = 1 };
-	rc = parse(&src, text, len, out, rep, ctx, err, errlen);
+	if (policy_text_is_minijail(text, len)) /* policy/minijail.c */
+		rc = policy_parse_minijail(path, text, len, out, rep, NULL, ctx, err, errlen);
+	else
+		rc = parse(&src, text, len, out, rep, ctx, err, errlen);
 	free(text);
 	return rc;
+}
+
+int policy_read_file(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+
+	return read_file(path, text, len, &st);
+}
+
+const char *policy_file_error(int e)
+{
+	return file_error(e);
 }
 
 static int add_grants(struct policy *p, const char *const *allow_read,

@@ -168,6 +168,29 @@ int policy_parse_text(const char *name, const char *text, size_t len, struct pol
 int policy_new_file(struct policy **out, const char *path, const char *const *allow_read,
 		    const char *const *allow_write, char *err, size_t errlen);
 
+/* minijail's policy format (policy/minijail.c; sandpit.policy(5), MINIJAIL
+ * POLICIES): each statement is translated into a line of sandpit's format
+ * and compiled by policy_parse_text; errors are "FILE:LINE: message"
+ * through `report`, what is translated rather than honoured literally is
+ * "FILE:LINE: note: ..." through `notes` (either may be NULL). */
+enum policy_format { POLICY_FORMAT_AUTO, POLICY_FORMAT_SANDPIT, POLICY_FORMAT_MINIJAIL };
+int policy_parse_minijail(const char *name, const char *text, size_t len, struct policy **out,
+			  policy_report_fn *report, policy_report_fn *notes, void *ctx, char *err,
+			  size_t errlen);
+int policy_parse_minijail_file(const char *path, struct policy **out, policy_report_fn *report,
+			       policy_report_fn *notes, void *ctx, char *err, size_t errlen);
+/* 1 if policy_parse_file reads this text as minijail's: the format set by
+ * policy_set_file_format, or with POLICY_FORMAT_AUTO (the start), detected. */
+int policy_text_is_minijail(const char *text, size_t len);
+void policy_set_file_format(int format);
+/* The policy in minijail's format; what minijail cannot express is said in
+ * comments, and its line is the refusal.  0 or -errno. */
+int policy_export_minijail(const struct policy *p, FILE *f);
+/* How policy files are read (policy/parse.c): at most 1 MiB, a regular file;
+ * 0 or -errno, and the words for that errno. */
+int policy_read_file(const char *path, char **text, size_t *len);
+const char *policy_file_error(int e);
+
 /* Names a policy file may use (policy/constants.c): argument constants
  * (PROT_READ, O_CREAT, AT_FDCWD, ...) from the system headers, errnos from
  * the C library.  0 / the errno, or -ENOENT. */
@@ -279,6 +302,10 @@ struct policy_guard {
 };
 
 const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
+/* The narrowest line a file may give a call it wants to let happen: "allow",
+ * "process", "emulate", a rule confining its pid to P, or, with the reason
+ * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
+const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
 
 /* Back ends. */

@@ -26,6 +26,7 @@
 #include "policy/policy.h"
 #include "policy/t_table.h"
 
+#include "build_dir.h"
 #include "default_expected.h"
 #include "policy_util.h"
 #include "sandbox_util.h"
@@ -1080,30 +1081,6 @@ static int sandpit_cli(char *out, size_t n)
 	if (!*bindir || (size_t)snprintf(out, n, "%s/sandpit", bindir) >= n)
 		return -1;
 	return access(out, X_OK);
-}
-
-/* Runs the CLI with stdout to out_fd and stderr to err_fd; exit status. */
-static int run_cli(const char *cli, const char *const argv[], int out_fd, int err_fd)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		dup2(out_fd, 1);
-		dup2(err_fd, 2);
-		execv(cli, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void read_all(int fd, char *buf, size_t n)
-{
-	ssize_t r = pread(fd, buf, n - 1, 0);
-
-	buf[r > 0 ? r : 0] = 0;
 }
 
 TEST(cli_export_bpf_check_and_show)
