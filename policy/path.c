@@ -289,33 +289,90 @@ static int covers(const char *grant, int exact, const char *path)
 	return !strncmp(grant, path, n) && (path[n] == '/' || !path[n]);
 }
 
+/* The path grant gr names, /proc/self being P (g: PATH_MAX); NULL if too long. */
+static const char *grant_path(const struct policy_grant *gr, pid_t pid, char *g)
+{
+	const char *gp = gr->path, *rest = NULL;
+
+	if (!strncmp(gp, "/proc/self", 10) && (gp[10] == '/' || !gp[10]))
+		rest = gp + 10;
+	else if (!strncmp(gp, "/proc/thread-self", 17) && (gp[17] == '/' || !gp[17]))
+		rest = gp + 17;
+	if (!rest)
+		return gp;
+	if ((size_t)snprintf(g, PATH_MAX, "/proc/%d%s", (int)pid, rest) >= PATH_MAX)
+		return NULL;
+	return g;
+}
+
+/* Whether grant gr gives `access` to the (checked) path. */
+static int grant_covers(const struct policy_grant *gr, pid_t pid, const char *path, int access)
+{
+	char g[PATH_MAX];
+	const char *gp = grant_path(gr, pid, g);
+
+	if (access == PA_WRITE && !gr->writable)
+		return 0;
+	return gp && covers(gp, gr->exact, path);
+}
+
+static int checkable(const char *path)
+{
+	char norm[PATH_MAX];
+
+	return path && path_normalise(path, norm, sizeof(norm)) == 0 && !strcmp(norm, path);
+}
+
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access)
 {
-	char norm[PATH_MAX], g[PATH_MAX];
-
-	if (!path || path_normalise(path, norm, sizeof(norm)) < 0 || strcmp(norm, path))
+	if (!checkable(path))
 		return -EINVAL;
 	if (access != PA_READ && access != PA_WRITE)
 		return access == PA_NEVER ? -EACCES : -EINVAL;
 	if (access == PA_WRITE && proc_mem(path))
 		return -EACCES;
-	for (size_t i = 0; i < policy_ngrants(p); i++) {
-		const struct policy_grant *gr = policy_grant_at(p, i);
-		const char *gp = gr->path, *rest = NULL;
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (grant_covers(policy_grant_at(p, i), pid, path, access))
+			return 0;
+	return -EACCES;
+}
 
-		if (access == PA_WRITE && !gr->writable)
-			continue;
-		if (!strncmp(gp, "/proc/self", 10) && (gp[10] == '/' || !gp[10]))
-			rest = gp + 10;
-		else if (!strncmp(gp, "/proc/thread-self", 17) && (gp[17] == '/' || !gp[17]))
-			rest = gp + 17;
-		if (rest) {
-			if ((size_t)snprintf(g, sizeof(g), "/proc/%d%s", (int)pid, rest) >= sizeof(g))
-				continue;
-			gp = g;
-		}
-		if (covers(gp, gr->exact, path))
+int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path)
+{
+	char g[PATH_MAX];
+	size_t n;
+
+	if (!checkable(path))
+		return -EINVAL;
+	n = strlen(path);
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const char *gp = grant_path(policy_grant_at(p, i), pid, g);
+
+		if (gp && (n == 1 || (!strncmp(gp, path, n) && gp[n] == '/')))
 			return 0;
 	}
 	return -EACCES;
+}
+
+/* A grant of a file (exact) lets U write the file, never remove, rename or
+ * link it: names are made and changed only under directory grants. */
+int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b)
+{
+	int in_a = 0, in_b = 0;
+
+	if (!checkable(a) || (b && !checkable(b)))
+		return -EINVAL;
+	if (proc_mem(a) || (b && proc_mem(b)))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const struct policy_grant *gr = policy_grant_at(p, i);
+		int ca = !gr->exact && grant_covers(gr, pid, a, PA_WRITE);
+		int cb = b && !gr->exact && grant_covers(gr, pid, b, PA_WRITE);
+
+		if (ca && (!b || cb))
+			return 0;
+		in_a |= ca;
+		in_b |= cb;
+	}
+	return in_a && in_b ? -EXDEV : -EACCES;
 }

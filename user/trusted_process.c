@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/fs_base.h"
+#include "user/path_op.h"
 #include "user/trusted_process.h"
 
 #include "user/runtime.h"
@@ -453,7 +455,7 @@ static void *watch_p(void *arg)
 	}
 }
 
-static long read_string(char *buf, size_t max, uint64_t addr)
+long b_read_string(char *buf, size_t max, uint64_t addr)
 {
 	size_t got = 0;
 	while (got < max) {
@@ -473,7 +475,7 @@ static long read_string(char *buf, size_t max, uint64_t addr)
 	return -ENAMETOOLONG;
 }
 
-static int proc_link(char *out, size_t len, const char *what)
+int b_proc_link(char *out, size_t len, const char *what)
 {
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/%d/%s", (int)cfg->pid, what);
@@ -557,8 +559,8 @@ static void put_quoted(FILE *f, const char *s)
 }
 
 /* --log=denials: one strace-like line for a path the policy refuses */
-static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-			    const char *path, int access)
+void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
+		       const char *path, int access)
 {
 	if (log_denials < 0) {
 		const char *e = getenv("SANDPIT_LOG");
@@ -604,19 +606,38 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 	free(name);
 }
 
+int b_resolve(int dirfd, const char *path, int nofollow, char *out)
+{
+	char base[PATH_MAX];
+	int r;
+	if (path[0] == '/')
+		r = 0, strcpy(base, "/");
+	else if (dirfd == AT_FDCWD)
+		r = b_proc_link(base, sizeof(base), "cwd");
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		r = b_proc_link(base, sizeof(base), what);
+	}
+	if (r < 0)
+		return r == -ENOENT ? -EBADF : r;
+	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
+	return path_resolve(cfg->pid, base, path, how, out, PATH_MAX);
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 {
-	char path[PATH_MAX], base[PATH_MAX], resolved[PATH_MAX];
-	long n = read_string(path, sizeof(path), sp->args[pa->path_arg]);
+	char path[PATH_MAX], resolved[PATH_MAX];
+	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		log_path_denial(pa, sp, path, access);
+		b_log_path_denial(pa, sp, path, access);
 		return -EACCES;
 	}
 
@@ -630,27 +651,18 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		}
 		return -ENOENT;
 	}
-	int r;
-	if (path[0] == '/')
-		r = 0, strcpy(base, "/");
-	else if (dirfd == AT_FDCWD)
-		r = proc_link(base, sizeof(base), "cwd");
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		r = proc_link(base, sizeof(base), what);
-	}
-	if (r < 0)
-		return r == -ENOENT ? -EBADF : r;
-	int how = (policy_proc_follow(pa, sp->args) ? 0 : PATH_NOFOLLOW) |
-		    (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
-	r = path_resolve(cfg->pid, base, path, how, resolved, sizeof(resolved));
+	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved);
 	if (r < 0)
 		return r;
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
+	/* the directories on the way to a grant may be looked at, as a program
+	 * that resolves its paths by hand does (sqlite, rm -r's "/") */
+	if (r == -EACCES && pa->access == PA_READ &&
+	    policy_check_ancestor(cfg->policy, cfg->pid, resolved) == 0)
+		r = 0;
 	if (r < 0) {
 		if (r == -EACCES)
-			log_path_denial(pa, sp, path, access);
+			b_log_path_denial(pa, sp, path, access);
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -888,6 +900,8 @@ static long check(int s, struct secure_page *out)
 		return check_sigaction(out);
 	case PK_CLONE:
 		return check_clone(s, out);
+	case PK_PATH_OP:
+		return path_op(cfg, pa, out);
 	default:
 		return -ENOSYS;
 	}
@@ -1011,6 +1025,7 @@ static void __attribute__((noreturn)) run(void)
 	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
+	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
 	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, cfg->pid, 0) : -1;
