@@ -35,7 +35,7 @@ TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test invariants_test \
-                threads_test library_test core_test rule_eval_test)
+                threads_test library_test core_test rule_eval_test grant_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))

@@ -79,9 +79,12 @@ struct end {
 	char path[PATH_MAX]; /* as U wrote it */
 	char res[PATH_MAX];  /* resolved: absolute, normalised, no link on the way */
 	char dir[PATH_MAX];  /* res's parent */
-	const char *name;    /* res's last component */
+	const char *name;    /* res's last component (with U's trailing slash, see
+			      * keep_slash) */
+	char last[NAME_MAX + 2];
 	int dfd;             /* dir, opened with no link on the way */
 	int dot;             /* U's last component is "." or ".." */
+	int slash;           /* U's path ends with a slash */
 };
 
 /* What the kernel answers for a path U may see (under a read grant) but
@@ -98,7 +101,7 @@ static long read_end(const struct secure_page *sp, int dirfd_arg, int path_arg, 
 	if (n == 0)
 		return -ENOENT;
 	while (n > 1 && e->path[n - 1] == '/')
-		n--;
+		n--, e->slash = 1;
 	const char *last = e->path + n;
 	while (last > e->path && last[-1] != '/')
 		last--;
@@ -112,10 +115,24 @@ static long read_end(const struct secure_page *sp, int dirfd_arg, int path_arg, 
 	if (!slash[1])
 		return -EBUSY; /* the root: never under a write grant anyway */
 	e->name = slash + 1;
+	if (strlen(e->name) > NAME_MAX)
+		return -ENAMETOOLONG;
 	size_t dl = slash == e->res ? 1 : (size_t)(slash - e->res);
 	memcpy(e->dir, e->res, dl);
 	e->dir[dl] = '\0';
 	return 0;
+}
+
+/* U's trailing slash goes to the kernel with the name, which then answers
+ * as natively (ENOTDIR for a file, ...).  Only for the calls that never
+ * follow their last name, slash or not (the kernel looks it up in the
+ * parent): never the old name of link, nor the calls that open it. */
+static void keep_slash(struct end *e)
+{
+	if (!e->slash)
+		return;
+	snprintf(e->last, sizeof(e->last), "%s/", e->name);
+	e->name = e->last;
 }
 
 /* The parent directory, opened so that no link on the way is followed:
@@ -374,6 +391,10 @@ long path_op(const struct trusted_process_config *cfg, const struct policy_proc_
 	}
 	if (r < 0)
 		goto out;
+	if (c->op != OP_LINK && c->op != OP_TRUNCATE && c->op != OP_CHMOD && c->op != OP_UTIMENS)
+		keep_slash(a);
+	if (b)
+		keep_slash(b);
 	r = open_parent(a);
 	if (r == 0 && b)
 		r = open_parent(b);
