@@ -46,33 +46,6 @@ static void rm_rf(const char *d)
 		fprintf(stderr, "could not remove %s\n", d);
 }
 
-/* Every entry under dir, sorted: name, type, mode, size, link target. */
-static void signature(const char *dir, const char *rel, char *out, size_t len)
-{
-	struct dirent **ents;
-	char path[PATH_MAX], sub[PATH_MAX], target[128];
-	int n = scandir(dir, &ents, NULL, alphasort);
-	for (int i = 0; i < n; i++) {
-		const char *nm = ents[i]->d_name;
-		struct stat st;
-		if (strcmp(nm, ".") && strcmp(nm, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, nm);
-			snprintf(sub, sizeof(sub), "%s%s/", rel, nm);
-			lstat(path, &st);
-			ssize_t t = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : 0;
-			target[t > 0 ? t : 0] = '\0';
-			size_t l = strlen(out);
-			snprintf(out + l, len - l, "%s %o %ld %s\n", sub, st.st_mode,
-				 S_ISREG(st.st_mode) ? (long)st.st_size : 0L, target);
-			if (S_ISDIR(st.st_mode))
-				signature(path, sub, out, len);
-		}
-		free(ents[i]);
-	}
-	if (n >= 0)
-		free(ents);
-}
-
 /* fn natively in one directory, and sandboxed in another that is a write
  * grant: the same results, call by call, and the same tree after. */
 static void same_as_native(struct __test_metadata *_metadata, int (*fn)(void *))
@@ -101,8 +74,8 @@ static void same_as_native(struct __test_metadata *_metadata, int (*fn)(void *))
 	}
 	static char a[16384], s[16384];
 	a[0] = s[0] = '\0';
-	signature(nat->grant, "", a, sizeof(a));
-	signature(box->grant, "", s, sizeof(s));
+	tree_signature(nat->grant, "", a, sizeof(a));
+	tree_signature(box->grant, "", s, sizeof(s));
 	EXPECT_STREQ(a, s);
 	EXPECT_LT(4, box->n);
 	rm_rf(nat->grant);
@@ -351,7 +324,7 @@ TEST(outside_the_write_grants_refused_and_nothing_made)
 	ASSERT_EQ(0, stat(AT(p, box->outside, "f"), &before));
 	static char sig_before[4096], sig_after[4096];
 	sig_before[0] = sig_after[0] = '\0';
-	signature(box->outside, "", sig_before, sizeof(sig_before));
+	tree_signature(box->outside, "", sig_before, sizeof(sig_before));
 	const char *w[] = { box->grant, NULL }, *r[] = { box->outside, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w, .allow_read = r };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_outside, box, &o, 60)));
@@ -363,7 +336,7 @@ TEST(outside_the_write_grants_refused_and_nothing_made)
 		int call = i;
 		EXPECT_EQ(want[call], box->res[call]) TH_LOG("call %d", call);
 	}
-	signature(box->outside, "", sig_after, sizeof(sig_after));
+	tree_signature(box->outside, "", sig_after, sizeof(sig_after));
 	EXPECT_STREQ(sig_before, sig_after);
 	ASSERT_EQ(0, stat(AT(p, box->outside, "f"), &after));
 	EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
@@ -535,7 +508,7 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
 	ASSERT_EQ(0, stat(p, &before));
 	static char sig_before[4096], sig_after[4096];
 	sig_before[0] = sig_after[0] = '\0';
-	signature(b->outside, "", sig_before, sizeof(sig_before));
+	tree_signature(b->outside, "", sig_before, sizeof(sig_before));
 
 	pid_t swapper = fork();
 	ASSERT_LE(0, swapper);
@@ -560,7 +533,7 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
 	r->stop = 1;
 	waitpid(swapper, NULL, 0);
 	EXPECT_EQ(0, outcome(st));
-	signature(b->outside, "", sig_after, sizeof(sig_after));
+	tree_signature(b->outside, "", sig_after, sizeof(sig_after));
 	EXPECT_STREQ(sig_before, sig_after);
 	ASSERT_EQ(0, stat(AT(p, b->outside, "file"), &after));
 	EXPECT_EQ(5, after.st_size);
