@@ -165,6 +165,10 @@ static const struct process_call {
 	{ "readlink", { PK_PATH, 0, N, N, PA_READ, 1 } },
 	{ "readlinkat", { PK_PATH, 1, 0, N, PA_READ, 1 } },
 	{ "chdir", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "getxattr", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "lgetxattr", { PK_PATH, 0, N, N, PA_READ, 1 } },
+	{ "listxattr", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "llistxattr", { PK_PATH, 0, N, N, PA_READ, 1 } },
 	/* inside write grants, made by B itself */
 	{ "mkdir", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
 	{ "mkdirat", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
@@ -234,8 +238,8 @@ static const struct x_deny_calls {
 		"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
 		"mount_setattr", "quotactl_fd", NULL } },
 	{ EOPNOTSUPP, (const char *const[]){
-		/* extended attributes: as on a file system without them */
-		"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+		/* extended attributes by descriptor: as on a file system without them */
+		"fgetxattr", "flistxattr",
 		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
 		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 		"map_shadow_stack", NULL } },

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 
@@ -377,6 +379,58 @@ TEST(rename_and_link_across_write_grants_answer_exdev)
 	EXPECT_EQ(-1, access(AT(p, box->grant2, "l"), F_OK));
 	rm_rf(box->grant);
 	rm_rf(box->grant2);
+}
+
+/* A read grant lets U read what describes a file, as natively: statfs,
+ * getxattr, lgetxattr, listxattr, llistxattr, readlink; outside the grants
+ * they are EACCES. */
+static int ops_read(void *a)
+{
+	struct box *b = a;
+	char p[192], buf[256];
+	struct statfs sfs;
+	R(statfs(AT(p, b->grant, "f"), &sfs));
+	R(sfs.f_type);
+	R(getxattr(AT(p, b->grant, "f"), "user.sandpit", buf, sizeof(buf)));
+	R(getxattr(AT(p, b->grant, "f"), "user.sandpit", NULL, 0));
+	R(getxattr(AT(p, b->grant, "f"), "user.none", buf, sizeof(buf)));
+	R(lgetxattr(AT(p, b->grant, "s"), "user.sandpit", buf, sizeof(buf)));
+	R(listxattr(AT(p, b->grant, "f"), buf, sizeof(buf)));
+	R(llistxattr(AT(p, b->grant, "s"), buf, sizeof(buf)));
+	R(readlink(AT(p, b->grant, "s"), buf, sizeof(buf)));
+	return 0;
+}
+
+TEST(read_grants_allow_statfs_xattrs_and_readlink_as_natively)
+{
+	struct box *nat = shared_page(sizeof(*nat)), *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, nat);
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-read-XXXXXX");
+	make_dir(_metadata, box->grant);
+	strcpy(nat->grant, box->grant);
+	char p[192];
+	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	setxattr(p, "user.sandpit", "value", 5, 0); /* where the file system has them */
+	ASSERT_EQ(0, symlink("f", AT(p, box->grant, "s")));
+	ASSERT_EQ(0, ops_read(nat));
+	const char *r[] = { box->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_read, box, &o, 60)));
+	ASSERT_EQ(nat->n, box->n);
+	for (int i = 0; i < nat->n; i++) {
+		long want = nat->res[i], got = box->res[i];
+		EXPECT_EQ(want, got) TH_LOG("call %d", i);
+	}
+	/* and outside every grant */
+	box->n = 0;
+	struct sandpit_options none = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_read, box, &none, 60)));
+	EXPECT_EQ(-EACCES, box->res[0]);
+	EXPECT_EQ(-EACCES, box->res[2]);
+	EXPECT_EQ(-EACCES, box->res[6]);
+	EXPECT_EQ(-EACCES, box->res[8]);
+	rm_rf(box->grant);
 }
 
 /* ------------------------------------------------------------ races */

@@ -674,6 +674,14 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
 	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
 		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
+	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
+		/* the attribute's name is memory the kernel reads: B's copy too */
+		char *name = (char *)sp->data + len;
+		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
+		if (n < 0)
+			return n == -ENAMETOOLONG ? -ERANGE : n;
+		sp->args[1] = (uint64_t)(uintptr_t)name;
+	}
 	return 0;
 }
 
