@@ -84,6 +84,8 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		fputs(a->kind == PK_SIGACTION ? "sigaction" : "thread flags, new slot", f);
 		return;
 	}
+	if (a->kind == PK_PATH_OP)
+		fputs("made by B, ", f);
 	fprintf(f, "path arg%d", a->path_arg);
 	if (a->dirfd_arg != POLICY_NOARG)
 		fprintf(f, ", dirfd arg%d", a->dirfd_arg);

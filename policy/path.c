@@ -367,11 +367,27 @@ const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const ch
 	return NULL;
 }
 
+/* Whether grant gr gives `access` to the (checked) path. */
+static int grant_covers(const struct policy_grant *gr, pid_t pid, const char *path, int access)
+{
+	char g[PATH_MAX];
+	const char *gp = for_pid(gr->path, pid, g, sizeof(g));
+
+	if (access == PA_WRITE && !gr->writable)
+		return 0;
+	return gp && covers(gp, gr->exact, path);
+}
+
+static int checkable(const char *path)
+{
+	char norm[PATH_MAX];
+
+	return path && path_normalise(path, norm, sizeof(norm)) == 0 && !strcmp(norm, path);
+}
+
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access)
 {
-	char norm[PATH_MAX], g[PATH_MAX];
-
-	if (!path || path_normalise(path, norm, sizeof(norm)) < 0 || strcmp(norm, path))
+	if (!checkable(path))
 		return -EINVAL;
 	if (access != PA_READ && access != PA_WRITE)
 		return access == PA_NEVER ? -EACCES : -EINVAL;
@@ -380,14 +396,56 @@ int policy_check_path(const struct policy *p, pid_t pid, const char *path, int a
 	/* a deny wins over every grant */
 	if (policy_path_denied(p, pid, path))
 		return -EACCES;
-	for (size_t i = 0; i < policy_ngrants(p); i++) {
-		const struct policy_grant *gr = policy_grant_at(p, i);
-		const char *gp;
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (grant_covers(policy_grant_at(p, i), pid, path, access))
+			return 0;
+	return -EACCES;
+}
 
-		if (access == PA_WRITE && !gr->writable)
-			continue;
-		if ((gp = for_pid(gr->path, pid, g, sizeof(g))) && covers(gp, gr->exact, path))
+int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path)
+{
+	char g[PATH_MAX];
+	size_t n;
+
+	if (!checkable(path))
+		return -EINVAL;
+	if (policy_path_denied(p, pid, path))
+		return -EACCES;
+	n = strlen(path);
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const char *gp = for_pid(policy_grant_at(p, i)->path, pid, g, sizeof(g));
+
+		if (gp && (n == 1 || (!strncmp(gp, path, n) && gp[n] == '/')))
 			return 0;
 	}
 	return -EACCES;
+}
+
+/* A grant of a file (exact) lets U write the file, never remove, rename or
+ * link it: names are made and changed only under directory grants.  A name
+ * that is denied, or a directory that holds what a deny matches, is never
+ * made, removed, renamed or linked: moving /etc/ssh would take its host
+ * keys out of their pattern's reach, a link would give a secret a second
+ * name. */
+int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b)
+{
+	int in_a = 0, in_b = 0;
+
+	if (!checkable(a) || (b && !checkable(b)))
+		return -EINVAL;
+	if (proc_mem(a) || (b && proc_mem(b)))
+		return -EACCES;
+	if (policy_path_holds_denied(p, pid, a) || (b && policy_path_holds_denied(p, pid, b)))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const struct policy_grant *gr = policy_grant_at(p, i);
+		int ca = !gr->exact && grant_covers(gr, pid, a, PA_WRITE);
+		int cb = b && !gr->exact && grant_covers(gr, pid, b, PA_WRITE);
+
+		if (ca && (!b || cb))
+			return 0;
+		in_a |= ca;
+		in_b |= cb;
+	}
+	return in_a && in_b ? -EXDEV : -EACCES;
 }

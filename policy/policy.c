@@ -178,7 +178,7 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 
 	if (nr < 0)
 		return nr;
-	if (a->kind == PK_PATH) {
+	if (a->kind == PK_PATH || a->kind == PK_PATH_OP) {
 		if (!valid_arg(a->path_arg))
 			return fail(err, errlen, -EINVAL, "%s: path argument %d out of range", name,
 				    a->path_arg);

@@ -77,11 +77,13 @@ enum policy_proc_kind {
 	PK_PATH = 1,  /* a path, checked against the grants */
 	PK_SIGACTION, /* rt_sigaction's struct, copied and checked by B */
 	PK_CLONE,     /* a new thread: B checks the flags and prepares its slot */
+	PK_PATH_OP,   /* a namespace call inside write grants that B makes itself
+		       * (user/path_op.c); the fields name its first path */
 };
 
 /* The memory argument of a process-class call. */
 struct policy_proc_arg {
-	int kind;      /* enum policy_proc_kind; the rest is for PK_PATH */
+	int kind;      /* enum policy_proc_kind; the rest is for PK_PATH(_OP) */
 	int path_arg;  /* argument holding the path pointer */
 	int dirfd_arg; /* argument holding the directory fd; POLICY_NOARG: the cwd */
 	int flags_arg; /* open(2) flags if access is PA_OPEN, else AT_* flags; or POLICY_NOARG */
@@ -334,6 +336,16 @@ const char *policy_path_denied(const struct policy *p, pid_t pid, const char *pa
  * /etc/ssh away, and its host keys leave the pattern's reach), so namespace
  * calls must refuse such a path as their source. */
 const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path);
+
+/* 0 if `path` (checked as above) is a directory on the way to a grant ("/"
+ * always): U may look at it (stat, access, chdir), never open it; else
+ * -EACCES. */
+int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
+
+/* For a namespace call B makes (user/path_op.c): 0 if one write grant of a
+ * directory covers `a` and `b` (NULL: a alone), -EXDEV if two different
+ * ones do (as rename across mounts), -EACCES otherwise. */
+int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b);
 
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);

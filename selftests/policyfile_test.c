@@ -589,12 +589,12 @@ TEST(memory_arguments_need_the_trusted_process)
 	EXPECT_ERROR("openat: arg2 == 0\n",
 		     "t.policy:1:9: openat: 'trap' refused: its memory argument must be checked by "
 		     "the trusted process; use 'process'");
-	EXPECT_ERROR("mkdir: allow\n",
-		     "t.policy:1:8: mkdir: 'allow' refused: it takes a path, which only the trusted "
+	EXPECT_ERROR("chown: allow\n",
+		     "t.policy:1:8: chown: 'allow' refused: it takes a path, which only the trusted "
 		     "process can check against the grants, and the trusted process has no check "
 		     "for this call; deny it");
-	EXPECT_ERROR("mkdir: process\n",
-		     "t.policy:1:8: mkdir: 'process' refused: the trusted process has no check for it");
+	EXPECT_ERROR("chown: process\n",
+		     "t.policy:1:8: chown: 'process' refused: the trusted process has no check for it");
 	EXPECT_ERROR("getppid: process\n",
 		     "t.policy:1:10: getppid: 'process' refused: the trusted process has no check "
 		     "for it");

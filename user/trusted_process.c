@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 #include "policy/policy.h"
 #include "user/fs_base.h"
 #include "user/slots.h"
+#include "user/path_op.h"
 #include "user/trusted_process.h"
 
 #include "user/runtime.h"
@@ -468,7 +470,7 @@ static void *watch_p(void *arg)
 	}
 }
 
-static long read_string(char *buf, size_t max, uint64_t addr)
+long b_read_string(char *buf, size_t max, uint64_t addr)
 {
 	size_t got = 0;
 	while (got < max) {
@@ -488,7 +490,7 @@ static long read_string(char *buf, size_t max, uint64_t addr)
 	return -ENAMETOOLONG;
 }
 
-static int proc_link(char *out, size_t len, const char *what)
+int b_proc_link(char *out, size_t len, const char *what)
 {
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/%d/%s", (int)cfg->pid, what);
@@ -582,8 +584,8 @@ static void put_quoted(FILE *f, const char *s)
 
 /* --log=denials: one strace-like line for a path the policy refuses; deny
  * is the `path deny` pattern that refused it, if one did */
-static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-			    const char *path, int access, const char *deny)
+void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
+		       const char *path, int access, const char *deny)
 {
 	if (!logging_denials())
 		return;
@@ -630,19 +632,38 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 	free(name);
 }
 
+int b_resolve(int dirfd, const char *path, int nofollow, char *out)
+{
+	char base[PATH_MAX];
+	int r;
+	if (path[0] == '/')
+		r = 0, strcpy(base, "/");
+	else if (dirfd == AT_FDCWD)
+		r = b_proc_link(base, sizeof(base), "cwd");
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		r = b_proc_link(base, sizeof(base), what);
+	}
+	if (r < 0)
+		return r == -ENOENT ? -EBADF : r;
+	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
+	return path_resolve(cfg->pid, base, path, how, out, PATH_MAX);
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 {
-	char path[PATH_MAX], base[PATH_MAX], resolved[PATH_MAX];
-	long n = read_string(path, sizeof(path), sp->args[pa->path_arg]);
+	char path[PATH_MAX], resolved[PATH_MAX];
+	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		log_path_denial(pa, sp, path, access, NULL);
+		b_log_path_denial(pa, sp, path, access, NULL);
 		return -EACCES;
 	}
 
@@ -656,28 +677,19 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		}
 		return -ENOENT;
 	}
-	int r;
-	if (path[0] == '/')
-		r = 0, strcpy(base, "/");
-	else if (dirfd == AT_FDCWD)
-		r = proc_link(base, sizeof(base), "cwd");
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		r = proc_link(base, sizeof(base), what);
-	}
-	if (r < 0)
-		return r == -ENOENT ? -EBADF : r;
-	int how = (policy_proc_follow(pa, sp->args) ? 0 : PATH_NOFOLLOW) |
-		    (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
-	r = path_resolve(cfg->pid, base, path, how, resolved, sizeof(resolved));
+	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved);
 	if (r < 0)
 		return r;
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
+	/* the directories on the way to a grant may be looked at, as a program
+	 * that resolves its paths by hand does (sqlite, rm -r's "/") */
+	if (r == -EACCES && pa->access == PA_READ &&
+	    policy_check_ancestor(cfg->policy, cfg->pid, resolved) == 0)
+		r = 0;
 	if (r < 0) {
 		if (r == -EACCES)
-			log_path_denial(pa, sp, path, access,
-					policy_path_denied(cfg->policy, cfg->pid, resolved));
+			b_log_path_denial(pa, sp, path, access,
+					  policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -689,6 +701,14 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
 	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
 		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
+	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
+		/* the attribute's name is memory the kernel reads: B's copy too */
+		char *name = (char *)sp->data + len;
+		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
+		if (n < 0)
+			return n == -ENAMETOOLONG ? -ERANGE : n;
+		sp->args[1] = (uint64_t)(uintptr_t)name;
+	}
 	return 0;
 }
 
@@ -953,6 +973,8 @@ static long check(int s, struct secure_page *out)
 		return check_sigaction(out);
 	case PK_CLONE:
 		return check_clone(s, out);
+	case PK_PATH_OP:
+		return path_op(cfg, pa, out);
 	default:
 		return -ENOSYS;
 	}
@@ -1076,6 +1098,7 @@ static void __attribute__((noreturn)) run(void)
 	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
+	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
 	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, cfg->pid, 0) : -1;
