@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "policy_util.h"
 
 #define SHADOW "/etc/shadow"
 
@@ -377,6 +378,84 @@ TEST(deny_is_not_bypassed_by_a_symlink_in_a_write_grant)
 	check_seen(_metadata, l->s, suite_has_openat2() ? 11 : 6, 2);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", l->dir);
 	EXPECT_EQ(0, system(cmd));
+}
+
+/* ---- a deny inside a write grant: no namespace call moves, links or
+ * removes a denied name, or a directory that holds one */
+
+struct ns {
+	struct seen s;
+	char dir[64];
+};
+
+static int namespace_calls(void *arg)
+{
+	struct ns *n = arg;
+	char a[128], b[128];
+#define P(buf, name) (snprintf(buf, sizeof(buf), "%s/%s", n->dir, name), buf)
+	expect_eacces(&n->s, rename(P(a, "keys"), P(b, "moved")));
+	expect_eacces(&n->s, rename(P(a, "secret"), P(b, "s2")));
+	expect_eacces(&n->s, link(P(a, "secret"), P(b, "s3")));
+	expect_eacces(&n->s, link(P(a, "keys/host_key"), P(b, "k2")));
+	expect_eacces(&n->s, unlink(P(a, "secret")));
+	expect_eacces(&n->s, unlink(P(a, "keys/host_key")));
+	expect_eacces(&n->s, syscall(SYS_renameat2, AT_FDCWD, P(a, "keys"), AT_FDCWD,
+				     P(b, "other"), RENAME_EXCHANGE));
+	expect_eacces(&n->s, rename(P(a, "other"), P(b, "keys")));
+	expect_eacces(&n->s, rmdir(P(a, "keys")));
+	expect_eacces(&n->s, symlink("x", P(a, "keys/new_key")));
+	expect_eacces(&n->s, mkdir(P(a, "keys/dir_key"), 0700));
+	expect_eacces(&n->s, rename(P(a, "keys/ok"), P(b, "keys/ok_key")));
+	/* the grant still works for what no deny touches */
+	n->s.controls_ok += rename(P(a, "keys/ok"), P(b, "ok2")) == 0;
+	n->s.controls_ok += mkdir(P(a, "newdir"), 0700) == 0;
+#undef P
+	return 0;
+}
+
+TEST(deny_holds_against_namespace_calls_inside_a_write_grant)
+{
+	struct ns *n = shared_page(sizeof(*n));
+	char p[128], pol[32], lines[256];
+	struct stat st;
+
+	if (!suite_has_openat2())
+		SKIP(return, "write grants need openat2");
+	ASSERT_NE(NULL, n);
+	strcpy(n->dir, "/tmp/secrets_ns.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(n->dir));
+	static const char *const made[] = { "keys/", "other/", "keys/host_key", "keys/ok",
+					    "secret" };
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", n->dir, made[i]);
+		if (p[strlen(p) - 1] == '/') {
+			ASSERT_EQ(0, mkdir(p, 0700));
+		} else {
+			ASSERT_EQ(0, close(open(p, O_CREAT | O_WRONLY, 0600)));
+		}
+	}
+	snprintf(lines, sizeof(lines), "path deny %s/keys/*_key\npath deny %s/secret\n", n->dir,
+		 n->dir);
+	default_policy_with(lines, pol);
+	const char *grant[] = { n->dir, NULL };
+	struct sandpit_options o = { .policy_file = pol, .allow_write = grant };
+	EXPECT_EQ(0, run(namespace_calls, n, &o));
+	check_seen(_metadata, &n->s, 12, 2);
+	/* nothing protected moved, and no second name was made */
+	static const char *const kept[] = { "keys/host_key", "secret", "other" };
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", n->dir, kept[i]);
+		EXPECT_EQ(0, lstat(p, &st)) TH_LOG("%s is gone", p);
+	}
+	static const char *const never[] = { "moved", "s2", "s3", "k2", "keys/new_key",
+					     "keys/dir_key", "keys/ok_key" };
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", n->dir, never[i]);
+		EXPECT_NE(0, lstat(p, &st)) TH_LOG("%s was made", p);
+	}
+	unlink(pol);
+	snprintf(p, sizeof(p), "rm -rf %s", n->dir);
+	EXPECT_EQ(0, system(p));
 }
 
 TEST_HARNESS_MAIN
