@@ -322,7 +322,13 @@ trusted_thread_main:
 	dec %ebp
 	jmp .Lrule_loop
 .Lrule_fail:
-	movq $1, MB_RES3(%r14) /* for --log=denials: a rule refused it */
+	/* which rule refused it (its index in the table + 1), for explaining
+	 * the refusal; U's to report, it decides nothing */
+	lea -TT_RULES(%rbx), %rcx
+	sub %r13, %rcx
+	shr $5, %rcx
+	inc %rcx
+	mov %rcx, MB_RES3(%r14)
 	movslq TTR_ERR(%rbx), %rax
 	neg %rax
 	jmp .Lresult
