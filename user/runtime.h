@@ -35,6 +35,8 @@ struct u_state {
 		uint8_t info[128];
 	} deferred[4];
 	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
+	uint64_t caller;              /* where the call in progress returns to */
+	struct u_denial denial;       /* the refusal being reported to B */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
@@ -59,9 +61,9 @@ long sandpit_get_user8(const void *p) __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden")));
 
-/* --log=denials: syscall names by number, NULL when not logging */
-#define SANDPIT_NAME_LEN 24
-extern const char (*sandpit_u_names)[SANDPIT_NAME_LEN] __attribute__((visibility("hidden")));
+/* refusals are reported to B (which counts and logs them): set by
+ * sandpit_start when the log or the command's count asks for them */
+extern int sandpit_u_report __attribute__((visibility("hidden")));
 
 /* For `sandpit run` (loader/run.c), before sandpit_start: patch only the
  * objects overlapping [lo, hi) (at most 4 calls) and the vDSO. */
@@ -92,6 +94,9 @@ void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibili
 /* user/u_entry.c */
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
+/* the same, from a call site that returns to `caller` (the stub, the SIGSYS net) */
+long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
+			long caller) __attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
 /* user/u_signal.c */
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));

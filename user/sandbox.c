@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -114,6 +115,30 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 	return 0;
 }
 
+/* Refusals are counted and explained by B (user/denial_log.c) when
+ * --log=denials asks for lines or `sandpit run` for the count
+ * (SANDPIT_REPORT_FD, a descriptor only B keeps). */
+static int log_wanted(void)
+{
+	const char *log = getenv("SANDPIT_LOG");
+	return log && !strcmp(log, "denials");
+}
+
+static int report_fd(void)
+{
+	const char *e = getenv("SANDPIT_REPORT_FD");
+	char *end;
+	long fd = e && *e ? strtol(e, &end, 10) : -1;
+	if (fd < 3 || fd > INT_MAX || *end || fcntl((int)fd, F_GETFD) < 0)
+		return -1;
+	return (int)fd;
+}
+
+static int denials_wanted(void)
+{
+	return log_wanted() || report_fd() >= 0;
+}
+
 /* Filter mode's program: built by libseccomp from the same policy as the T
  * table, kept in a sealed memfd so that the nursery can install it on new
  * threads from memory U can never change. */
@@ -125,9 +150,8 @@ static int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_
 {
 	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
 	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
-	const char *log = getenv("SANDPIT_LOG");
-	if (log && !strcmp(log, "denials"))
-		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees and logs them */
+	if (denials_wanted())
+		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees, B counts and logs them */
 	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
@@ -458,7 +482,10 @@ int sandpit_start(const struct sandpit_options *opts)
 					      .policy = policy, .sigtab = sigtab,
 					      .fs_by_ptrace = mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
-					      .task_size = fs_base_task_size() };
+					      .task_size = fs_base_task_size(),
+					      .log = log_wanted(), .report_fd = report_fd() };
+	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
+	tp.log_json = fmt && !strcmp(fmt, "json");
 	for (int i = 0; i < SM_NSLOTS; i++) {
 		tp.u_fd[i] = fds[2 + 2 * i];
 		tp.t_fd[i] = fds[3 + 2 * i];
@@ -485,6 +512,11 @@ int sandpit_start(const struct sandpit_options *opts)
 		return fail(r, "cannot close the trusted process's descriptor");
 	}
 	close(null_fd);
+	/* the count is B's: P (and so U) keeps no descriptor to it */
+	if (tp.report_fd >= 0) {
+		close(tp.report_fd);
+		unsetenv("SANDPIT_REPORT_FD");
+	}
 
 	add_range(sp, region, (uintptr_t)sp + S_LEN);
 	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
@@ -539,15 +571,6 @@ int sandpit_start(const struct sandpit_options *opts)
 			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000,
 			ps.native_sigreturn, ps.native_allowed, ps.skipped_target, ps.skipped_other);
 
-	char (*names)[SANDPIT_NAME_LEN] = NULL;
-	const char *log = getenv("SANDPIT_LOG");
-	if (log && !strcmp(log, "denials") && (names = calloc(TT_MAX_NR, sizeof(*names))))
-		for (int i = 0; i < TT_MAX_NR; i++) {
-			char *n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, i);
-			if (n)
-				snprintf(names[i], sizeof(names[i]), "%s", n);
-			free(n);
-		}
 
 	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
 	if (mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
@@ -599,8 +622,7 @@ int sandpit_start(const struct sandpit_options *opts)
 
 	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	sandpit_exec_patch_on = 1;
-	if (names)
-		sandpit_u_names = (const char(*)[SANDPIT_NAME_LEN])names;
+	sandpit_u_report = tp.log || tp.report_fd >= 0;
 	sandpit_u_fsgsbase = compat_has(COMPAT_FSGSBASE);
 	sandpit_u_task_size = tp.task_size;
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);

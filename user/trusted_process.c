@@ -26,6 +26,7 @@
 
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "user/denial_log.h"
 #include "user/fs_base.h"
 #include "user/trusted_process.h"
 
@@ -518,95 +519,47 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 	return 0;
 }
 
-static int log_denials = -1;
-
-static void put_open_flags(FILE *f, long flags)
+/* the caller of slot s's call in progress, as U's entry wrote it: only
+ * shown, never decided on */
+static uint64_t slot_caller(int s)
 {
-	static const struct { long bit; const char *name; } fl[] = {
-		{ O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" },
-		{ O_TRUNC, "O_TRUNC" }, { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" },
-		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" }, { O_CLOEXEC, "O_CLOEXEC" },
-		{ O_PATH, "O_PATH" }, { __O_TMPFILE, "O_TMPFILE" },
-	};
-	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
-	fputs(acc[flags & O_ACCMODE], f);
-	flags &= ~(long)O_ACCMODE;
-	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
-		if ((flags & fl[i].bit) == fl[i].bit) {
-			fprintf(f, "|%s", fl[i].name);
-			flags &= ~fl[i].bit;
-		}
-	if (flags)
-		fprintf(f, "|%#lo", flags);
+	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	return __atomic_load_n(&st->caller, __ATOMIC_RELAXED);
 }
 
-/* U chose the path: no byte of it reaches the terminal unescaped */
-static void put_quoted(FILE *f, const char *s)
+/* a path the policy refuses, explained from B's own copies */
+static void path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
+			const char *path, const char *resolved, int access)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	struct denial d = { .nr = (int)sp->nr, .result = -EACCES, .rule = -1,
+			    .caller = slot_caller(s), .pa = pa, .path = path,
+			    .resolved = resolved, .access = access };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(cfg, &d);
 }
 
-/* --log=denials: one strace-like line for a path the policy refuses */
-static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-			    const char *path, int access)
+/* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
+ * copy of the report, checked for range, used to count and explain only */
+static long reported_denial(int s)
 {
-	if (log_denials < 0) {
-		const char *e = getenv("SANDPIT_LOG");
-		log_denials = e && !strcmp(e, "denials");
-	}
-	if (!log_denials)
-		return;
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)sp->nr);
-	int last = pa->path_arg;
-	if (pa->dirfd_arg > last)
-		last = pa->dirfd_arg;
-	if (pa->flags_arg > last)
-		last = pa->flags_arg + (pa->access == PA_OPEN);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) {
-		free(name);
-		return;
-	}
-	fprintf(f, "sandpit: denied %s(", name ? name : "?");
-	for (int i = 0; i <= last && i < 6; i++) {
-		long v = (long)sp->args[i];
-		if (i)
-			fputs(", ", f);
-		if (i == pa->path_arg)
-			put_quoted(f, path);
-		else if (i == pa->dirfd_arg && (int)v == AT_FDCWD)
-			fputs("AT_FDCWD", f);
-		else if (i == pa->flags_arg && pa->access == PA_OPEN)
-			put_open_flags(f, v);
-		else if (i == pa->flags_arg + 1 && pa->access == PA_OPEN)
-			fprintf(f, "%#lo", v);
-		else
-			fprintf(f, "%ld", v);
-	}
-	fprintf(f, ") = -EACCES (policy: %s)\n",
-		access == PA_NEVER ? "never allowed" : access == PA_WRITE ? "no write grant" : "no read grant");
-	fclose(f);
-	ssize_t w = buf ? write(2, buf, len) : 0;
-	(void)w;
-	free(buf);
-	free(name);
+	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	struct u_denial u;
+	memcpy(&u, (const void *)&st->denial, sizeof(u));
+	const struct policy_call *c = policy_call(cfg->policy, (int)u.nr);
+	struct denial d = { .nr = u.nr < POLICY_MAX_NR ? (int)u.nr : -1,
+			    .result = u.result < 0 && u.result > -4096 ? (long)u.result : -EPERM,
+			    .rule = u.rule >= 0 && u.rule < c->nrules ? (int)u.rule : -1,
+			    .caller = u.caller };
+	if (d.nr < 0)
+		return -EINVAL;
+	memcpy(d.args, u.args, sizeof(d.args));
+	denial_note(cfg, &d);
+	return SP_V_ACK;
 }
 
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
-static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
+static long check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
 	char path[PATH_MAX], base[PATH_MAX], resolved[PATH_MAX];
 	long n = read_string(path, sizeof(path), sp->args[pa->path_arg]);
@@ -616,7 +569,7 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		log_path_denial(pa, sp, path, access);
+		path_denial(s, pa, sp, path, NULL, access);
 		return -EACCES;
 	}
 
@@ -650,7 +603,7 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
 	if (r < 0) {
 		if (r == -EACCES)
-			log_path_denial(pa, sp, path, access);
+			path_denial(s, pa, sp, path, resolved, access);
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -878,12 +831,14 @@ static long check(int s, struct secure_page *out)
 {
 	if (out->nr == SANDPIT_NR_FS_BASE)
 		return check_fs_base(s, out);
+	if (out->nr == SANDPIT_NR_DENIED)
+		return reported_denial(s);
 	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)out->nr);
 	if (!pa)
 		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */
 	switch (pa->kind) {
 	case PK_PATH:
-		return check_path(pa, out);
+		return check_path(s, pa, out);
 	case PK_SIGACTION:
 		return check_sigaction(out);
 	case PK_CLONE:
@@ -1007,8 +962,17 @@ static void __attribute__((noreturn)) run(void)
 	 * would keep pipes from seeing their end */
 	close(0);
 	close(1);
-	syscall(SYS_close_range, 3, cfg->fd - 1, 0);
-	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
+	/* and the command's count of refusals (denial_log.h), if it gave one */
+	int keep[2] = { cfg->fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd };
+	if (keep[1] < keep[0]) {
+		int t = keep[0];
+		keep[0] = keep[1];
+		keep[1] = t;
+	}
+	syscall(SYS_close_range, 3, keep[0] - 1, 0);
+	if (keep[1] > keep[0])
+		syscall(SYS_close_range, keep[0] + 1, keep[1] - 1, 0);
+	syscall(SYS_close_range, keep[1] + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	signal(SIGPIPE, SIG_IGN);

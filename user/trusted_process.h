@@ -23,6 +23,8 @@ struct trusted_process_config {
 	struct sigtab *sigtab;      /* the program's own handlers */
 	int fs_by_ptrace;           /* strict mode without FSGSBASE: B sets U's FS base */
 	uint64_t task_size;         /* the kernel's TASK_SIZE_MAX (fs_base_task_size) */
+	int log, log_json;          /* --log=denials, --log-format=json: B explains refusals */
+	int report_fd;              /* the command's count of refusals (denial_log.h), or -1 */
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait

@@ -38,8 +38,8 @@ void u_sigsys(int sig, void *info, void *ucv)
 	greg_t *g = uc->uc_mcontext.gregs;
 	const int32_t *si = info;
 	long nr = si[6]; /* si_syscall, after si_call_addr */
-	g[REG_RAX] = (greg_t)sandpit_entry(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
-					   g[REG_R8], g[REG_R9]);
+	g[REG_RAX] = (greg_t)sandpit_entry_from(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX],
+						g[REG_R10], g[REG_R8], g[REG_R9], g[REG_RIP]);
 }
 
 /* SANDPIT_SIG: a request from this thread's own entry to change its

@@ -252,6 +252,9 @@ trusted_thread_main:
 	 * on the U of its own records for this slot, never one U names */
 	cmp $SANDPIT_NR_FS_BASE, %rax
 	je .Lprocess
+	/* a refusal to count and explain: B only reads the slot's report */
+	cmp $SANDPIT_NR_DENIED, %rax
+	je .Lprocess
 	cmp $TT_MAX_NR, %rax
 	jae .Lenosys
 	lea TT_ENTRIES(%r13,%rax,8), %rbx

@@ -1,0 +1,38 @@
+/* B counts and explains every refusal (ARCHITECTURE.md, "--log=denials"):
+ * one line on stderr per refusal under --log=denials (text or JSON), and
+ * for `sandpit run` a count in a file only B and the command hold. */
+#ifndef SANDPIT_DENIAL_LOG_H
+#define SANDPIT_DENIAL_LOG_H
+#include <stdint.h>
+
+#include "user/trusted_process.h"
+
+struct policy_proc_arg;
+
+/* One refusal, as B or T checked it. */
+struct denial {
+	int nr;
+	uint64_t args[6];            /* for a path call, B's copy */
+	long result;                 /* -errno */
+	int rule;                    /* the call's register rule that refused it, or -1 */
+	uint64_t caller;             /* where the call returns to, 0 if unknown */
+	const struct policy_proc_arg *pa; /* a path refusal: how the call takes its path */
+	const char *path;            /* B's one copy of the path, as checked */
+	const char *resolved;        /* the path as B resolved it, NULL if not */
+	int access;                  /* PA_* it needed */
+};
+
+void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
+
+/* What B writes for the command, at offset 0 of SANDPIT_REPORT_FD (a memfd
+ * the command created and P closed before U ran), after every refusal. */
+#define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */
+struct denial_report {
+	uint32_t magic, size;  /* size: sizeof(struct denial_report) */
+	uint64_t count;        /* refusals so far */
+	char call[512];        /* the first: "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */
+	char decided[160];     /* what decided it (struct policy_why) */
+	char builtin[96];
+	char allow[4200];      /* the grant that would allow it, "" if none may */
+};
+#endif
