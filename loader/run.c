@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
+#include "user/denial_log.h"
 #include "user/runtime.h"
 
 #define MAX_GRANTS 64
@@ -28,13 +30,15 @@
 
 const char run_usage[] =
 	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
-	"                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS...]\n"
+	"                   [--allow-write=PATH]... [--log=denials] [--log-format=text|json]\n"
+	"                   -- PROGRAM [ARGS...]\n"
 	"Runs PROGRAM (a dynamic or static x86-64 ELF program, or a #! script) in the sandbox.\n"
 	"  --mode=MODE         strict, filter or auto (default: auto, or $SANDPIT_MODE)\n"
 	"  --policy=FILE       a policy file instead of the built-in default policy\n"
 	"  --allow-read=PATH   also allow reading under PATH\n"
 	"  --allow-write=PATH  also allow reading, writing, creating and removing under PATH\n"
-	"  --log=denials       one line on stderr for each call the policy refuses\n"
+	"  --log=denials       one line on stderr for each call the policy refuses, and why\n"
+	"  --log-format=FMT    text (default) or json: one JSON object a line\n"
 	"Exit status: the program's own, or 128+N if signal N killed it;\n"
 	"  125 sandpit itself failed (bad option, policy, mode not available on this kernel),\n"
 	"  126 PROGRAM cannot be run (not an ELF program, no permission), 127 PROGRAM not found.\n";
@@ -42,7 +46,7 @@ const char run_usage[] =
 struct run_args {
 	struct sandpit_options opts;
 	const char *read[MAX_GRANTS + 2], *write[MAX_GRANTS + 1];
-	int nread, nwrite, mode_given, log_denials;
+	int nread, nwrite, mode_given, log_denials, log_json;
 	char **prog; /* PROGRAM [ARGS...] */
 };
 
@@ -107,6 +111,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 			if (strcmp(v, "denials"))
 				return run_fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
 			a->log_denials = 1;
+		} else if ((v = opt_value(arg, "--log-format"))) {
+			if (strcmp(v, "text") && strcmp(v, "json"))
+				return run_fail(RUN_EXIT_SANDPIT, "--log-format=%s: expected text or json", v);
+			a->log_json = !strcmp(v, "json");
 		} else {
 			return run_fail(RUN_EXIT_SANDPIT, "unknown option '%s' (see sandpit run --help)", arg);
 		}
@@ -215,6 +223,36 @@ static int wait_child(pid_t child)
 	return WEXITSTATUS(status);
 }
 
+/* Without --log, a program that fails after refusals gets one closing
+ * line: how many, the first, what refused it and what would allow it.
+ * The count is B's (user/denial_log.c), in a memfd P closed before the
+ * program ran. */
+static void put_entry(const char *which, struct denial_entry *e)
+{
+	e->call[sizeof(e->call) - 1] = e->decided[sizeof(e->decided) - 1] = 0;
+	e->builtin[sizeof(e->builtin) - 1] = e->allow[sizeof(e->allow) - 1] = 0;
+	fprintf(stderr, "; %s: %s, by %s%s%s%s", which, e->call, e->decided, e->builtin[0] ? " (" : "",
+		e->builtin, e->builtin[0] ? ")" : "");
+}
+
+static void closing_line(int fd)
+{
+	struct denial_report r;
+	if (pread(fd, &r, sizeof(r), 0) != (ssize_t)sizeof(r) || r.magic != DENIAL_REPORT_MAGIC ||
+	    r.size != sizeof(r) || !r.count)
+		return;
+	fprintf(stderr, "sandpit: %llu call%s refused", (unsigned long long)r.count,
+		r.count == 1 ? "" : "s");
+	put_entry("the first", &r.first);
+	/* the last is the one nearest the failure */
+	if (r.count > 1)
+		put_entry("the last", &r.last);
+	const char *allow = r.last.allow[0] ? r.last.allow : r.first.allow;
+	if (*allow)
+		fprintf(stderr, "; %s would allow %s", allow, r.last.allow[0] && r.count > 1 ? "the last" : "it");
+	fprintf(stderr, "; --log=denials explains %s\n", r.count == 1 ? "it" : "each");
+}
+
 /* Our own auxiliary vector with the program's values in it. */
 static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct elf_image *interp,
 		     const char *execfn, uint8_t random[16])
@@ -298,12 +336,19 @@ int run_main(int argc, char **argv)
 	a.opts.allow_read = a.read;
 	a.opts.allow_write = a.write;
 
+	const char *log_env = getenv("SANDPIT_LOG");
+	int logging = a.log_denials || (log_env && !strcmp(log_env, "denials"));
+	int report = logging ? -1 : memfd_create("sandpit-denials", MFD_CLOEXEC);
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
-	if (child)
-		return wait_child(child);
+	if (child) {
+		int status = wait_child(child);
+		if (report >= 0 && status != 0)
+			closing_line(report);
+		return status;
+	}
 
 	/* the child becomes the program */
 	struct elf_image prog, interp;
@@ -347,6 +392,13 @@ int run_main(int argc, char **argv)
 		unsetenv("SANDPIT_MODE");
 	if (a.log_denials)
 		setenv("SANDPIT_LOG", "denials", 1);
+	if (a.log_json)
+		setenv("SANDPIT_LOG_FORMAT", "json", 1);
+	if (report >= 0) {
+		char n[16];
+		snprintf(n, sizeof n, "%d", report);
+		setenv("SANDPIT_REPORT_FD", n, 1);
+	}
 
 	/* sandpit's own libraries never run again in this process */
 	sandpit_patch_only(prog.lo, prog.hi);

@@ -325,12 +325,12 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		return;
 	struct policy_why w;
 	policy_explain(cfg->policy, d->nr, d->rule, &w);
-	char allow[sizeof(report.allow)] = "";
+	char allow[sizeof(report.last.allow)] = "";
 	if (d->pa && d->resolved)
 		policy_grant_hint(d->resolved, d->access, allow, sizeof(allow));
 
 	char *sys = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, d->nr);
-	char name[64], call[sizeof(report.call)];
+	char name[64], call[sizeof(report.last.call)];
 	if (sys)
 		snprintf(name, sizeof(name), "%s", sys);
 	else
@@ -354,16 +354,16 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 
 	if (cfg->report_fd >= 0) {
 		pthread_mutex_lock(&report_lock);
-		if (!report.count++) {
-			report.magic = DENIAL_REPORT_MAGIC;
-			report.size = sizeof(report);
-			const char *err = strerrorname_np((int)-d->result);
-			snprintf(report.call, sizeof(report.call), "%.400s = -%s", call,
-				 err ? err : "?");
-			snprintf(report.decided, sizeof(report.decided), "%s", w.decided);
-			snprintf(report.builtin, sizeof(report.builtin), "%s", w.builtin);
-			snprintf(report.allow, sizeof(report.allow), "%s", allow);
-		}
+		report.magic = DENIAL_REPORT_MAGIC;
+		report.size = sizeof(report);
+		struct denial_entry *e = &report.last;
+		const char *err = strerrorname_np((int)-d->result);
+		snprintf(e->call, sizeof(e->call), "%.400s = -%s", call, err ? err : "?");
+		snprintf(e->decided, sizeof(e->decided), "%s", w.decided);
+		snprintf(e->builtin, sizeof(e->builtin), "%s", w.builtin);
+		snprintf(e->allow, sizeof(e->allow), "%s", allow);
+		if (!report.count++)
+			report.first = *e;
 		ssize_t wr = pwrite(cfg->report_fd, &report, sizeof(report), 0);
 		(void)wr;
 		pthread_mutex_unlock(&report_lock);

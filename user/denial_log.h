@@ -27,12 +27,15 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 /* What B writes for the command, at offset 0 of SANDPIT_REPORT_FD (a memfd
  * the command created and P closed before U ran), after every refusal. */
 #define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */
-struct denial_report {
-	uint32_t magic, size;  /* size: sizeof(struct denial_report) */
-	uint64_t count;        /* refusals so far */
-	char call[512];        /* the first: "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */
+struct denial_entry {
+	char call[512];        /* "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */
 	char decided[160];     /* what decided it (struct policy_why) */
 	char builtin[96];
 	char allow[4200];      /* the grant that would allow it, "" if none may */
+};
+struct denial_report {
+	uint32_t magic, size;  /* size: sizeof(struct denial_report) */
+	uint64_t count;        /* refusals so far */
+	struct denial_entry first, last;
 };
 #endif
