@@ -302,7 +302,7 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 		fprintf(f, "sandpit: denied %s = -%s; by %s", call, err ? err : "?", w->decided);
 		if (w->builtin[0])
 			fprintf(f, " (%s)", w->builtin);
-		if (*reason)
+		if (*reason && strncmp(w->decided, "guard:", 6))
 			fprintf(f, ": %s", reason);
 		if (c->module[0]) {
 			fprintf(f, "; from %s+%#" PRIx64, base ? base + 1 : c->module, c->offset);

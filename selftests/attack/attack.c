@@ -145,6 +145,29 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return got;
 	}
+	if (!strcmp(a, "refusals")) {
+		/* one refusal of each kind, in a fixed order, each result said on
+		 * stderr (so the test knows every call was made); exits 3 when all
+		 * were refused, 1 if any got through */
+		int sv[2], fd, n = 0;
+		errno = 0;
+		fd = open(arg, O_RDONLY); /* B: a path outside the grants */
+		fprintf(stderr, "attack: open %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = socket(AF_INET, SOCK_STREAM, 0); /* the policy's deny */
+		fprintf(stderr, "attack: socket %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = socketpair(AF_INET, SOCK_STREAM, 0, sv); /* the policy's argument rule */
+		fprintf(stderr, "attack: socketpair %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = kill(getppid(), SIGCONT); /* sandpit's guard: P's own pid only */
+		fprintf(stderr, "attack: kill %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		return n == 4 ? 3 : 1;
+	}
 	fprintf(stderr, "attack: unknown attack '%s'\n", a);
 	return 2;
 }
