@@ -51,9 +51,8 @@ static void put_open_flags(FILE *f, long flags)
 
 /* U chose the path: no byte of it reaches the terminal unescaped (and in
  * JSON, nothing but printable ASCII and escapes) */
-static void put_quoted(FILE *f, const char *s)
+static void put_escaped(FILE *f, const char *s)
 {
-	fputc('"', f);
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
@@ -63,6 +62,12 @@ static void put_quoted(FILE *f, const char *s)
 		else
 			fputc(c, f);
 	}
+}
+
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	put_escaped(f, s);
 	fputc('"', f);
 }
 
@@ -309,8 +314,10 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 			if (c->symbol[0])
 				fprintf(f, " (%s)", c->symbol);
 		}
-		if (*allow)
-			fprintf(f, "; allow with %s", allow);
+		if (*allow) {
+			fputs("; allow with ", f);
+			put_escaped(f, allow);
+		}
 		fputc('\n', f);
 	}
 	fclose(f);
@@ -361,7 +368,11 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		snprintf(e->call, sizeof(e->call), "%.400s = -%s", call, err ? err : "?");
 		snprintf(e->decided, sizeof(e->decided), "%s", w.decided);
 		snprintf(e->builtin, sizeof(e->builtin), "%s", w.builtin);
-		snprintf(e->allow, sizeof(e->allow), "%s", allow);
+		FILE *af = fmemopen(e->allow, sizeof(e->allow), "w");
+		if (af) {
+			put_escaped(af, allow); /* the command shows it as it is */
+			fclose(af);
+		}
 		if (!report.count++)
 			report.first = *e;
 		ssize_t wr = pwrite(cfg->report_fd, &report, sizeof(report), 0);
