@@ -552,6 +552,10 @@ static long reported_denial(int s)
 			    .caller = u.caller };
 	if (d.nr < 0)
 		return -EINVAL;
+	/* no rule said (T's word was overwritten by a handler's call): the
+	 * errno's first rule, as for filter mode's SECCOMP_RET_ERRNO */
+	if (d.rule < 0)
+		d.rule = policy_rule_for_errno(cfg->policy, d.nr, (int)-d.result);
 	memcpy(d.args, u.args, sizeof(d.args));
 	denial_note(cfg, &d);
 	return SP_V_ACK;
