@@ -20,7 +20,8 @@ static int usage(FILE *f)
 	      "       sandpit policy export-bpf FILE  the filter-mode BPF program, raw, to stdout\n"
 	      "       sandpit policy export-pfc FILE  the same as libseccomp's pseudo code\n"
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
-	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n"
+	      "                   [--allow-write=PATH]... [--log=denials] [--log-format=text|json]\n"
+	      "                   -- PROGRAM [ARGS]\n"
 	      "       sandpit profile [--output=FILE] -- PROGRAM [ARGS]\n"
 	      "                                       run PROGRAM natively and write the policy it needs\n"
 	      "       sandpit bench [--quick] [--json | --markdown] [--plot=FILE] [--only=GROUP,...]\n",

@@ -76,7 +76,7 @@
 #define MB_RES_SEQ      64   /* T sets to the request's seq after the result   */
 #define MB_RESULT       72
 #define MB_RES2         80   /* rdx of the rdtsc pseudo-call                    */
-#define MB_RES3         88   /* rcx of rdtscp                                   */
+#define MB_RES3         88   /* rcx of rdtscp; the refusing rule's index + 1     */
 #define MB_T_SLEEP      96   /* u32: T is (about to be) blocked in ppoll        */
 #define MB_U_SLEEP      100  /* u32: U is (about to be) blocked in read        */
 #define MB_T_CPU        104  /* u32 */
