@@ -39,6 +39,7 @@ struct u_state {
 	struct u_denial denial;       /* the refusal being reported to B */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
+_Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
 
 /* set once U's thread is sandboxed; before that the entry passes calls through */
 extern int sandpit_u_active __attribute__((visibility("hidden")));
