@@ -7,13 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -225,8 +225,9 @@ static int wait_child(pid_t child)
 
 /* Without --log, a program that fails after refusals gets one closing
  * line: how many, the first, what refused it and what would allow it.
- * The count is B's (user/denial_log.c), in a memfd P closed before the
- * program ran. */
+ * The count is B's (user/denial_log.c), written to a pipe whose writing
+ * end P closed before the program ran, and whose reading end it never
+ * held. */
 static void put_entry(const char *which, struct denial_entry *e)
 {
 	e->call[sizeof(e->call) - 1] = e->decided[sizeof(e->decided) - 1] = 0;
@@ -238,8 +239,18 @@ static void put_entry(const char *which, struct denial_entry *e)
 static void closing_line(int fd)
 {
 	struct denial_report r;
-	if (pread(fd, &r, sizeof(r), 0) != (ssize_t)sizeof(r) || r.magic != DENIAL_REPORT_MAGIC ||
-	    r.size != sizeof(r) || !r.count)
+	size_t got = 0;
+	/* B writes it when it sees P end, then exits: at most a moment */
+	while (got < sizeof(r)) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, 2000) <= 0)
+			return;
+		ssize_t n = read(fd, (char *)&r + got, sizeof(r) - got);
+		if (n <= 0)
+			return;
+		got += (size_t)n;
+	}
+	if (r.magic != DENIAL_REPORT_MAGIC || r.size != sizeof(r) || !r.count)
 		return;
 	fprintf(stderr, "sandpit: %llu call%s refused", (unsigned long long)r.count,
 		r.count == 1 ? "" : "s");
@@ -338,17 +349,23 @@ int run_main(int argc, char **argv)
 
 	const char *log_env = getenv("SANDPIT_LOG");
 	int logging = a.log_denials || (log_env && !strcmp(log_env, "denials"));
-	int report = logging ? -1 : memfd_create("sandpit-denials", MFD_CLOEXEC);
+	int report[2] = { -1, -1 };
+	if (!logging && pipe2(report, O_CLOEXEC) < 0)
+		report[0] = report[1] = -1;
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
 	if (child) {
+		if (report[1] >= 0)
+			close(report[1]);
 		int status = wait_child(child);
-		if (report >= 0 && status != 0)
-			closing_line(report);
+		if (report[0] >= 0 && status != 0)
+			closing_line(report[0]);
 		return status;
 	}
+	if (report[0] >= 0)
+		close(report[0]); /* the program never reads B's count */
 
 	/* the child becomes the program */
 	struct elf_image prog, interp;
@@ -394,9 +411,9 @@ int run_main(int argc, char **argv)
 		setenv("SANDPIT_LOG", "denials", 1);
 	if (a.log_json)
 		setenv("SANDPIT_LOG_FORMAT", "json", 1);
-	if (report >= 0) {
+	if (report[1] >= 0) {
 		char n[16];
-		snprintf(n, sizeof n, "%d", report);
+		snprintf(n, sizeof n, "%d", report[1]);
 		setenv("SANDPIT_REPORT_FD", n, 1);
 	}
 

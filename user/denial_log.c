@@ -23,6 +23,7 @@
 #include "policy/policy.h"
 #include "user/denial_log.h"
 #include "user/elf_read.h"
+#include "user/runtime.h"
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct denial_report report;
@@ -375,8 +376,6 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		}
 		if (!report.count++)
 			report.first = *e;
-		ssize_t wr = pwrite(cfg->report_fd, &report, sizeof(report), 0);
-		(void)wr;
 		pthread_mutex_unlock(&report_lock);
 	}
 	if (cfg->log) {
@@ -384,4 +383,49 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		find_caller(cfg->pid, d->caller, &c);
 		write_line(cfg, d, name, call, &w, &c, allow);
 	}
+}
+
+/* What a slot's entry counted without asking B (U's word: it can only
+ * leave out refusals its own entry reported, never one B made) */
+static uint64_t unreported(const struct trusted_process_config *cfg, int s)
+{
+	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	uint64_t n = __atomic_load_n(&st->unreported, __ATOMIC_RELAXED);
+	return n < (1ULL << 40) ? n : 0;
+}
+
+void denial_slot_reused(const struct trusted_process_config *cfg, int s)
+{
+	if (cfg->report_fd < 0)
+		return;
+	pthread_mutex_lock(&report_lock);
+	report.count += unreported(cfg, s);
+	pthread_mutex_unlock(&report_lock);
+}
+
+void denial_final(const struct trusted_process_config *cfg)
+{
+	static int done; /* B ends from the thread that first sees P end */
+	if (cfg->report_fd < 0)
+		return;
+	pthread_mutex_lock(&report_lock);
+	if (done++) {
+		pthread_mutex_unlock(&report_lock);
+		return;
+	}
+	for (int s = 0; s < SM_NSLOTS; s++)
+		report.count += unreported(cfg, s);
+	if (report.count) {
+		report.magic = DENIAL_REPORT_MAGIC;
+		report.size = sizeof(report);
+		const char *p = (const char *)&report;
+		for (size_t done = 0; done < sizeof(report);) {
+			ssize_t w = write(cfg->report_fd, p + done, sizeof(report) - done);
+			if (w <= 0)
+				break;
+			done += (size_t)w;
+		}
+	}
+	close(cfg->report_fd);
+	pthread_mutex_unlock(&report_lock);
 }

@@ -23,9 +23,15 @@ struct denial {
 };
 
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
+/* P has ended: the count, with what U's entries only counted (u_state's
+ * `unreported`), goes to the command, once. */
+void denial_final(const struct trusted_process_config *cfg);
+/* slot s is handed to a new thread: what its last one only counted is kept */
+void denial_slot_reused(const struct trusted_process_config *cfg, int s);
 
-/* What B writes for the command, at offset 0 of SANDPIT_REPORT_FD (a memfd
- * the command created and P closed before U ran), after every refusal. */
+/* What B writes for the command to SANDPIT_REPORT_FD (a pipe the command
+ * reads to its end, whose writing end P closed before U ran), once, when P
+ * has ended. */
 #define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */
 struct denial_entry {
 	char call[512];        /* "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */

@@ -37,6 +37,8 @@ struct u_state {
 	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
 	uint64_t caller;              /* where the call in progress returns to */
 	struct u_denial denial;       /* the refusal being reported to B */
+	uint32_t nreported;           /* refusals this thread reported to B */
+	uint64_t unreported;          /* and those only counted (B adds them up at the end) */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
@@ -63,7 +65,13 @@ extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")))
 extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden")));
 
 /* refusals are reported to B (which counts and logs them): set by
- * sandpit_start when the log or the command's count asks for them */
+ * sandpit_start, SANDPIT_U_REPORT_ALL for the log, SANDPIT_U_REPORT_COUNT
+ * for the command's count (after a thread's first SANDPIT_U_REPORT_FULL,
+ * only counted in u_state: a round trip to B each would slow a program
+ * that retries a refused call) */
+#define SANDPIT_U_REPORT_COUNT 1
+#define SANDPIT_U_REPORT_ALL   2
+#define SANDPIT_U_REPORT_FULL  64
 extern int sandpit_u_report __attribute__((visibility("hidden")));
 
 /* For `sandpit run` (loader/run.c), before sandpit_start: patch only the

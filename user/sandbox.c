@@ -622,7 +622,7 @@ int sandpit_start(const struct sandpit_options *opts)
 
 	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	sandpit_exec_patch_on = 1;
-	sandpit_u_report = tp.log || tp.report_fd >= 0;
+	sandpit_u_report = tp.log ? SANDPIT_U_REPORT_ALL : tp.report_fd >= 0 ? SANDPIT_U_REPORT_COUNT : 0;
 	sandpit_u_fsgsbase = compat_has(COMPAT_FSGSBASE);
 	sandpit_u_task_size = tp.task_size;
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);

@@ -242,8 +242,10 @@ static int unrecorded_thread(void)
 
 static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
 {
-	if (p_is_exiting())
+	if (p_is_exiting()) {
+		denial_final(cfg);
 		_exit(0);
+	}
 	char msg[128];
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	say(msg, s);
@@ -444,8 +446,10 @@ static void *watch_p(void *arg)
 		ssize_t n = read(cfg->fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			denial_final(cfg); /* P is gone: the command gets the count */
 			_exit(0);
+		}
 		pthread_mutex_lock(&lock);
 		for (ssize_t i = 0; i < n; i++)
 			if (buf[i] < SM_NSLOTS && t_tids[buf[i]])
@@ -769,6 +773,7 @@ static long check_clone(int parent, struct secure_page *sp)
 		pthread_mutex_unlock(&lock);
 		return -EAGAIN;
 	}
+	denial_slot_reused(cfg, s); /* before its state is cleared */
 	trusted_process_init_slot(cfg, s);
 	struct secure_page *child = &cfg->sp[s];
 	struct mailbox *cmb = &cfg->mb[s];

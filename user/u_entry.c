@@ -226,6 +226,11 @@ int sandpit_u_report;
 
 static void report_denied(struct u_state *st, long nr, const long a[6], long r, long rule)
 {
+	if (sandpit_u_report != SANDPIT_U_REPORT_ALL && st->nreported >= SANDPIT_U_REPORT_FULL) {
+		__atomic_store_n(&st->unreported, st->unreported + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	st->nreported++;
 	struct u_denial *d = &st->denial;
 	d->nr = (uint64_t)nr;
 	for (int i = 0; i < 6; i++)
