@@ -577,6 +577,29 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	EXPECT_EQ(NULL, strstr(r.out, "sandpit: denied "));
 	free(r.out);
 
+	/* past a thread's first refusals the entry only counts them: the
+	 * count is still every one --log=denials explains */
+	char prog[PATH_MAX + 32];
+	char *many[] = { prog, "refuse-many", "300", NULL };
+	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
+	ASSERT_EQ(0, sandboxed(variant->mode, log, many, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
+	n = 0;
+	for (const char *p = r.out; (p = strstr(p, "sandpit: denied ")); p++)
+		n++;
+	free(r.out);
+	ASSERT_LE(300, n);
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, many, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
+	snprintf(want, sizeof want, "sandpit: %d calls refused; the first: ", n);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s\nwant %s", r.out, want);
+	free(r.out);
+
 	/* a program that succeeds gets none, whatever was refused on the way */
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ "cat", "/etc/hostname", NULL },
 			       NULL, NULL, NULL, &r));

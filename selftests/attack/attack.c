@@ -168,6 +168,14 @@ int main(int argc, char **argv)
 		n += fd < 0;
 		return n == 4 ? 3 : 1;
 	}
+	if (!strcmp(a, "refuse-many")) {
+		/* the same refused call again and again; exits 1 */
+		int n = atoi(arg), refused = 0;
+		for (int i = 0; i < n; i++)
+			refused += socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EACCES;
+		fprintf(stderr, "attack: %d of %d refused\n", refused, n);
+		return 1;
+	}
 	fprintf(stderr, "attack: unknown attack '%s'\n", a);
 	return 2;
 }
