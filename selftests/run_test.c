@@ -430,6 +430,7 @@ static void run_refusals(struct __test_metadata *_metadata, const char *mode, co
 	EXPECT_NE(NULL, strstr(r->out, "attack: socket -1 EACCES\n"));
 	EXPECT_NE(NULL, strstr(r->out, "attack: socketpair -1 EACCES\n"));
 	EXPECT_NE(NULL, strstr(r->out, "attack: kill -1 EPERM\n"));
+	EXPECT_NE(NULL, strstr(r->out, "attack: fork -1 EPERM\n"));
 }
 
 /* --log=denials: each refusal of a fixed program says the call as checked,
@@ -472,6 +473,12 @@ TEST_F(run, denials_explained_field_by_field_in_text)
 	EXPECT_NE(NULL, strstr(line, ", 18) = -EPERM; by guard: self_pid; from libc.so.6+0x"))
 		TH_LOG("%s", line);
 	EXPECT_NE(NULL, strstr(line, "(kill+0x")) TH_LOG("%s", line);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied clone(", line, sizeof line));
+	snprintf(want, sizeof want, ") = -EPERM; by policy/default.policy:%d: only a thread of this "
+				    "process; from libc.so.6+0x", default_line("clone"));
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s\nwant %s", line, want);
+	EXPECT_NE(NULL, strstr(line, "ork+0x")) TH_LOG("%s", line);
 	free(r.out);
 }
 
@@ -489,6 +496,7 @@ TEST_F(run, denials_explained_field_by_field_in_json)
 		{ "socket", "EACCES", "-13", "", "-1", "socket+0x", 0, 0 },
 		{ "socketpair", "EACCES", "-13", "argument rule", "0", "socketpair+0x", 0, 0 },
 		{ "kill", "EPERM", "-1", "argument rule", "0", "kill+0x", 1, 0 },
+		{ "clone", "EPERM", "-1", "only a thread of this process", "-1", "ork+0x", 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		char key[64], decided[64];

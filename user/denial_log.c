@@ -250,6 +250,8 @@ static void find_caller(pid_t pid, uint64_t a, struct caller *c)
 
 static const char *reason_of(const struct denial *d)
 {
+	if (d->why)
+		return d->why;
 	if (!d->pa)
 		return d->rule >= 0 ? "argument rule" : "";
 	return d->access == PA_NEVER ? "never allowed"

@@ -20,6 +20,7 @@ struct denial {
 	const char *path;            /* B's one copy of the path, as checked */
 	const char *resolved;        /* the path as B resolved it, NULL if not */
 	int access;                  /* PA_* it needed */
+	const char *why;             /* B's own check that refused it, NULL: the path's */
 };
 
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);

@@ -542,6 +542,15 @@ static void path_denial(int s, const struct policy_proc_arg *pa, const struct se
 	denial_note(cfg, &d);
 }
 
+/* a refusal by one of B's own checks of a memory argument */
+static void b_denial(int s, const struct secure_page *sp, long r, const char *why)
+{
+	struct denial d = { .nr = (int)sp->nr, .result = r, .rule = -1,
+			    .caller = slot_caller(s), .why = why };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(cfg, &d);
+}
+
 /* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
  * copy of the report, checked for range, used to count and explain only */
 static long reported_denial(int s)
@@ -848,10 +857,18 @@ static long check(int s, struct secure_page *out)
 	switch (pa->kind) {
 	case PK_PATH:
 		return check_path(s, pa, out);
-	case PK_SIGACTION:
-		return check_sigaction(out);
-	case PK_CLONE:
-		return check_clone(s, out);
+	case PK_SIGACTION: {
+		long r = check_sigaction(out);
+		if (r == -EPERM)
+			b_denial(s, out, r, "a handler or restorer in sandpit's memory");
+		return r;
+	}
+	case PK_CLONE: {
+		long r = check_clone(s, out);
+		if (r == -EPERM)
+			b_denial(s, out, r, "only a thread of this process");
+		return r;
+	}
 	default:
 		return -ENOSYS;
 	}

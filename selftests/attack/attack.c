@@ -166,7 +166,13 @@ int main(int argc, char **argv)
 		fd = kill(getppid(), SIGCONT); /* sandpit's guard: P's own pid only */
 		fprintf(stderr, "attack: kill %d %s\n", fd, strerrorname_np(errno));
 		n += fd < 0;
-		return n == 4 ? 3 : 1;
+		errno = 0;
+		pid_t child = fork(); /* the trusted process's own check: threads only */
+		if (child == 0)
+			_exit(0);
+		fprintf(stderr, "attack: fork %d %s\n", (int)child, strerrorname_np(errno));
+		n += child < 0;
+		return n == 5 ? 3 : 1;
 	}
 	if (!strcmp(a, "refuse-many")) {
 		/* the same refused call again and again; exits 1 */
