@@ -238,7 +238,7 @@ static void put_entry(const char *which, struct denial_entry *e)
 
 static void closing_line(int fd)
 {
-	struct denial_report r;
+	struct denial_report r = { 0 };
 	size_t got = 0;
 	/* B writes it when it sees P end, then exits: at most a moment */
 	while (got < sizeof(r)) {

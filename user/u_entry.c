@@ -231,6 +231,8 @@ static void report_denied(struct u_state *st, long nr, const long a[6], long r, 
 		return;
 	}
 	st->nreported++;
+	/* a handler's own report waits until this one is B's (depth) */
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
 	struct u_denial *d = &st->denial;
 	d->nr = (uint64_t)nr;
 	for (int i = 0; i < 6; i++)
@@ -239,7 +241,10 @@ static void report_denied(struct u_state *st, long nr, const long a[6], long r, 
 	d->rule = rule;
 	d->caller = st->caller;
 	long none[6] = { 0 };
-	u_call_trusted(SANDPIT_NR_DENIED, none);
+	call_trusted(st, SANDPIT_NR_DENIED, none);
+	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
+	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_run_deferred(st);
 }
 
 /* ppoll, pselect6, epoll_pwait and epoll_pwait2 carry a signal mask for
