@@ -35,7 +35,8 @@ TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test invariants_test \
-                threads_test library_test core_test)
+                threads_test library_test core_test rule_eval_test signals_test \
+                secrets_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
@@ -101,19 +102,26 @@ $(BUILD)/libsandpit.so: $(BUILD)/libsandpit.so.$(SOVERSION)
 	ln -sf libsandpit.so.$(SOVERSION) $@
 
 # the profiler's BPF program, and the libbpf skeleton that embeds it
-# (no CO-RE: the program reads only tracepoint records it declares itself)
-$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h
+# (no CO-RE: the program reads only tracepoint records it declares itself);
+# which calls have a path, and where, it takes from policy/syscall_kinds.c
+# through a header written at build time (policy/tools/gen_profiler_paths.c)
+$(BUILD)/gen_profiler_paths: policy/tools/gen_profiler_paths.c $(GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
+$(BUILD)/include/profiler_paths.h: $(BUILD)/gen_profiler_paths
 	@mkdir -p $(dir $@)
-	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
+	$(BUILD)/gen_profiler_paths $@
+$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h $(BUILD)/include/profiler_paths.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. -I$(BUILD)/include $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
 
 $(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) selftests/missed_site.h $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
 
-$(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h)
+$(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h) bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Wno-unused-parameter -o $@ $< $(BUILD)/libsandpit.a $(LIBS)
 

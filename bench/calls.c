@@ -20,8 +20,7 @@
 
 #include "sandpit.h"
 #include "bench/bench.h"
-#include "selftests/missed_site.h"
-#include "user/secure_mem.h"
+#include "user/sandbox.h"
 #include "compat/compat.h"
 
 #define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
@@ -518,12 +517,12 @@ int bench_memory(const struct bench_cfg *c)
 {
 	int rc = 0;
 	/* not measured: what user/secure_mem.h sets aside for each of the
-	 * SM_NSLOTS slots when the sandbox starts, whether a thread uses it */
+	 * slots when the sandbox starts, whether a thread uses it */
 	bench_add(bench_row("memory", "reserved per slot at start", "layout", BENCH_BYTES,
 			    "from user/secure_mem.h, not measured: secure page + mailbox (S, 2 "
 			    "pages) + T's alternate signal stack, for each of the 16 slots; T itself "
 			    "has no stack"),
-		  2 * SM_PAGE + SM_ALT_SIZE);
+		  (double)sandpit_slot_bytes());
 	for (int r = 0; r < c->rounds; r++) {
 		bench_progress(c, "memory round %d/%d", r + 1, c->rounds);
 		for (int i = 0; i < 3; i++)

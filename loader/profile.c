@@ -355,9 +355,19 @@ static const char *fd_dir(const struct proc *p, pid_t tid, int fd, char *buf, si
 	return buf;
 }
 
+/* what the kinds (policy/syscall_kinds.c) say of the call */
 static int is_open(int nr)
 {
-	return nr == __NR_open || nr == __NR_openat || nr == __NR_openat2 || nr == __NR_creat;
+	struct syscall_path sp;
+
+	return syscall_path(nr, &sp) == 0 && sp.opens;
+}
+
+static int is_exec(int nr)
+{
+	const struct syscall_kinds *k = syscall_kinds(nr);
+
+	return k && (k->effects & SE_EXEC);
 }
 
 /* /proc/<the program's pid>/... and /proc/thread-self are /proc/self in
@@ -423,7 +433,7 @@ static void on_path(struct profile_state *s, const struct prof_event *e, size_t 
 	}
 	proc_self(abs, e);
 
-	if (e->nr == __NR_execve || e->nr == __NR_execveat) {
+	if (is_exec(e->nr)) {
 		if (profile_add_exec(&s->rec, abs) < 0)
 			s->nomem = 1;
 		return;

@@ -457,6 +457,18 @@ int profile_write_policy(struct profile_record *r, FILE *f)
 		if (r->grants[i].write || strcmp(r->grants[i].path, "/proc/self"))
 			fprintf(f, "path %s %s\n", r->grants[i].write ? "write" : "read",
 				r->grants[i].path);
+	/* the grants above may cover what the default denies (all of /etc):
+	 * its denies come along, as it words them */
+	fprintf(f, "\n# the default policy's denies: secrets stay out whatever is granted\n");
+	for (const char *p = sandpit_default_policy, *end = p + sandpit_default_policy_len;
+	     p < end;) {
+		const char *eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		if (eol - p > 10 && !strncmp(p, "path deny ", 10))
+			fprintf(f, "%.*s\n", (int)(eol - p), p);
+		p = eol + 1;
+	}
 	if (r->lost_events || r->lost_tasks || r->unreadable_paths || r->unresolved_paths)
 		fprintf(f, "\n# INCOMPLETE: %llu events lost, %llu tasks untraced, %llu paths unreadable,\n"
 			   "# %llu relative paths unresolved: grants may be missing\n",

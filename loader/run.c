@@ -22,8 +22,7 @@
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
-#include "user/denial_log.h"
-#include "user/runtime.h"
+#include "user/sandbox.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64
@@ -39,6 +38,8 @@ const char run_usage[] =
 	"  --allow-write=PATH  also allow reading, writing, creating and removing under PATH\n"
 	"  --log=denials       one line on stderr for each call the policy refuses, and why\n"
 	"  --log-format=FMT    text (default) or json: one JSON object a line\n"
+	"A `path deny` of the policy wins over every grant (the default denies /etc's\n"
+	"secrets); every capability is dropped: root keeps its uid and nothing more.\n"
 	"Exit status: the program's own, or 128+N if signal N killed it;\n"
 	"  125 sandpit itself failed (bad option, policy, mode not available on this kernel),\n"
 	"  126 PROGRAM cannot be run (not an ELF program, no permission), 127 PROGRAM not found.\n";

@@ -32,8 +32,10 @@
  *    went on to test a2, not a0, against "a0 & 0xff == 0": ALLOW).  With one
  *    node on every level but the last, every failure ends in TRAP.
  *
- * Both found by the selftest that runs random policies' programs against a
- * model of T; it is the evidence that this subset holds.
+ * Both found by the selftest that runs random policies' programs against
+ * the rules' meaning (policy/rule_eval.c, what T runs); it is the evidence
+ * that this subset holds.  Each clause built is also checked against that
+ * meaning at one of its points, and dropped if the two disagree.
  *
  * Comparisons on descriptors and pids use the low 32 bits only (a mask of
  * 0xffffffff): the kernel truncates an int argument, and T compares 32-bit
@@ -50,6 +52,7 @@
 #include <linux/filter.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
 
 #define NARGS 6
 #define MAX_CLAUSES 64       /* per set; a longer one is dropped (it traps) */
@@ -306,9 +309,30 @@ static void check_sets(const struct policy_rule *r, const struct policy_runtime 
 	case RULE_BITSET:
 		bitset_sets(r, pass, fail);
 		break;
-	default: /* RULE_RANGE_FREE, RULE_NOT_TID: only T knows; both sets empty */
+	default: /* rule_needs_t: only T knows; both sets empty */
 		break;
 	}
+}
+
+/* Keeps the clauses of s at whose one point (every argument its atom's
+ * value, the others 0) the rule's meaning (policy/rule_eval.c) gives
+ * `want`: a clause the meaning contradicts would make BPF answer what T
+ * does not, so it is dropped (those vectors trap to T). */
+static void agree(struct cset *s, const struct policy_rule *r, const struct policy_runtime *rt,
+		  int want)
+{
+	const struct rule_world w = { .rt = *rt };
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t a[NARGS];
+
+		for (int k = 0; k < NARGS; k++)
+			a[k] = s->c[i].a[k].val;
+		if (policy_rule_check(r, 0, a, &w) == want)
+			s->c[n++] = s->c[i];
+	}
+	s->n = n;
 }
 
 /* A rule applies only when (a[carg] & cmask) != 0, otherwise it passes:
@@ -322,14 +346,16 @@ static void rule_sets(const struct policy_rule *r, const struct policy_runtime *
 	if (r->carg == POLICY_NOARG) {
 		*pass = *check_pass;
 		*fail = *check_fail;
-		return;
+	} else {
+		set_ne(cond, r->carg, r->cmask, 0);
+		set_and(cond, check_fail, fail);
+		set_clear(pass);
+		add_meq(pass, r->carg, r->cmask, 0);
+		set_and(cond, check_pass, check_fail);
+		set_or(pass, check_fail);
 	}
-	set_ne(cond, r->carg, r->cmask, 0);
-	set_and(cond, check_fail, fail);
-	set_clear(pass);
-	add_meq(pass, r->carg, r->cmask, 0);
-	set_and(cond, check_pass, check_fail);
-	set_or(pass, check_fail);
+	agree(pass, r, rt, RULE_PASS);
+	agree(fail, r, rt, RULE_FAIL);
 }
 
 struct build {

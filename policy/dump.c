@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
 
 static void put_errno(FILE *f, int e)
 {
@@ -43,7 +44,10 @@ static void put_rule(FILE *f, const struct policy_rule *r, int deflt)
 		fprintf(f, "fd_free(arg%d)", r->arg);
 		break;
 	case RULE_RANGE_FREE:
-		fprintf(f, "range_free(arg%d, arg%d)", r->arg, r->arg2);
+		if (r->arg2 == POLICY_NOARG)
+			fprintf(f, "range_free(arg%d)", r->arg);
+		else
+			fprintf(f, "range_free(arg%d, arg%d)", r->arg, r->arg2);
 		break;
 	case RULE_SELF_PID:
 		fprintf(f, "arg%d == self_pid", r->arg);
@@ -124,8 +128,8 @@ static const char *strict_path(const struct policy_call *c)
 }
 
 /* Filter mode: what the BPF filter decides, and what it traps to T (and
- * B).  A thread call's rules that BPF can decide (all but the protected
- * ranges and trusted tids) are decided there, the rest trap: BPF+T. */
+ * B).  A thread call's rules that BPF can decide (all but those that need
+ * what only T knows, rule_needs_t) are decided there, the rest trap: BPF+T. */
 static const char *filter_path(const struct policy_call *c)
 {
 	switch (c->cls) {
@@ -136,8 +140,7 @@ static const char *filter_path(const struct policy_call *c)
 	case POLICY_PROCESS: return "B";
 	case POLICY_THREAD:
 		for (int i = 0; i < c->nrules; i++)
-			if ((c->rules[i].op != RULE_RANGE_FREE && c->rules[i].op != RULE_NOT_TID) ||
-			    c->rules[i].carg != POLICY_NOARG)
+			if (!rule_needs_t(c->rules[i].op) || c->rules[i].carg != POLICY_NOARG)
 				return "BPF+T";
 		return c->nrules ? "T" : "BPF+T";
 	default: return "T";
@@ -181,6 +184,8 @@ void policy_dump(const struct policy *p, FILE *f)
 		fprintf(f, "path %-5s %s%s\n", g->writable ? "write" : "read", g->path,
 			g->exact ? "  # a file" : "");
 	}
+	for (size_t i = 0; i < policy_ndenies(p); i++)
+		fprintf(f, "path deny  %s\n", policy_deny_at(p, i)->pattern);
 	fprintf(f, "# %-22s %-14s %-7s %-10s %s\n", "syscall", "action", "strict", "filter",
 		"rules (sandpit's own included) or B's check");
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {

@@ -77,15 +77,13 @@ struct entry {
 static const char fd_why[] = "sandpit's descriptors are not U's";
 static const char mem_why[] = "sandpit's pages are not U's";
 
-/* How B checks a memory argument (enum policy_proc_kind) */
+/* How B checks a memory argument (enum policy_proc_kind).  Which argument
+ * is the path, its directory and its flags, and whether the call opens
+ * what it names (then PA_OPEN: the open flags decide), the kinds say
+ * (syscall_path); these say only what B does with it. */
 static const struct policy_proc_arg
-	b_open = { PK_PATH, 0, N, 1, PA_OPEN, 0 }, b_openat = { PK_PATH, 1, 0, 2, PA_OPEN, 0 },
-	b_stat = { PK_PATH, 0, N, N, PA_READ, 0 }, b_lstat = { PK_PATH, 0, N, N, PA_READ, 1 },
-	b_fstatat = { PK_PATH, 1, 0, 3, PA_READ, 0 }, b_statx = { PK_PATH, 1, 0, 2, PA_READ, 0 },
-	b_faccessat = { PK_PATH, 1, 0, N, PA_READ, 0 },
-	b_faccessat2 = { PK_PATH, 1, 0, 3, PA_READ, 0 },
-	b_readlink = { PK_PATH, 0, N, N, PA_READ, 1 },
-	b_readlinkat = { PK_PATH, 1, 0, N, PA_READ, 1 },
+	b_path = { PK_PATH, N, N, N, PA_READ, 0 },
+	b_path_nofollow = { PK_PATH, N, N, N, PA_READ, 1 }, /* the last link is what it reads */
 	b_sigaction = { PK_SIGACTION, N, N, N, 0, 0 }, b_clone = { PK_CLONE, N, N, N, 0, 0 };
 
 #define CHECK_B(name, b) { name, { .kind = GUARD_NEEDS_B, .proc = b, .restrict_arg = N, \
@@ -157,19 +155,19 @@ static const struct entry table[] = {
 	      NE(0, PR_SET_SYSCALL_USER_DISPATCH, EPERM), NE(0, PR_SET_TSC, EPERM)),
 
 	/* memory arguments that B checks */
-	CHECK_B("open", &b_open),
-	CHECK_B("openat", &b_openat),
-	CHECK_B("stat", &b_stat),
-	CHECK_B("lstat", &b_lstat),
-	CHECK_B("newfstatat", &b_fstatat),
-	CHECK_B("statx", &b_statx),
-	CHECK_B("statfs", &b_stat),
-	CHECK_B("access", &b_stat),
-	CHECK_B("faccessat", &b_faccessat),
-	CHECK_B("faccessat2", &b_faccessat2),
-	CHECK_B("readlink", &b_readlink),
-	CHECK_B("readlinkat", &b_readlinkat),
-	CHECK_B("chdir", &b_stat),
+	CHECK_B("open", &b_path),
+	CHECK_B("openat", &b_path),
+	CHECK_B("stat", &b_path),
+	CHECK_B("lstat", &b_path_nofollow),
+	CHECK_B("newfstatat", &b_path),
+	CHECK_B("statx", &b_path),
+	CHECK_B("statfs", &b_path),
+	CHECK_B("access", &b_path),
+	CHECK_B("faccessat", &b_path),
+	CHECK_B("faccessat2", &b_path),
+	CHECK_B("readlink", &b_path_nofollow),
+	CHECK_B("readlinkat", &b_path_nofollow),
+	CHECK_B("chdir", &b_path),
 	/* a handler or restorer in sandpit's memory would run U's choice in T (invariant 1) */
 	CHECK_B("rt_sigaction", &b_sigaction),
 	/* threads only, each with its own T (invariant 4) */
@@ -279,6 +277,7 @@ static const struct {
 #define MAX_DERIVED_RULES 256
 
 static struct policy_guard guards[MAX_GUARDS];
+static struct policy_proc_arg procs[MAX_GUARDS]; /* B's path checks, placed by the kinds */
 static struct policy_rule derived_rules[MAX_DERIVED_RULES];
 static size_t nguards, nderived;
 static const struct policy_guard *by_nr[POLICY_MAX_NR];
@@ -339,6 +338,7 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 			path = needs_b = 1;
 			break;
 		case SK_STRUCT:
+		case SK_OHOW:
 			needs_b = 1;
 			break;
 		case SK_STRUCT0: /* NULL only */
@@ -402,6 +402,25 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 		g->why = g->self_args ? "it acts on the process an argument names" : fd_why;
 }
 
+/* B's path check of call nr reads the arguments the kinds name. */
+static void place_path(int nr, struct policy_guard *g, struct policy_proc_arg *out)
+{
+	struct syscall_path sp;
+
+	if (g->kind != GUARD_NEEDS_B || !g->proc || g->proc->kind != PK_PATH)
+		return;
+	if (syscall_path(nr, &sp) < 0) {
+		never(g, unknown_why, 1); /* B would check a path the kinds do not know */
+		return;
+	}
+	*out = *g->proc;
+	out->path_arg = sp.path_arg;
+	out->dirfd_arg = sp.dirfd_arg;
+	out->flags_arg = sp.flags_kind == SK_OHOW ? POLICY_NOARG : sp.flags_arg;
+	out->access = sp.opens ? PA_OPEN : out->access;
+	g->proc = out;
+}
+
 static void index_table(void)
 {
 	const struct entry *by_name[POLICY_MAX_NR] = { 0 };
@@ -423,6 +442,7 @@ static void index_table(void)
 			continue;
 		}
 		derive(k, by_name[nr], &guards[nguards]);
+		place_path(nr, &guards[nguards], &procs[nguards]);
 		if (guards[nguards].kind == GUARD_RULES && !guards[nguards].nrules &&
 		    !guards[nguards].self_args && guards[nguards].restrict_arg == N &&
 		    !by_name[nr])

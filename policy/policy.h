@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* The model does not know the T table's format; this include is here only
+ * because policy/bpf.c (TT_MAX_NR) and policy/parse.c (TT_MAX_RULES) still
+ * name it through this header.  Everything else includes t_table.h itself:
+ * drop this line once those two use the model's own limits (issue 16). */
 #include "policy/t_table.h"
 
 #define POLICY_MAX_NR    1024 /* model covers numbers 0..POLICY_MAX_NR-1 */
@@ -108,6 +112,16 @@ struct policy_grant {
 	int line;
 };
 
+/* `path deny PATTERN`: the paths a pattern matches, and everything under
+ * them, are refused whatever the grants say.  The pattern is absolute, its
+ * '.' and '..' components refused, with fnmatch(3)'s wildcards inside one
+ * component ('*', '?', '[...]', '\' quoting one character); it is matched
+ * against the resolved path B checks. */
+struct policy_deny {
+	char *pattern;  /* normalised ("//" and a trailing '/' removed) */
+	size_t literal; /* how many leading characters hold no wildcard */
+};
+
 struct policy;
 
 /* Building a policy. */
@@ -124,10 +138,15 @@ int policy_add_rule(struct policy *p, const char *name, const struct policy_rule
 int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
 		       char *err, size_t errlen);
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
+int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen);
+/* Checks a deny pattern and writes it normalised: absolute, no '.' or '..'
+ * component, no "**", every '[' closed within its component, no '\' at
+ * the end.  NULL, or what is wrong with it ("has a '.' or '..' component"). */
+const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen);
 /* What unmentioned numbers get: POLICY_DENY with an errno, or POLICY_KILL.
- * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel and lie
- * beyond the T table: they stay ENOSYS whatever the default. */
-#define POLICY_DEFAULT_NR TT_MAX_NR
+ * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel (the back
+ * ends cover at least these): they stay ENOSYS whatever the default. */
+#define POLICY_DEFAULT_NR 512
 int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen);
 void policy_get_default(const struct policy *p, int *cls, int *err_no);
 /* Where a decision comes from, so that a refusal can be explained: the
@@ -165,6 +184,8 @@ const struct policy_call *policy_call(const struct policy *p, int nr);
 const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr); /* NULL unless process */
 size_t policy_ngrants(const struct policy *p);
 const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
+size_t policy_ndenies(const struct policy *p);
+const struct policy_deny *policy_deny_at(const struct policy *p, size_t i);
 
 /* Policy files (policy/parse.c, format in docs/sandpit.policy.5).  Every
  * problem found is reported as one line "FILE:LINE:COL: message" through
@@ -217,6 +238,10 @@ enum syscall_arg_kind {
 	SK_CHILD,     /* a child of P's to wait for */
 	SK_SIG,       /* a signal number */
 	SK_QUERY,     /* new values; NULL makes the call a query that acts on nothing */
+	/* numbers that say how a path argument is used, harmless by themselves */
+	SK_OFLAGS,    /* open(2) flags: for reading, writing, creating */
+	SK_ATFLAGS,   /* AT_* flags (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, ...) */
+	SK_OHOW,      /* openat2's struct open_how, open(2) flags first: an SK_STRUCT */
 };
 
 /* What a call acts on besides its arguments. */
@@ -241,9 +266,20 @@ struct syscall_kinds {
 const struct syscall_kinds *syscall_kinds(int nr); /* NULL: the table does not know it */
 size_t syscall_kinds_count(void);
 const struct syscall_kinds *syscall_kinds_at(size_t i);
-/* The path argument of a call and its directory argument (POLICY_NOARG:
- * the cwd): 0, or -ENOENT if it has no path argument. */
-int syscall_path_arg(int nr, int *path_arg, int *dirfd_arg);
+/* How a call uses its (first) path argument: the one source B's checks
+ * (policy/guard.c), the profiler's BPF program (a header generated from it
+ * at build time by policy/tools/gen_profiler_paths.c) and `sandpit
+ * profile` take it from. */
+struct syscall_path {
+	int path_arg;      /* argument holding the path pointer */
+	int dirfd_arg;     /* its directory; POLICY_NOARG: the cwd */
+	int flags_arg;     /* its flags (flags_kind), or POLICY_NOARG */
+	int flags_kind;    /* SK_OFLAGS, SK_ATFLAGS, SK_OHOW, or 0 */
+	int opens;         /* it opens or creates the file: open(2) flags say how */
+	long oflags;       /* open(2) flags the call implies without a flags argument (creat) */
+};
+/* 0, or -ENOENT if the call has no path argument. */
+int syscall_path(int nr, struct syscall_path *out);
 
 /* What no policy can take away (policy/guard.c), derived for every call
  * from its syscall_kinds: guard.c's own entries only add what the kinds
@@ -281,7 +317,11 @@ const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
 
 /* Back ends. */
+struct tt_table; /* policy/t_table.h: the format of T's table */
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
+/* One rule as the T table holds it (its errno: the rule's, else call_err);
+ * policy/rule_eval.h says what it means. */
+void policy_table_rule(const struct policy_rule *r, int call_err, struct tt_rule *t);
 void policy_dump(const struct policy *p, FILE *f); /* every mentioned call: its action, its
 						    * rules, and its path in each mode */
 
@@ -291,9 +331,17 @@ int policy_proc_access(const struct policy_proc_arg *a, const uint64_t args[6]);
 int policy_proc_follow(const struct policy_proc_arg *a, const uint64_t args[6]); /* 1: follow the last link */
 
 /* `path` must be absolute, normalised and resolved (path_resolve's output);
- * /proc/self in a grant means /proc/<pid>.  0, -EACCES, or -EINVAL for a path
- * that is not normalised. */
+ * /proc/self in a grant or a deny means /proc/<pid>.  0, -EACCES (a deny
+ * matches, or no grant covers it), or -EINVAL for a path that is not
+ * normalised. */
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access);
+/* The deny pattern that refuses `path` (as policy_check_path takes it), or NULL. */
+const char *policy_path_denied(const struct policy *p, pid_t pid, const char *path);
+/* The same, or the pattern that refuses something under `path`: renaming,
+ * linking or removing `path` would move what the pattern protects (rename
+ * /etc/ssh away, and its host keys leave the pattern's reach), so namespace
+ * calls must refuse such a path as their source. */
+const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path);
 
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);

@@ -11,14 +11,12 @@
 #include <bpf/bpf_helpers.h>
 
 #include "policy/profiler_event.h"
+#include "profiler_paths.h" /* generated */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define AT_FDCWD (-100)
 #define CLONE_THREAD 0x00010000
-#define O_WRONLY 01
-#define O_CREAT 0100
-#define O_TRUNC 01000
 
 /* raw_syscalls:sys_enter and sys_exit (the format files; the profiler
  * checks the offsets before it loads this) */
@@ -80,8 +78,10 @@ struct {
 	__type(value, struct prof_event);
 } scratch SEC(".maps");
 
-/* The path argument, its directory and flags, of the calls that have one;
- * 0 for the others. */
+/* The path argument, its directory and flags, of the calls whose path is
+ * recorded (profiler_paths.h, generated from policy/syscall_kinds.c), and
+ * fchdir's descriptor (it changes the directory relative paths start
+ * from); 0 for the others. */
 static __always_inline int path_call(const struct pending *p, unsigned long *path, long *dirfd,
 				     __u64 *flags)
 {
@@ -90,42 +90,22 @@ static __always_inline int path_call(const struct pending *p, unsigned long *pat
 	*dirfd = AT_FDCWD;
 	*flags = 0;
 	switch (p->nr) {
-	case __NR_open:
-		*flags = a[1];
-		/* fall through */
-	case __NR_stat:
-	case __NR_lstat:
-	case __NR_access:
-	case __NR_readlink:
-	case __NR_chdir:
-	case __NR_statfs:
-	case __NR_execve:
-		*path = a[0];
+#define PATH_CALL(nr, path_arg, dirfd_arg, flags_arg, flags_in_memory, oflags, exec)        \
+	case nr:                                                                             \
+		*path = a[path_arg];                                                         \
+		if ((dirfd_arg) >= 0)                                                        \
+			*dirfd = (int)a[(dirfd_arg) < 0 ? 0 : (dirfd_arg)];                  \
+		*flags = (oflags);                                                           \
+		if ((flags_arg) >= 0 && (flags_in_memory)) {                                 \
+			if (bpf_probe_read_user(flags, sizeof(*flags),                       \
+						(void *)a[(flags_arg) < 0 ? 0 : (flags_arg)]) < 0) \
+				*flags = 0;                                                  \
+		} else if ((flags_arg) >= 0) {                                               \
+			*flags = a[(flags_arg) < 0 ? 0 : (flags_arg)];                        \
+		}                                                                            \
 		return 1;
-	case __NR_creat:
-		*path = a[0];
-		*flags = O_WRONLY | O_CREAT | O_TRUNC;
-		return 1;
-	case __NR_openat:
-		*flags = a[2];
-		break;
-	case __NR_openat2:
-		if (bpf_probe_read_user(flags, sizeof(*flags), (void *)a[2]) < 0)
-			*flags = 0;
-		break;
-	case __NR_newfstatat:
-	case __NR_faccessat2:
-		*flags = a[3];
-		break;
-	case __NR_statx:
-		*flags = a[2];
-		break;
-	case __NR_execveat:
-		*flags = a[4];
-		break;
-	case __NR_faccessat:
-	case __NR_readlinkat:
-		break;
+	PROF_PATH_CALLS(PATH_CALL)
+#undef PATH_CALL
 	case __NR_fchdir:
 		*dirfd = (int)a[0];
 		*path = 0;
@@ -133,9 +113,20 @@ static __always_inline int path_call(const struct pending *p, unsigned long *pat
 	default:
 		return 0;
 	}
-	*dirfd = (int)a[0];
-	*path = a[1];
-	return 1;
+}
+
+/* a call that runs a program: its path is read at the entry */
+static __always_inline int exec_call(long nr)
+{
+	switch (nr) {
+#define EXEC_CALL(nr, path_arg, dirfd_arg, flags_arg, flags_in_memory, oflags, exec) \
+	case nr:                                                                      \
+		return exec;
+	PROF_PATH_CALLS(EXEC_CALL)
+#undef EXEC_CALL
+	default:
+		return 0;
+	}
 }
 
 static __always_inline int wanted_at_exit(long nr)
@@ -203,7 +194,7 @@ int sys_enter(struct sys_enter_rec *ctx)
 	}
 	else
 		__sync_fetch_and_add(&calls_beyond, 1);
-	if (!wanted_at_exit(nr) && nr != __NR_execve && nr != __NR_execveat)
+	if (!wanted_at_exit(nr) && !exec_call(nr))
 		return 0;
 
 	struct pending p = { .nr = nr };
@@ -211,7 +202,7 @@ int sys_enter(struct sys_enter_rec *ctx)
 		p.args[i] = ctx->args[i];
 	/* an exec that works leaves no old memory to read its path from at
 	 * the return: read it now (its result is not known) */
-	if (nr == __NR_execve || nr == __NR_execveat)
+	if (exec_call(nr))
 		send_path(&p, id, 0);
 	else
 		bpf_map_update_elem(&inflight, &tid, &p, BPF_ANY);
@@ -236,7 +227,7 @@ int sys_exit(struct sys_exit_rec *ctx)
 	struct pending *p = bpf_map_lookup_elem(&inflight, &tid);
 	if (!p)
 		return 0;
-	if (p->nr == ctx->id && p->nr != __NR_execve && p->nr != __NR_execveat)
+	if (p->nr == ctx->id && !exec_call(p->nr))
 		send_path(p, id, ctx->ret);
 	bpf_map_delete_elem(&inflight, &tid);
 	return 0;

@@ -10,6 +10,7 @@
  *
  * Names only: numbers come from libseccomp (DESIGN §5). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <seccomp.h>
 
@@ -37,6 +38,9 @@
 #define CH   SK_CHILD
 #define SIG  SK_SIG
 #define Q    SK_QUERY
+#define OF   SK_OFLAGS
+#define AF   SK_ATFLAGS
+#define HOW  SK_OHOW
 
 #define CALLER SE_CALLER
 #define OTHER  SE_OTHER
@@ -54,7 +58,7 @@
 static const struct syscall_kinds table[] = {
 	C("read", 0, F, OUT, I),
 	C("write", 0, F, IN, I),
-	C("open", 0, P, I, I),
+	C("open", 0, P, OF, I),
 	C("close", 0, FM),
 	C("stat", 0, P, OUT),
 	C("fstat", 0, F, OUT),
@@ -335,15 +339,15 @@ static const struct syscall_kinds table[] = {
 	C("inotify_add_watch", 0, F, P, I),
 	C("inotify_rm_watch", 0, F, I),
 	C("migrate_pages", OTHER, PID, I, IN, IN),
-	C("openat", 0, D, P, I, I),
+	C("openat", 0, D, P, OF, I),
 	C("mkdirat", 0, D, P, I),
 	C("mknodat", 0, D, P, I, I),
-	C("fchownat", 0, D, P, I, I, I),
+	C("fchownat", 0, D, P, I, I, AF),
 	C("futimesat", 0, D, P, IN),
-	C("newfstatat", 0, D, P, OUT, I),
-	C("unlinkat", 0, D, P, I),
+	C("newfstatat", 0, D, P, OUT, AF),
+	C("unlinkat", 0, D, P, AF),
 	C("renameat", 0, D, P, D, P),
-	C("linkat", 0, D, P, D, P, I),
+	C("linkat", 0, D, P, D, P, AF),
 	C("symlinkat", 0, IN, D, P),
 	C("readlinkat", 0, D, P, OUT, I),
 	C("fchmodat", 0, D, P, I),
@@ -361,7 +365,7 @@ static const struct syscall_kinds table[] = {
 	C("sync_file_range", 0, F, I, I, I),
 	C("vmsplice", 0, FM, IN, I, I),
 	C("move_pages", OTHER, PID, I, IN, IN, OUT, I),
-	C("utimensat", 0, D, P, IN, I),
+	C("utimensat", 0, D, P, IN, AF),
 	C("epoll_pwait", 0, F, OUT, I, I, MASK, I),
 	C("signalfd", 0, F, IN, I),
 	C("timerfd_create", 0, I, I),
@@ -406,7 +410,7 @@ static const struct syscall_kinds table[] = {
 	C("memfd_create", 0, IN, I),
 	C("kexec_file_load", SYSTEM, F, F, I, IN, I),
 	C("bpf", SYSTEM | MUX, I, ST, I),
-	C("execveat", EXEC, D, P, ST, ST, I),
+	C("execveat", EXEC, D, P, ST, ST, AF),
 	/* its ioctls decide what faulting pages contain, T's faults included */
 	C("userfaultfd", MUX, I),
 	C("membarrier", 0, I, I, I),
@@ -418,7 +422,7 @@ static const struct syscall_kinds table[] = {
 	/* it sets the new key's rights in the caller's PKRU: T's */
 	C("pkey_alloc", CALLER, I, I),
 	C("pkey_free", 0, I),
-	C("statx", 0, D, P, I, I, OUT),
+	C("statx", 0, D, P, AF, I, OUT),
 	C("io_pgetevents", 0, I, I, I, OUT, IN, MASK),
 	/* the kernel would run U's abort handler on the caller, T */
 	C("rseq", CALLER, ST, I, I, I),
@@ -437,9 +441,9 @@ static const struct syscall_kinds table[] = {
 	C("clone3", SPAWN, ST, I),
 	/* every descriptor from arg0 to arg1, closed or unshared as flags say */
 	C("close_range", MUX, FM, FM, I),
-	C("openat2", 0, D, P, ST, I),
+	C("openat2", 0, D, P, HOW, I),
 	C("pidfd_getfd", OTHER, F, I, I),
-	C("faccessat2", 0, D, P, I, I),
+	C("faccessat2", 0, D, P, I, AF),
 	C("process_madvise", OTHER, F, IN, I, I, I),
 	C("epoll_pwait2", 0, F, OUT, I, IN, MASK, I),
 	C("mount_setattr", SYSTEM, D, P, I, ST, I),
@@ -453,7 +457,7 @@ static const struct syscall_kinds table[] = {
 	C("futex_waitv", 0, ST, I, I, IN, I),
 	C("set_mempolicy_home_node", 0, VA, I, I, I),
 	C("cachestat", 0, F, IN, OUT, I),
-	C("fchmodat2", 0, D, P, I, I),
+	C("fchmodat2", 0, D, P, I, AF),
 	C("map_shadow_stack", 0, A, I, I),
 	C("futex_wake", 0, UA, I, I, I),
 	C("futex_wait", 0, VA, I, I, I, IN, I),
@@ -491,16 +495,28 @@ const struct syscall_kinds *syscall_kinds_at(size_t i)
 	return i < NELEM(table) ? &table[i] : NULL;
 }
 
-int syscall_path_arg(int nr, int *path_arg, int *dirfd_arg)
+int syscall_path(int nr, struct syscall_path *out)
 {
 	const struct syscall_kinds *k = syscall_kinds(nr);
+	int i = 0;
 
-	for (int i = 0; k && i < 6; i++) {
-		if (k->arg[i] != SK_PATH)
-			continue;
-		*path_arg = i;
-		*dirfd_arg = i > 0 && k->arg[i - 1] == SK_DIRFD ? i - 1 : POLICY_NOARG;
-		return 0;
+	while (k && i < 6 && k->arg[i] != SK_PATH)
+		i++;
+	if (!k || i == 6)
+		return -ENOENT;
+	*out = (struct syscall_path){ .path_arg = i, .flags_arg = POLICY_NOARG };
+	out->dirfd_arg = i > 0 && k->arg[i - 1] == SK_DIRFD ? i - 1 : POLICY_NOARG;
+	/* its flags: the first after the path (linkat's are the second path's too) */
+	for (int a = i + 1; a < 6 && out->flags_arg == POLICY_NOARG; a++)
+		if (k->arg[a] == SK_OFLAGS || k->arg[a] == SK_ATFLAGS || k->arg[a] == SK_OHOW) {
+			out->flags_arg = a;
+			out->flags_kind = k->arg[a];
+		}
+	out->opens = out->flags_kind == SK_OFLAGS || out->flags_kind == SK_OHOW;
+	/* creat(path, mode) is open(path, O_CREAT | O_WRONLY | O_TRUNC, mode) */
+	if (nr == SCMP_SYS(creat)) {
+		out->opens = 1;
+		out->oflags = O_CREAT | O_WRONLY | O_TRUNC;
 	}
-	return -ENOENT;
+	return 0;
 }

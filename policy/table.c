@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
+
+/* the table has an entry for every number the model can give a default */
+_Static_assert(TT_MAX_NR == POLICY_DEFAULT_NR, "T table and model disagree on the numbers");
 
 static const unsigned char tt_class[] = {
 	[POLICY_DENY] = TT_DENY,	 [POLICY_ALLOW] = TT_ALLOW, [POLICY_THREAD] = TT_THREAD,
@@ -41,6 +45,20 @@ static uint8_t tt_arg(int a)
 	return a == POLICY_NOARG ? TT_NOARG : (uint8_t)a;
 }
 
+void policy_table_rule(const struct policy_rule *r, int call_err, struct tt_rule *t)
+{
+	*t = (struct tt_rule){
+		.op = r->op > 0 && (size_t)r->op < sizeof(tt_op) ? tt_op[r->op] : 0,
+		.arg = tt_arg(r->arg),
+		.arg2 = tt_arg(r->arg2),
+		.carg = tt_arg(r->carg),
+		.err = r->err ? r->err : call_err,
+		.mask = r->mask,
+		.val = r->val,
+		.cmask = r->cmask,
+	};
+}
+
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
@@ -67,14 +85,7 @@ int policy_compile_table(const struct policy *p, struct tt_table *out, char *err
 			if (out->nrules >= TT_MAX_RULES)
 				return fail(err, errlen, nr, -E2BIG, "more rules than the T table holds");
 			t = &out->rules[out->nrules++];
-			t->op = tt_op[r->op];
-			t->arg = tt_arg(r->arg);
-			t->arg2 = tt_arg(r->arg2);
-			t->carg = tt_arg(r->carg);
-			t->err = r->err ? r->err : c->err;
-			t->mask = r->mask;
-			t->val = r->val;
-			t->cmask = r->cmask;
+			policy_table_rule(r, c->err, t);
 		}
 	}
 	return 0;

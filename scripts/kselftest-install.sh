@@ -8,8 +8,8 @@
 # NAME.no-fsgsbase-run.  Each entry is a small script in the collection
 # directory INSTALL_PATH/sandpit; the binaries sit beneath it in build/,
 # beside what they find at run time from their own path (build_dir.h:
-# build/sandpit, build/selftests/attack_*, policy/default.policy) or from
-# the directory they run in (library_test: examples/, include/, build/).
+# build/sandpit, build/selftests/attack_*, policy/default.policy, and
+# library_test's examples/ and include/).
 set -eu
 BUILD=$1
 DIR=$2

@@ -7,8 +7,8 @@
  * records it and makes the call return -ENOSYS), or how the child died.
  * Model ones run the exported program in a small classic-BPF interpreter
  * over many argument vectors and compare every answer with what T would do
- * (a C model of the rules as trusted_thread.S checks them): BPF may answer
- * exactly as T, or trap; it may never allow what T refuses. */
+ * (policy/rule_eval.c, the rules as trusted_thread.S checks them): BPF may
+ * answer exactly as T, or trap; it may never allow what T refuses. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -35,6 +35,8 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
+#include "policy/t_table.h"
 #include "user/secure_mem.h"
 
 /* the fake block of sandpit descriptors the filter protects */
@@ -687,33 +689,21 @@ static uint32_t run_prog(const struct prog *p, const struct seccomp_data *d)
 
 #define RET_ERRNO(e) (SECCOMP_RET_ERRNO | (uint32_t)(e))
 
-/* What T answers for a thread-class call: RET_ALLOW, RET_ERRNO(e), or
- * RET_TRAP when the answer depends on what only T knows (protected ranges,
- * trusted tids). */
+/* What T answers for a thread-class call (policy/rule_eval.c, the rules'
+ * one definition): RET_ALLOW, RET_ERRNO(e), or RET_TRAP when the answer
+ * depends on what only T knows (protected ranges, trusted tids). */
 static uint32_t t_thread(const struct policy_call *c, const struct policy_runtime *rt,
 			 const __u64 a[6])
 {
-	for (int i = 0; i < c->nrules; i++) {
-		const struct policy_rule *r = &c->rules[i];
-		uint64_t v = a[r->arg], d = v - r->val;
-		int ok;
+	const struct rule_world w = { .rt = *rt };
+	const uint64_t args[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	int err = 0;
 
-		if (r->carg != POLICY_NOARG && !(a[r->carg] & r->cmask))
-			continue;
-		switch (r->op) {
-		case RULE_MASK_ZERO: ok = (v & r->mask) == 0; break;
-		case RULE_MASKED_EQ: ok = (v & r->mask) == r->val; break;
-		case RULE_MASKED_NE: ok = (v & r->mask) != r->val; break;
-		case RULE_FD_FREE: ok = (int32_t)v < rt->fd_lo || (int32_t)v > rt->fd_hi; break;
-		case RULE_SELF_PID: ok = (uint32_t)v == (uint32_t)rt->pid; break;
-		case RULE_LE: ok = v <= r->val; break;
-		case RULE_BITSET: ok = d < 64 && ((r->mask >> d) & 1); break;
-		default: return SECCOMP_RET_TRAP;
-		}
-		if (!ok)
-			return RET_ERRNO(r->err ? r->err : c->err);
+	switch (policy_call_check(c, args, &w, &err)) {
+	case RULE_PASS: return SECCOMP_RET_ALLOW;
+	case RULE_FAIL: return RET_ERRNO(err);
+	default: return SECCOMP_RET_TRAP;
 	}
-	return SECCOMP_RET_ALLOW;
 }
 
 /* The one answer the filter must give, and whether a trap would do too. */

@@ -3,7 +3,6 @@
 #include <kselftest_harness.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <linux/futex.h>
@@ -17,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "compat/compat.h"
+#include "selftests/build_dir.h"
 
 #ifndef __NR_mseal
 #define __NR_mseal 462
@@ -116,12 +116,10 @@ static int raw_user_dispatch(void)
  * status; its stdout and stderr go to out. */
 static int run_sandpit_probe(const char *kernel_switches, char *out, size_t outlen)
 {
-	char exe[PATH_MAX], cmd[2 * PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
+	char cmd[2 * PATH_MAX];
+	const char *build = bindir;
+	if (!*build)
 		return -1;
-	exe[n] = '\0';
-	const char *build = dirname(dirname(exe));
 	if (kernel_switches)
 		snprintf(cmd, sizeof(cmd), "SANDPIT_KERNEL='%s' %s/sandpit probe 2>&1",
 			 kernel_switches, build);

@@ -7,19 +7,25 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "selftests/build_dir.h"
 
 /* Build examples/NAME.c with the README's gcc line, run it with
- * SANDPIT_MODE=strict, count its "ok" and "FAIL" lines. */
+ * SANDPIT_MODE=strict, count its "ok" and "FAIL" lines.  The source tree's
+ * examples/ and include/ sit beside the build directory (as make
+ * kselftest-install lays them out too). */
 static int run_checklist(struct __test_metadata *_metadata, const char *name, int *oks, int *fails)
 {
-	char cmd[512];
+	char cmd[4 * PATH_MAX + 256];
+	if (!bindir[0])
+		return -1;
 	snprintf(cmd, sizeof(cmd),
-		 "gcc examples/%s.c -Iinclude -Lbuild -lsandpit -lpthread -o build/%s", name, name);
+		 "gcc %s/../examples/%s.c -I%s/../include -L%s -lsandpit -lpthread -o %s/%s", bindir,
+		 name, bindir, bindir, bindir, name);
 	if (system(cmd) != 0)
 		return -1;
 	const char *mode = getenv("SANDPIT_MODE");
-	snprintf(cmd, sizeof(cmd), "SANDPIT_MODE=%s LD_LIBRARY_PATH=build build/%s 2>&1",
-		 mode && *mode ? mode : "strict", name);
+	snprintf(cmd, sizeof(cmd), "SANDPIT_MODE=%s LD_LIBRARY_PATH=%s %s/%s 2>&1",
+		 mode && *mode ? mode : "strict", bindir, bindir, name);
 	FILE *p = popen(cmd, "r");
 	if (!p)
 		return -1;

@@ -1,6 +1,7 @@
 /* The policy model, its T-table back end, its dump, and B's path checks.
- * Rules are also run through a C model of the trusted thread's interpreter
- * (tt_eval below) so that each test can name the call it expects refused. */
+ * Rules are also run through the rules' one definition (policy/rule_eval.c,
+ * what the trusted thread runs) so that each test can name the call it
+ * expects refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,8 @@
 #include <kselftest_harness.h>
 
 #include "policy/policy.h"
+#include "policy/rule_eval.h"
+#include "policy/t_table.h"
 
 #include "policy_util.h"
 
@@ -49,52 +52,23 @@ static const struct tt_entry *entry(const struct tt_table *t, const char *name)
 #define PROT_LO   0x70000000ULL /* sandpit's protected pages */
 #define PROT_HI   0x70004000ULL
 
-/* A C model of T's rule interpreter: 0 if T would execute the call, else
- * -errno; TT_PROCESS etc. return 1 + class so tests can tell them apart. */
-static long tt_eval(const struct tt_table *t, const char *name, uint64_t a0, uint64_t a1,
-		    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+/* What T answers (policy/rule_eval.c, the rules' one definition) in that
+ * world: 0 if T executes the call, else -errno. */
+static long tt_eval(const char *name, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		    uint64_t a4, uint64_t a5)
 {
+	static const struct rule_range prot[] = { { PROT_LO, PROT_HI } };
+	static const int32_t trusted[] = { T_TID };
+	static const struct rule_world world = {
+		.rt = { .pid = SELF_PID, .fd_lo = SANDPIT_FD, .fd_hi = SANDPIT_FD },
+		.t_facts = 1, .nranges = 1, .ranges = prot, .ntids = 1, .tids = trusted,
+	};
 	const uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
-	const struct tt_entry *e = entry(t, name);
 
-	if (e->cls == TT_DENY)
-		return -e->err;
-	if (e->cls == TT_ALLOW)
-		return 0;
-	if (e->cls != TT_THREAD)
-		return 1 + e->cls;
-	for (int i = e->first; i < e->first + e->nrules; i++) {
-		const struct tt_rule *r = &t->rules[i];
-		uint64_t v = a[r->arg], d, lo, hi;
-		int ok = 0;
-
-		if (r->carg != TT_NOARG && !(a[r->carg] & r->cmask))
-			continue;
-		switch (r->op) {
-		case TR_MASK_ZERO: ok = (v & r->mask) == 0; break;
-		case TR_MASKED_EQ: ok = (v & r->mask) == r->val; break;
-		case TR_MASKED_NE: ok = (v & r->mask) != r->val; break;
-		case TR_FD_FREE: ok = (int)v != SANDPIT_FD; break;
-		case TR_RANGE_FREE:
-			lo = v & ~4095ULL;
-			hi = (v + a[r->arg2] + 4095) & ~4095ULL;
-			ok = hi >= lo && (hi <= PROT_LO || lo >= PROT_HI);
-			break;
-		case TR_SELF_PID: ok = v == SELF_PID; break;
-		case TR_NOT_TID: ok = v != T_TID; break;
-		case TR_LE: ok = v <= r->val; break;
-		case TR_BITSET:
-			d = v - r->val;
-			ok = d < 64 && (r->mask >> d & 1);
-			break;
-		}
-		if (!ok)
-			return -r->err;
-	}
-	return 0;
+	return tt_answer(default_table(), nr_of(name), a, &world);
 }
 
-#define EVAL(name, ...) tt_eval(default_table(), name, __VA_ARGS__)
+#define EVAL(name, ...) tt_eval(name, __VA_ARGS__)
 
 /* --- names come from libseccomp --- */
 

@@ -4,6 +4,8 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "policy/policy.h"
 
 static inline int nr_of(const char *name)
@@ -21,5 +23,48 @@ static inline struct policy *default_policy(void)
 		abort();
 	}
 	return p;
+}
+
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
+
+/* The built-in default policy (policy/default.policy) with the lines of the
+ * calls `lines` names taken out and `lines` (one call a line, each ending
+ * in a newline) added, in a new temporary file whose path goes to path. */
+static inline void default_policy_with(const char *lines, char path[32])
+{
+	size_t n = (size_t)sandpit_default_policy_len, len = 0;
+	char *text = malloc(n + strlen(lines) + 2);
+	const char *line = sandpit_default_policy;
+	int fd;
+
+	strcpy(path, "/tmp/sandpit-policyXXXXXX");
+	fd = mkstemp(path);
+	if (!text || fd < 0)
+		abort();
+	while (line < sandpit_default_policy + n) {
+		const char *end = memchr(line, '\n', (size_t)(sandpit_default_policy + n - line));
+		const char *colon = memchr(line, ':', (size_t)((end ? end : line) - line));
+		size_t l = (end ? (size_t)(end - line) + 1 : strlen(line));
+		int named = 0;
+
+		/* a call named in `lines` as "NAME:" at the start of one of them */
+		for (const char *m = lines; colon && *m && !named; m = strchr(m, '\n') + 1) {
+			named = !strncmp(m, line, (size_t)(colon - line) + 1);
+			if (!strchr(m, '\n'))
+				break;
+		}
+		if (!named) {
+			memcpy(text + len, line, l);
+			len += l;
+		}
+		line += l;
+	}
+	if (len && text[len - 1] != '\n')
+		text[len++] = '\n';
+	strcpy(text + len, lines);
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd))
+		abort();
+	free(text);
 }
 #endif

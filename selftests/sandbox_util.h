@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
-#include "selftests/missed_site.h"
+#include "bench/bench.h"
 
 #define SANDBOX_START_FAILED 200
 

@@ -248,8 +248,12 @@ static void find_caller(pid_t pid, uint64_t a, struct caller *c)
 
 /* ---- the line ---- */
 
-static const char *reason_of(const struct denial *d)
+static const char *reason_of(const struct denial *d, char *buf, size_t n)
 {
+	if (d->deny) {
+		snprintf(buf, n, "path deny %s", d->deny);
+		return buf;
+	}
 	if (d->why)
 		return d->why;
 	if (!d->pa)
@@ -271,7 +275,7 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 {
 	const char *err = strerrorname_np((int)-d->result);
 	const char *base = strrchr(c->module, '/');
-	char *buf = NULL;
+	char rbuf[PATH_MAX + 16], *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
@@ -298,7 +302,7 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 		put_json_str(f, "decided", w->decided, 1);
 		put_json_str(f, "builtin", w->builtin, 1);
 		fprintf(f, ",\"rule\":%d", d->rule);
-		put_json_str(f, "reason", reason_of(d), 1);
+		put_json_str(f, "reason", reason_of(d, rbuf, sizeof(rbuf)), 1);
 		put_json_str(f, "path", d->resolved ? d->resolved : "", 1);
 		put_json_str(f, "module", c->module, 1);
 		fprintf(f, ",\"offset\":\"%#" PRIx64 "\"", c->offset);
@@ -306,7 +310,7 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 		put_json_str(f, "allow", allow, 1);
 		fputs("}\n", f);
 	} else {
-		const char *reason = reason_of(d);
+		const char *reason = reason_of(d, rbuf, sizeof(rbuf));
 		fprintf(f, "sandpit: denied %s = -%s; by %s", call, err ? err : "?", w->decided);
 		if (w->builtin[0])
 			fprintf(f, " (%s)", w->builtin);
@@ -336,7 +340,7 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 	struct policy_why w;
 	policy_explain(cfg->policy, d->nr, d->rule, &w);
 	char allow[sizeof(report.last.allow)] = "";
-	if (d->pa && d->resolved)
+	if (d->pa && d->resolved && !d->deny) /* a deny wins over every grant */
 		policy_grant_hint(d->resolved, d->access, allow, sizeof(allow));
 
 	char *sys = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, d->nr);

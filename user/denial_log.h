@@ -5,6 +5,7 @@
 #define SANDPIT_DENIAL_LOG_H
 #include <stdint.h>
 
+#include "user/sandbox.h"
 #include "user/trusted_process.h"
 
 struct policy_proc_arg;
@@ -21,6 +22,7 @@ struct denial {
 	const char *resolved;        /* the path as B resolved it, NULL if not */
 	int access;                  /* PA_* it needed */
 	const char *why;             /* B's own check that refused it, NULL: the path's */
+	const char *deny;            /* the `path deny` pattern that refused the path, or NULL */
 };
 
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
@@ -30,19 +32,4 @@ void denial_final(const struct trusted_process_config *cfg);
 /* slot s is handed to a new thread: what its last one only counted is kept */
 void denial_slot_reused(const struct trusted_process_config *cfg, int s);
 
-/* What B writes for the command to SANDPIT_REPORT_FD (a pipe the command
- * reads to its end, whose writing end P closed before U ran), once, when P
- * has ended. */
-#define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */
-struct denial_entry {
-	char call[512];        /* "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */
-	char decided[160];     /* what decided it (struct policy_why) */
-	char builtin[96];
-	char allow[4200];      /* the grant that would allow it, "" if none may */
-};
-struct denial_report {
-	uint32_t magic, size;  /* size: sizeof(struct denial_report) */
-	uint64_t count;        /* refusals so far */
-	struct denial_entry first, last;
-};
 #endif

@@ -39,6 +39,9 @@ struct u_state {
 	struct u_denial denial;       /* the refusal being reported to B */
 	uint32_t nreported;           /* refusals this thread reported to B */
 	uint64_t unreported;          /* and those only counted (B adds them up at the end) */
+	/* the program's view of SANDPIT_NEVER_BLOCKED in this thread's mask,
+	 * and those of them it raised while it had them blocked */
+	uint64_t vblocked, vpending;
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
@@ -55,7 +58,7 @@ extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
 /* the kernel's TASK_SIZE_MAX: the highest FS base + 1 it accepts */
 extern uint64_t sandpit_u_task_size __attribute__((visibility("hidden")));
 /* a store to U's memory that returns -EFAULT instead of faulting
- * (asm/x86_64/syscall.S; u_sigsegv resumes the faulting store) */
+ * (asm/x86_64/syscall.S; sandpit's SIGSEGV handler resumes the faulting store) */
 long sandpit_put_user64(uint64_t *p, uint64_t v) __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")));
@@ -73,10 +76,6 @@ extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden"))
 #define SANDPIT_U_REPORT_ALL   2
 #define SANDPIT_U_REPORT_FULL  64
 extern int sandpit_u_report __attribute__((visibility("hidden")));
-
-/* For `sandpit run` (loader/run.c), before sandpit_start: patch only the
- * objects overlapping [lo, hi) (at most 4 calls) and the vDSO. */
-void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
 
 /* user/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
@@ -107,12 +106,17 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
 			long caller) __attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+	__attribute__((visibility("hidden")));
 /* user/u_signal.c */
-void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_sigsys(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_signal_wrapper(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+/* sandpit's part of every signal U catches (asm/x86_64/syscall.S's
+ * sandpit_signal_entry calls them): the program's handler to run in the
+ * kernel's frame, or 0; and what is left to do once it has returned */
+uintptr_t u_signal_enter(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_signal_leave(void *uc) __attribute__((visibility("hidden")));
+void sandpit_signal_entry(void) __attribute__((visibility("hidden")));
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
+void u_raise_due(struct u_state *st) __attribute__((visibility("hidden")));
 extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));
 /* asm/x86_64/syscall.S: block in read(fd) unless *counter != seen; a
  * handler that lands between the check and the read makes it return -EINTR */

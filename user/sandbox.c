@@ -29,9 +29,13 @@
 #include "sandpit.h"
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "policy/t_table.h"
+#include "user/caps.h"
 #include "user/patch.h"
 #include "user/runtime.h"
+#include "user/sandbox.h"
 #include "user/fs_base.h"
+#include "user/start_policy.h"
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
@@ -72,6 +76,8 @@ int sandpit_supported(void)
 {
 	return compat_init(NULL, 0) == 0 && compat_has(COMPAT_STRICT);
 }
+
+size_t sandpit_slot_bytes(void) { return 2 * SM_PAGE + SM_ALT_SIZE; }
 
 /* strict, filter or auto (filter if the kernel has seccomp-bpf with
  * SECCOMP_RET_TRAP, else strict); asking for filter mode where it cannot
@@ -115,76 +121,6 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 	return 0;
 }
 
-/* Refusals are counted and explained by B (user/denial_log.c) when
- * --log=denials asks for lines or `sandpit run` for the count
- * (SANDPIT_REPORT_FD, a descriptor only B keeps). */
-static int log_wanted(void)
-{
-	const char *log = getenv("SANDPIT_LOG");
-	return log && !strcmp(log, "denials");
-}
-
-static int report_fd(void)
-{
-	const char *e = getenv("SANDPIT_REPORT_FD");
-	char *end;
-	long fd = e && *e ? strtol(e, &end, 10) : -1;
-	if (fd < 3 || fd > INT_MAX || *end || fcntl((int)fd, F_GETFD) < 0)
-		return -1;
-	return (int)fd;
-}
-
-static int denials_wanted(void)
-{
-	return log_wanted() || report_fd() >= 0;
-}
-
-/* Filter mode's program: built by libseccomp from the same policy as the T
- * table, kept in a sealed memfd so that the nursery can install it on new
- * threads from memory U can never change. */
-extern const char sandpit_default_filter[]; /* policy/default_filter.S */
-extern const uint64_t sandpit_default_filter_len;
-
-static int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int fd_hi,
-		       uint64_t fprog[2], char *err, size_t errlen)
-{
-	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
-	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
-	if (denials_wanted())
-		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees, B counts and logs them */
-	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	/* the default policy's program was built with the library: only the
-	 * pid goes in; anything else is compiled now */
-	int r = builtin ? policy_bpf_from_template(sandpit_default_filter,
-						   (size_t)sandpit_default_filter_len, pid, fd_lo,
-						   fd_hi, flags, fd)
-			: -ENOENT;
-	if (r == -ENOENT) {
-		scmp_filter_ctx ctx = NULL;
-		r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
-		if (r >= 0) {
-			r = seccomp_export_bpf(ctx, fd);
-			seccomp_release(ctx);
-		}
-	}
-	struct stat sb;
-	if (r >= 0 && (fstat(fd, &sb) < 0 || sb.st_size == 0 || sb.st_size % 8))
-		r = -EINVAL;
-	if (r >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		r = -errno;
-	void *prog = MAP_FAILED;
-	if (r >= 0 && (prog = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)
-		r = -errno;
-	close(fd);
-	if (r < 0)
-		return r;
-	fprog[0] = (uint64_t)sb.st_size / 8; /* sock_fprog.len, then the pointer */
-	fprog[1] = (uint64_t)(uintptr_t)prog;
-	return 0;
-}
-
 static int count_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -196,42 +132,6 @@ static int count_threads(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* The T table in a memfd sealed against every write: mapped read-only,
- * it can never be made writable again (invariant 3). */
-static int make_table(const struct policy *pol, const struct tt_table **out, size_t *len,
-		      char *err, size_t errlen)
-{
-	size_t sz = (sizeof(struct tt_table) + SM_PAGE - 1) & ~(size_t)(SM_PAGE - 1);
-	int fd = memfd_create("sandpit-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	int r = 0;
-	void *rw = MAP_FAILED;
-	if (ftruncate(fd, (off_t)sz) < 0 ||
-	    (rw = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		r = -errno;
-		goto out;
-	}
-	r = policy_compile_table(pol, rw, err, errlen);
-	munmap(rw, sz);
-	if (r < 0)
-		goto out;
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		r = -errno;
-		goto out;
-	}
-	void *ro = mmap(NULL, sz, PROT_READ, MAP_SHARED, fd, 0);
-	if (ro == MAP_FAILED) {
-		r = -errno;
-		goto out;
-	}
-	*out = ro;
-	*len = sz;
-out:
-	close(fd);
-	return r;
 }
 
 /* Move the four descriptors sandpit uses to a block at the top of the
@@ -380,16 +280,37 @@ static void install_handler(int sig, void (*fn)(int, void *, void *), unsigned l
 static struct policy *policy;
 static struct trusted_process_config tp;
 
-int sandpit_start(const struct sandpit_options *opts)
+/* What sandpit_start's steps hand on to each other. */
+struct start {
+	const struct sandpit_options *opts;
+	enum sandpit_mode mode;
+	char perr[512];                 /* the policy's, the table's, the filter's message */
+	const struct tt_table *table;
+	size_t table_len;
+	int smfd;                       /* the secure pages' memfd */
+	uintptr_t region;               /* T's alternate stacks, then the secure pages */
+	struct secure_page *sp;         /* slot 0's */
+	struct mailbox *mb;             /* slot 0's */
+	int fds[NFDS], fd_lo, tb_fd, b_fd;
+	pid_t pid, tid;
+	pid_t mid;                      /* B's intermediate child, then */
+	pid_t bpid;                     /* B */
+	struct patch_config pc;
+	struct patch_stats ps;
+	int patched;                    /* patch_process's result */
+	struct timespec t0, t1;         /* around it */
+};
+
+/* Single call, single thread, a mode that can run, grants the kernel can
+ * keep. */
+static int check_caller(struct start *s)
 {
-	enum sandpit_mode mode = SANDPIT_MODE_NONE;
-	char perr[512] = "";
+	const struct sandpit_options *opts = s->opts;
 	int r;
 
-	errbuf[0] = 0;
 	if (started)
 		return fail(-EBUSY, "sandpit_start: the sandbox is already running");
-	if ((r = resolve_mode(opts, &mode)) < 0)
+	if ((r = resolve_mode(opts, &s->mode)) < 0)
 		return r;
 	if (opts && opts->flags)
 		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
@@ -402,13 +323,21 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = count_threads()) != 1)
 		return fail(r < 0 ? r : -EBUSY,
 			    "sandpit_start: %d threads exist; call it before creating any", r);
+	return 0;
+}
+
+/* The policy: the caller's file, or the default, with the grants. */
+static int build_policy(struct start *s)
+{
+	const struct sandpit_options *opts = s->opts;
+	int r;
 
 	if (opts && opts->policy_file) {
 		/* the parser's message is "FILE:LINE:COL: ..." */
 		r = policy_new_file(&policy, opts->policy_file, opts->allow_read, opts->allow_write,
-				    perr, sizeof(perr));
+				    s->perr, sizeof(s->perr));
 		if (r < 0)
-			return fail(r, "%s", perr);
+			return fail(r, "%s", s->perr);
 		for (size_t i = 0; i < policy_ngrants(policy); i++) {
 			const struct policy_grant *g = policy_grant_at(policy, i);
 			if (g->writable && !g->exact && !compat_has(COMPAT_OPENAT2)) {
@@ -423,53 +352,81 @@ int sandpit_start(const struct sandpit_options *opts)
 		}
 	} else {
 		r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
-				       opts ? opts->allow_write : NULL, perr, sizeof(perr));
+				       opts ? opts->allow_write : NULL, s->perr, sizeof(s->perr));
 		if (r < 0)
-			return fail(r, "policy: %s", perr);
+			return fail(r, "policy: %s", s->perr);
 	}
+	return 0;
+}
 
-	const struct tt_table *table = NULL;
-	size_t table_len = 0;
-	if ((r = make_table(policy, &table, &table_len, perr, sizeof(perr))) < 0)
-		return fail(r, "cannot build the T table: %s", perr[0] ? perr : strerror(-r));
+/* The T table, in a sealed memfd. */
+static int build_table(struct start *s)
+{
+	int r = make_table(policy, &s->table, &s->table_len, s->perr, sizeof(s->perr));
 
-	/* S for every slot: secure pages in a sealable memfd, mailboxes shared
-	 * anonymous (B sees both) */
-	int smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	struct secure_page *sp = MAP_FAILED;
-	struct mailbox *mb = MAP_FAILED;
-	uintptr_t region = 0;
-	if (smfd < 0 || ftruncate(smfd, (off_t)S_LEN) < 0 || !(region = map_region(smfd)) ||
-	    (mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
-		    MAP_FAILED)
+	if (r < 0)
+		return fail(r, "cannot build the T table: %s", s->perr[0] ? s->perr : strerror(-r));
+	return 0;
+}
+
+/* S for every slot: secure pages in a sealable memfd, mailboxes shared
+ * anonymous (B sees both) */
+static int map_secure_memory(struct start *s)
+{
+	s->smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	s->mb = MAP_FAILED;
+	if (s->smfd < 0 || ftruncate(s->smfd, (off_t)S_LEN) < 0 ||
+	    !(s->region = map_region(s->smfd)) ||
+	    (s->mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			  0)) == MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
-	sp = (struct secure_page *)(region + SM_ALT_REGION);
+	s->sp = (struct secure_page *)(s->region + SM_ALT_REGION);
+	return 0;
+}
 
-	int fds[NFDS], tb[2];
+/* P's end of T<->B and B's, then U's and T's ends for every slot, moved to
+ * a block at the top of the descriptor space. */
+static int make_descriptors(struct start *s)
+{
+	int tb[2], r;
+
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
 		return fail(-errno, "socketpair: %s", strerror(errno));
-	fds[0] = tb[0];
-	fds[1] = tb[1];
+	s->fds[0] = tb[0];
+	s->fds[1] = tb[1];
 	for (int i = 0; i < SM_NSLOTS; i++)
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds + 2 + 2 * i) < 0)
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds + 2 + 2 * i) < 0)
 			return fail(-errno, "socketpair: %s", strerror(errno));
-	int fd_lo = -1;
-	if ((r = park_fds(fds, &fd_lo)) < 0)
+	s->fd_lo = -1;
+	if ((r = park_fds(s->fds, &s->fd_lo)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
-	int tb_fd = fds[0], b_fd = fds[1];
+	s->tb_fd = s->fds[0];
+	s->b_fd = s->fds[1];
+	return 0;
+}
 
-	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
-	sp->tb_fd = tb_fd;
-	sp->fd_lo = fd_lo;
-	sp->fd_hi = fd_lo + NFDS - 1;
-	sp->pid = pid;
+/* T's configuration in slot 0's secure page (filter mode: the filter too),
+ * B's configuration, and slot 0 for the calling thread. */
+static int configure(struct start *s)
+{
+	struct secure_page *sp = s->sp;
+	struct mailbox *mb = s->mb;
+	int r;
+
+	s->pid = getpid();
+	s->tid = (pid_t)syscall(SYS_gettid);
+	sp->tb_fd = s->tb_fd;
+	sp->fd_lo = s->fd_lo;
+	sp->fd_hi = s->fd_lo + NFDS - 1;
+	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
-	sp->table = (uint64_t)(uintptr_t)table;
-	if (mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, !(opts && opts->policy_file), pid, fd_lo, fd_lo + NFDS - 1,
-			     sp->fprog, perr, sizeof(perr))) < 0)
-		return fail(r, "cannot build the seccomp filter: %s", perr[0] ? perr : strerror(-r));
-	if (mode == SANDPIT_MODE_FILTER)
+	sp->table = (uint64_t)(uintptr_t)s->table;
+	if (s->mode == SANDPIT_MODE_FILTER &&
+	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), s->pid, s->fd_lo,
+			     s->fd_lo + NFDS - 1, sp->fprog, s->perr, sizeof(s->perr))) < 0)
+		return fail(r, "cannot build the seccomp filter: %s",
+			    s->perr[0] ? s->perr : strerror(-r));
+	if (s->mode == SANDPIT_MODE_FILTER)
 		add_range(sp, (uintptr_t)sp->fprog[1], (uintptr_t)sp->fprog[1] + sp->fprog[0] * 8);
 
 	struct sigtab *sigtab = mmap(NULL, sizeof(struct sigtab), PROT_READ | PROT_WRITE,
@@ -477,38 +434,59 @@ int sandpit_start(const struct sandpit_options *opts)
 	if (sigtab == MAP_FAILED)
 		return fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
 	sandpit_sigtab = sigtab;
-	tp = (struct trusted_process_config){ .pid = pid, .fd = b_fd, .fd_lo = fd_lo,
-					      .fd_hi = fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+	tp = (struct trusted_process_config){ .pid = s->pid, .fd = s->b_fd, .fd_lo = s->fd_lo,
+					      .fd_hi = s->fd_lo + NFDS - 1, .sp = sp, .mb = mb,
 					      .policy = policy, .sigtab = sigtab,
-					      .fs_by_ptrace = mode == SANDPIT_MODE_STRICT &&
+					      .fs_by_ptrace = s->mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size(),
-					      .log = log_wanted(), .report_fd = report_fd() };
+					      .log = denials_logged(), .report_fd = denials_report_fd() };
 	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
 	tp.log_json = fmt && !strcmp(fmt, "json");
 	for (int i = 0; i < SM_NSLOTS; i++) {
-		tp.u_fd[i] = fds[2 + 2 * i];
-		tp.t_fd[i] = fds[3 + 2 * i];
+		tp.u_fd[i] = s->fds[2 + 2 * i];
+		tp.t_fd[i] = s->fds[3 + 2 * i];
 	}
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
-	sp->u_tid = tid;
-	st->tid = tid;
-	mb->ctid = (uint32_t)tid;
+	sp->u_tid = s->tid;
+	st->tid = s->tid;
+	mb->ctid = (uint32_t)s->tid;
 	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
+	return 0;
+}
 
-	/* B: forked before anything is patched, so it runs plain libc; it
-	 * starts up while P patches */
-	pid_t mid = trusted_process_spawn(&tp);
-	if (mid < 0)
-		return fail(mid, "cannot start the trusted process: %s", strerror(-mid));
+/* root is not root inside: no capability for P, nor for B and T, who
+ * inherit the empty sets (B needs none: P has the same uid, stays dumpable
+ * and now holds nothing B lacks, so B may trace it and read its /proc
+ * files).  The steps before return an error with nothing applied; from here
+ * on a failure leaves the capabilities dropped. */
+static int drop_capabilities(void)
+{
+	char what[64];
+	int r = caps_drop_all(what, sizeof(what));
+
+	if (r < 0)
+		return fail(r, "cannot drop the capabilities: %s: %s", what, strerror(-r));
+	return 0;
+}
+
+/* B: forked before anything is patched, so it runs plain libc; it starts
+ * up while P patches */
+static int fork_trusted_process(struct start *s)
+{
+	int r;
+
+	s->mid = trusted_process_spawn(&tp);
+	if (s->mid < 0)
+		return fail(s->mid, "cannot start the trusted process: %s", strerror(-s->mid));
 	/* P must not hold B's end, or T would never see B hang up; a
 	 * placeholder keeps the slot inside sandpit's block */
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup3(null_fd, b_fd, O_CLOEXEC) < 0) {
+	if (null_fd < 0 || dup3(null_fd, s->b_fd, O_CLOEXEC) < 0) {
 		r = -errno;
-		close(tb_fd); /* B sees P's end go and exits */
-		trusted_process_started(mid, -1);
+		close(s->tb_fd); /* B sees P's end go and exits */
+		trusted_process_started(s->mid, -1);
 		return fail(r, "cannot close the trusted process's descriptor");
 	}
 	close(null_fd);
@@ -517,127 +495,215 @@ int sandpit_start(const struct sandpit_options *opts)
 		close(tp.report_fd);
 		unsetenv("SANDPIT_REPORT_FD");
 	}
+	return 0;
+}
 
-	add_range(sp, region, (uintptr_t)sp + S_LEN);
-	add_range(sp, (uintptr_t)mb, (uintptr_t)mb + S_LEN);
-	add_range(sp, (uintptr_t)table, (uintptr_t)table + table_len);
+/* What U may never write, remap or re-protect (invariant 3): S, the
+ * mailboxes, the T table, sandpit's code and its handler facts. */
+static void protect_ranges(struct start *s)
+{
+	struct secure_page *sp = s->sp;
+
+	add_range(sp, s->region, (uintptr_t)sp + S_LEN);
+	add_range(sp, (uintptr_t)s->mb, (uintptr_t)s->mb + S_LEN);
+	add_range(sp, (uintptr_t)s->table, (uintptr_t)s->table + s->table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
 	add_range(sp, (uintptr_t)&sandpit_ro_page, (uintptr_t)&sandpit_ro_page + SM_PAGE);
-	sandpit_ro_page.ro = (struct sandpit_ro){ .t_alt_lo = region, .t_alt_hi = region + SM_ALT_REGION,
-						  .pid = pid };
+	sandpit_ro_page.ro = (struct sandpit_ro){ .t_alt_lo = s->region,
+						  .t_alt_hi = s->region + SM_ALT_REGION,
+						  .pid = s->pid };
+}
 
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct patch_config pc = { .stub = (uintptr_t)sandpit_syscall_stub,
-				   .skip_lo = (uintptr_t)__start_sandpit_text,
-				   .skip_hi = (uintptr_t)__stop_sandpit_text,
-				   .on_region = add_range, .ctx = sp,
-				   .leave_native = mode == SANDPIT_MODE_FILTER ? leave_native : NULL,
-				   .want = nonly ? want_module : NULL };
-	shortcut_table = table;
-	struct patch_stats ps = { 0 };
-	r = patch_process(&pc, &ps);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	pid_t bpid = trusted_process_started(mid, tb_fd);
-	if (bpid < 0)
-		return fail(bpid, "the trusted process did not start");
-	prctl(PR_SET_PTRACER, bpid, 0, 0, 0); /* Yama: let B read our memory */
-	int r2 = tp.fs_by_ptrace ? trusted_process_check_ptrace(tb_fd) : 0;
+/* Every executable mapping (or those sandpit_patch_only names, and the
+ * vDSO); each trampoline region becomes a protected range.  The result is
+ * judged once B is up (finish_patching). */
+static void patch_code(struct start *s)
+{
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	s->pc = (struct patch_config){ .stub = (uintptr_t)sandpit_syscall_stub,
+				       .skip_lo = (uintptr_t)__start_sandpit_text,
+				       .skip_hi = (uintptr_t)__stop_sandpit_text,
+				       .on_region = add_range, .ctx = s->sp,
+				       .leave_native = s->mode == SANDPIT_MODE_FILTER ? leave_native
+										: NULL,
+				       .want = nonly ? want_module : NULL };
+	shortcut_table = s->table;
+	s->ps = (struct patch_stats){ 0 };
+	s->patched = patch_process(&s->pc, &s->ps);
+	clock_gettime(CLOCK_MONOTONIC, &s->t1);
+}
+
+/* B has started; it may ptrace P (Yama), and where strict mode needs it to
+ * set thread pointers, it can. */
+static int trusted_process_ready(struct start *s)
+{
+	s->bpid = trusted_process_started(s->mid, s->tb_fd);
+	if (s->bpid < 0)
+		return fail(s->bpid, "the trusted process did not start");
+	prctl(PR_SET_PTRACER, s->bpid, 0, 0, 0); /* Yama: let B read our memory */
+	int r2 = tp.fs_by_ptrace ? trusted_process_check_ptrace(s->tb_fd) : 0;
 	if (r2 < 0) {
-		kill(bpid, SIGKILL);
+		kill(s->bpid, SIGKILL);
 		return fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
 				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
-				"ptrace_scope 3, a tracer already attached, or a container that forbids "
-				"it?): use filter mode",
+				"ptrace_scope 2 or 3, a tracer already attached, or a container "
+				"that forbids it?): use filter mode",
 			    strerror(-r2));
 	}
+	return 0;
+}
+
+/* The patching worked, the run-time patcher has its memory, the protected
+ * ranges fit; SANDPIT_DEBUG says what was patched. */
+static int finish_patching(struct start *s)
+{
+	struct patch_stats *ps = &s->ps;
+	int r = s->patched;
+
 	if (r < 0) {
-		kill(bpid, SIGKILL);
+		kill(s->bpid, SIGKILL);
 		return fail(r, "cannot patch system calls: %s", strerror(-r));
 	}
-	if (!r && (r = sandpit_exec_patch_init(&pc)) < 0) {
-		kill(bpid, SIGKILL);
+	if (!r && (r = sandpit_exec_patch_init(&s->pc)) < 0) {
+		kill(s->bpid, SIGKILL);
 		return fail(r, "cannot reserve the run-time patcher's memory: %s", strerror(-r));
 	}
-	if (sp->nranges > SM_MAX_RANGES) {
-		kill(bpid, SIGKILL);
-		return fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)sp->nranges);
+	if (s->sp->nranges > SM_MAX_RANGES) {
+		kill(s->bpid, SIGKILL);
+		return fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)s->sp->nranges);
 	}
 	if (getenv("SANDPIT_DEBUG"))
 		fprintf(stderr,
 			"sandpit: patched %u of %u sites in %u modules in %ld us (left: %u sigreturn, "
 			"%u allowed in the filter, %u where a branch target is in the way, %u other)\n",
-			ps.patched, ps.sites, ps.modules,
-			((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 1000,
-			ps.native_sigreturn, ps.native_allowed, ps.skipped_target, ps.skipped_other);
+			ps->patched, ps->sites, ps->modules,
+			((s->t1.tv_sec - s->t0.tv_sec) * 1000000000L + s->t1.tv_nsec - s->t0.tv_nsec) /
+				1000,
+			ps->native_sigreturn, ps->native_allowed, ps->skipped_target,
+			ps->skipped_other);
+	return 0;
+}
 
 
-	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
-	if (mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		kill(bpid, SIGKILL);
-		return fail(-errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
-	}
-	/* T: cloned with every signal blocked, so it never runs a handler */
+/* T: cloned with every signal blocked, so it never runs a handler.  After
+ * it runs there is no way back.  no_new_privs, which a filter needs, was set
+ * with the capabilities. */
+static int clone_trusted_thread(struct start *s)
+{
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	long ttid = sandpit_clone_trusted(sp);
+	long ttid = sandpit_clone_trusted(s->sp);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ttid < 0) {
-		kill(bpid, SIGKILL);
+		kill(s->bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
-	sp->ntids = 1;
+	s->sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
+	s->sp->ntids = 1;
+	return 0;
+}
 
-	/* ---- point of no return: T runs */
+/* The secure pages sealed and read-only in P, the handler facts too. */
+static void seal_secure_memory(struct start *s)
+{
 	/* without F_SEAL_FUTURE_WRITE (before 5.1) the read-only mapping and
 	 * T's range checks are what keeps U from making it writable */
 	if (compat_has(COMPAT_MEMFD_FUTURE_WRITE) &&
-	    fcntl(smfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+	    fcntl(s->smfd, F_ADD_SEALS,
+		  F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		die("sealing secure memory", -errno);
-	if (mmap(sp, S_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, smfd, 0) != sp)
+	if (mmap(s->sp, S_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, s->smfd, 0) != s->sp)
 		die("mapping secure memory read-only", -errno);
-	close(smfd);
+	close(s->smfd);
 	if (mprotect(&sandpit_ro_page, SM_PAGE, PROT_READ) < 0)
 		die("making sandpit's handler facts read-only", -errno);
+}
 
-	if ((r = (int)raw(SYS_arch_prctl, ARCH_SET_GS, (long)mb, 0, 0, 0)) < 0)
+/* %gs (the mailbox), U's clear-child-tid word, sandpit's signal handlers. */
+static void set_up_thread(struct start *s)
+{
+	int r;
+
+	if ((r = (int)raw(SYS_arch_prctl, ARCH_SET_GS, (long)s->mb, 0, 0, 0)) < 0)
 		die("arch_prctl(ARCH_SET_GS)", r);
-	raw(SYS_set_tid_address, (long)&mb->ctid, 0, 0, 0, 0);
+	raw(SYS_set_tid_address, (long)&s->mb->ctid, 0, 0, 0, 0);
 
 	/* rdtsc emulation and the program's SIGSEGV handler, on the alternate
 	 * stack if the thread has one (the program's handler may be there for
-	 * stack overflows) */
-	install_handler(SIGSEGV, u_sigsegv, SA_ONSTACK, 0, "installing the SIGSEGV handler");
-	install_handler(SANDPIT_SIG, u_sandpit_sig, SA_RESTART, 0, "installing sandpit's signal handler");
-	/* T's interrupt: on T's alternate stack, nothing else on top of it */
-	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, ~0ull,
+	 * stack overflows).  sandpit's signals come through one entry and are
+	 * never blocked by the kernel (SA_NODEFER): a fault or a trap in a
+	 * handler must reach sandpit, and the program's SA_NODEFER must be
+	 * honoured; its view of them is virtual (u_signal.c) */
+	void (*entry)(int, void *, void *) = (void (*)(int, void *, void *))(void *)sandpit_signal_entry;
+	install_handler(SIGSEGV, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSEGV handler");
+	install_handler(SANDPIT_SIG, entry, SA_RESTART | SA_NODEFER, 0,
+			"installing sandpit's signal handler");
+	/* T's interrupt: on T's alternate stack, nothing else on top of it:
+	 * T lets 63 through only while it waits, every other signal blocked,
+	 * and the kernel adds 63 itself, so T runs it with all blocked.  No
+	 * mask of its own, so that the program's own 63 on a U does not block
+	 * SANDPIT_SIG (its handler's mask changes would wait for ever) */
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, 0,
 			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
-	install_handler(SIGSYS, u_sigsys, SA_ONSTACK, 0, "installing the SIGSYS handler");
+	install_handler(SIGSYS, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSYS handler");
 	uint64_t unblock = (1ull << (SANDPIT_SIG - 1)) | (1ull << (SIGSYS - 1));
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);
+}
 
-	__atomic_store_n(&sandpit_u_filter, mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
+/* The runtime's switches on, then strict mode or the filter on this
+ * thread. */
+static void enter_seccomp(struct start *s)
+{
+	int r;
+
+	__atomic_store_n(&sandpit_u_filter, s->mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	sandpit_exec_patch_on = 1;
 	sandpit_u_report = tp.log ? SANDPIT_U_REPORT_ALL : tp.report_fd >= 0 ? SANDPIT_U_REPORT_COUNT : 0;
 	sandpit_u_fsgsbase = compat_has(COMPAT_FSGSBASE);
 	sandpit_u_task_size = tp.task_size;
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
-	if (mode == SANDPIT_MODE_FILTER) {
+	if (s->mode == SANDPIT_MODE_FILTER) {
 		/* this thread only, never TSYNC: T stays outside the filter */
 		if (compat_has(COMPAT_SECCOMP_SYSCALL))
-			r = (int)raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)sp->fprog, 0, 0);
+			r = (int)raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)s->sp->fprog, 0, 0);
 		else /* before 3.17 */
-			r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)sp->fprog, 0, 0);
+			r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)s->sp->fprog,
+				     0, 0);
 		if (r < 0)
 			die("installing the seccomp filter", r);
 	} else if ((r = (int)raw(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)) < 0) {
 		die("prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)", r);
 	}
+}
+
+/* The steps of start-up, in ARCHITECTURE.md's order.  A failure before T
+ * runs returns an error and leaves nothing applied; after it, the process
+ * dies rather than run unsandboxed (invariant 5). */
+int sandpit_start(const struct sandpit_options *opts)
+{
+	struct start s = { .opts = opts, .mode = SANDPIT_MODE_NONE };
+	int r;
+
+	errbuf[0] = 0;
+	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
+	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
+	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
+	    (r = fork_trusted_process(&s)) < 0)
+		return r;
+	protect_ranges(&s);
+	patch_code(&s);
+	if ((r = trusted_process_ready(&s)) < 0 || (r = finish_patching(&s)) < 0)
+		return r;
+	if ((r = clone_trusted_thread(&s)) < 0)
+		return r;
+	/* ---- point of no return: T runs */
+	seal_secure_memory(&s);
+	set_up_thread(&s);
+	enter_seccomp(&s);
 	started = 1;
-	mode_in_force = mode;
+	mode_in_force = s.mode;
 	return 0;
 }

@@ -119,7 +119,10 @@
 
 /* pseudo system call numbers U sends to T (never real numbers) */
 #define SANDPIT_NR_RDTSC        0x10001
-#define SANDPIT_NR_SEGV_DFL     0x10002
+/* the kernel's default action for one of the signals sandpit keeps
+ * (arg0: SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR), when the program's own signal
+ * must end it as natively: it only ever makes sandpit fail closed */
+#define SANDPIT_NR_SIG_DFL      0x10002
 #define SANDPIT_NR_THREAD_EXIT  0x10003
 /* arch_prctl(ARCH_SET_FS/ARCH_GET_FS, addr) in strict mode on a CPU without
  * FSGSBASE: U cannot set its own FS base and T is another thread, so B
@@ -136,6 +139,18 @@
  * for U, when a handler must run in U: the call ends with EINTR, as the
  * kernel would end it */
 #define SANDPIT_SIG_INTR        63
+
+/* The signals sandpit keeps (issue 18): the kernel always has sandpit's
+ * handler for them (SIGSEGV: faults, rdtsc, code mapped later; SIGSYS:
+ * filter mode's net; 63 and 64 above).  The program's dispositions for
+ * them live only in the handler table, virtualised: it reads back what it
+ * set, and its handlers run for its own signals, never for sandpit's. */
+#define SANDPIT_SIGBIT(s)       (1ull << ((s) - 1))
+#define SANDPIT_KEPT_SIGNALS    (SANDPIT_SIGBIT(11) | SANDPIT_SIGBIT(31) | \
+				 SANDPIT_SIGBIT(SANDPIT_SIG_INTR) | SANDPIT_SIGBIT(SANDPIT_SIG))
+/* those of them U's mask never blocks for real (U never takes 63); the
+ * program's view of these bits is kept per thread (u_state.vblocked) */
+#define SANDPIT_NEVER_BLOCKED   (SANDPIT_SIGBIT(11) | SANDPIT_SIGBIT(31) | SANDPIT_SIGBIT(SANDPIT_SIG))
 
 /* kernel ABI: struct kernel_sigaction.sa_flags bit, not exported by libc */
 #define SANDPIT_SA_RESTORER     0x04000000

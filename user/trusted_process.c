@@ -531,13 +531,14 @@ static uint64_t slot_caller(int s)
 	return __atomic_load_n(&st->caller, __ATOMIC_RELAXED);
 }
 
-/* a path the policy refuses, explained from B's own copies */
+/* a path the policy refuses (deny: the `path deny` pattern that did, or
+ * NULL), explained from B's own copies */
 static void path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
-			const char *path, const char *resolved, int access)
+			const char *path, const char *resolved, int access, const char *deny)
 {
 	struct denial d = { .nr = (int)sp->nr, .result = -EACCES, .rule = -1,
 			    .caller = slot_caller(s), .pa = pa, .path = path,
-			    .resolved = resolved, .access = access };
+			    .resolved = resolved, .access = access, .deny = deny };
 	memcpy(d.args, sp->args, sizeof(d.args));
 	denial_note(cfg, &d);
 }
@@ -586,7 +587,7 @@ static long check_path(int s, const struct policy_proc_arg *pa, struct secure_pa
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		path_denial(s, pa, sp, path, NULL, access);
+		path_denial(s, pa, sp, path, NULL, access, NULL);
 		return -EACCES;
 	}
 
@@ -620,7 +621,8 @@ static long check_path(int s, const struct policy_proc_arg *pa, struct secure_pa
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
 	if (r < 0) {
 		if (r == -EACCES)
-			path_denial(s, pa, sp, path, resolved, access);
+			path_denial(s, pa, sp, path, resolved, access,
+				    policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -635,22 +637,30 @@ static long check_path(int s, const struct policy_proc_arg *pa, struct secure_pa
 	return 0;
 }
 
+/* the sa_flags the kernel keeps (and reports) on x86-64: the others it
+ * clears, so that a program can tell which it has */
+#define UAPI_SA_FLAGS                                                                        \
+	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | 0x800 /* SA_EXPOSE_TAGBITS */ | SA_ONSTACK | \
+	 SA_RESTART | SA_NODEFER | SA_RESETHAND | SANDPIT_SA_RESTORER)
+
 /* rt_sigaction(sig, act, oact, size).  The struct is copied and checked:
  * no handler or restorer in sandpit's protected memory (invariant 1).  For
  * a caught signal the program's handler goes into the handler table and the
- * kernel gets sandpit's wrapper (u_signal.c), so that sandpit can tell
- * pause and sigsuspend that a handler ran.  SIGSEGV stays sandpit's (rdtsc
- * emulation): the program's handler is only recorded, and called by
- * sandpit's.  SANDPIT_SIG is sandpit's alone. */
+ * kernel gets sandpit's entry (sandpit_signal_entry, u_signal.c), so that
+ * sandpit can tell pause and sigsuspend that a handler ran.  The signals
+ * sandpit keeps (SANDPIT_KEPT_SIGNALS) are only recorded, whatever the
+ * action: the kernel keeps sandpit's handler (DESIGN §6), which calls the
+ * program's for the program's own signals; a query of one is answered by
+ * U from the table.  What is recorded is what the kernel would report. */
 static long check_sigaction(struct secure_page *sp)
 {
 	struct k_sigaction act;
 	int sig = (int)sp->args[0];
-	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG ||
-	    sig == SANDPIT_SIG_INTR || sig == SIGSYS)
-		return -EINVAL; /* sandpit's own, as SIGKILL is the kernel's */
+	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N)
+		return -EINVAL;
+	int kept = (SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) != 0;
 	if (!sp->args[1])
-		return sig == SIGSEGV ? SP_V_ACK : 0;
+		return kept ? SP_V_ACK : 0;
 	struct iovec local = { &act, sizeof(act) };
 	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
 	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != sizeof(act))
@@ -658,16 +668,21 @@ static long check_sigaction(struct secure_page *sp)
 	if ((act.handler > 1 && in_protected(act.handler)) ||
 	    ((act.flags & SANDPIT_SA_RESTORER) && in_protected(act.restorer)))
 		return -EPERM;
+	act.flags &= UAPI_SA_FLAGS;
+	act.mask &= ~(SANDPIT_SIGBIT(SIGKILL) | SANDPIT_SIGBIT(SIGSTOP));
 	struct k_sigaction *rec = &cfg->sigtab->act[sig];
-	if (sig == SIGSEGV) {
+	if (kept) {
 		*rec = act;
 		return SP_V_ACK;
 	}
 	if (act.handler > 1 && sig != SIGKILL && sig != SIGSTOP) {
 		*rec = act;
-		act.handler = (uint64_t)(uintptr_t)u_signal_wrapper;
+		act.handler = (uint64_t)(uintptr_t)sandpit_signal_entry;
 		act.flags |= SA_SIGINFO | SANDPIT_SA_RESTORER;
 		act.restorer = (uint64_t)(uintptr_t)sandpit_restorer;
+		/* the kept ones stay unblocked for real; the handler's mask for
+		 * them is the program's view (u_signal.c) */
+		act.mask &= ~SANDPIT_KEPT_SIGNALS;
 	} else {
 		memset(rec, 0, sizeof(*rec));
 	}

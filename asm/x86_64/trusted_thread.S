@@ -35,6 +35,8 @@
 #define MSG_NOSIGNAL 0x4000
 #define SIGKILL  9
 #define SIGSEGV  11
+#define SIGSYS   31
+#define EINVAL   22
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
@@ -244,8 +246,8 @@ trusted_thread_main:
 	movq %xmm0, %rax
 	cmp $SANDPIT_NR_RDTSC, %rax
 	je .Lrdtsc
-	cmp $SANDPIT_NR_SEGV_DFL, %rax
-	je .Lsegv_dfl
+	cmp $SANDPIT_NR_SIG_DFL, %rax
+	je .Lsig_dfl
 	cmp $SANDPIT_NR_THREAD_EXIT, %rax
 	je .Lexit_req
 	/* strict mode without FSGSBASE: B sets or reads U's FS base by ptrace,
@@ -505,9 +507,24 @@ trusted_thread_main:
  * default action so the retried instruction kills the process.  The
  * sigaction the kernel reads is constant, in protected memory (invariant
  * 8: U could rewrite one in the mailbox before the kernel reads it). */
-.Lsegv_dfl:
-	lea segv_dfl_act(%rip), %rsi
-	mov $SIGSEGV, %edi
+/* ---- the default action for a signal sandpit keeps, so that the
+ * program's own SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR ends P as
+ * natively.  Only those four (from the register): the default never gives
+ * U more, it only makes sandpit's own use of the signal end P (fail
+ * closed; a T that B interrupts then ends P too). */
+.Lsig_dfl:
+	movq %xmm1, %rdi
+	cmp $SIGSEGV, %rdi
+	je 1f
+	cmp $SIGSYS, %rdi
+	je 1f
+	cmp $SANDPIT_SIG, %rdi
+	je 1f
+	cmp $SANDPIT_SIG_INTR, %rdi
+	je 1f
+	mov $-EINVAL, %rax
+	jmp .Lresult
+1:	lea sig_dfl_act(%rip), %rsi
 	xor %edx, %edx
 	mov $8, %r10d
 	mov $__NR_rt_sigaction, %eax
@@ -734,7 +751,10 @@ trusted_thread_main:
 	mov $0x7fffffff, %edx
 	mov $__NR_futex, %eax
 	syscall
-3:	xor %edi, %edi
+	/* with U's own exit code, still in xmm1 from its exit request: the
+	 * last thread of P to end gives P its status, and after a program's
+	 * last thread that is its T (sys_exit(1) must leave status 1) */
+3:	movq %xmm1, %rdi
 	mov $__NR_exit, %eax
 	syscall
 	ud2
@@ -863,14 +883,25 @@ intr_mask:
  * nothing in memory U can write, tells which slot's T this is.  The frame
  * (U can write it) is never read and never returned to: T gives up the
  * interrupted call with EINTR and goes back to its loop, every signal
- * blocked again (invariant 1: no sigreturn through U's memory on T).  A U
- * thread (only U itself can send it the signal) returns normally from its
- * own stack; one that put its alternate stack in sandpit's region becomes a
- * copy of T in strict mode and dies at its first call. */
+ * blocked again (invariant 1: no sigreturn through U's memory on T).  On
+ * a U thread (only the program can send it the signal) it is the
+ * program's own signal, which sandpit_signal_entry gives to the program's
+ * virtual action; a U that put its alternate stack in sandpit's region
+ * becomes a copy of T in strict mode and dies at its first call. */
 	.globl sandpit_intr_handler
 	.hidden sandpit_intr_handler
 	.type sandpit_intr_handler,@function
 sandpit_intr_handler:
+	/* on none of T's alternate stacks (their bounds in sandpit_ro, a page
+	 * U cannot write; struct sandpit_ro starts with t_alt_lo, t_alt_hi):
+	 * the program's own signal on a U.  The alignment alone would take a
+	 * quarter of all U stacks for T's region. */
+	mov %rsp, %rcx
+	sub sandpit_ro_page(%rip), %rcx
+	mov sandpit_ro_page+8(%rip), %rax
+	sub sandpit_ro_page(%rip), %rax
+	cmp %rax, %rcx
+	jae .Lintr_foreign
 	mov %rsp, %rax
 	and $-SM_REGION_ALIGN, %rax
 	mov %rsp, %rcx
@@ -893,16 +924,18 @@ sandpit_intr_handler:
 	mov $-4, %rax
 	jmp .Lresult
 .Lintr_foreign:
-	ret
+	/* not on a T: the program's own signal 63, on U (rdi, rsi, rdx are
+	 * still the kernel's); its virtual action decides */
+	jmp sandpit_signal_entry
 	.size sandpit_intr_handler, .-sandpit_intr_handler
 
 futex_timeout:
 	.quad 0, 100000000
 exit_timeout:
 	.quad 0, 10000000
-/* SIGSEGV's default action, for SANDPIT_NR_SEGV_DFL: a struct
+/* the default action, for SANDPIT_NR_SIG_DFL: a struct
  * kernel_sigaction the kernel reads where U cannot write */
-segv_dfl_act:
+sig_dfl_act:
 	.quad 0, 0, 0, 0
 msg_kill:
 	.ascii "sandpit: forbidden system call (policy: kill); killing the process\n"

@@ -1,0 +1,322 @@
+/* Planning: which `syscall`s to patch and over which instructions (see
+ * patch_plan.h). */
+#include <emmintrin.h>
+#include <errno.h>
+#include <string.h>
+#include "user/patch_plan.h"
+#include "user/patch_stats.h"
+#include "user/patch_sys.h"
+
+enum { FIT = 0, SKIP_TARGET, SKIP_OTHER };
+
+const struct decoded *planner_decode(struct planner *p, uintptr_t a)
+{
+	struct decoded *d = &p->dc[a % (sizeof p->dc / sizeof p->dc[0])];
+	size_t n = p->mod.hi - a < ZYDIS_MAX_INSTRUCTION_LENGTH ? p->mod.hi - a
+								 : ZYDIS_MAX_INSTRUCTION_LENGTH;
+
+	if (d->at != a) {
+		d->at = a;
+		d->ok = a < p->mod.hi && ZYAN_SUCCESS(ZydisDecoderDecodeFull(
+					&p->dec, (const void *)a, n, &d->in, d->op));
+	}
+	return d->ok ? d : NULL;
+}
+
+/* The stretch that holds candidate c, NULL if none can be trusted. */
+static struct span *span_for(struct planner *p, uintptr_t c)
+{
+	struct span *s = &p->fn;
+	uintptr_t lo, hi;
+	int r;
+
+	if (p->whole.n_ins && c >= p->whole.lo && c < p->whole.end)
+		return &p->whole;
+	if (s->n_ins && c >= s->lo && c < s->end)
+		return s;
+	r = p->has_eh ? elf_fde_lookup(&p->eh, c, &lo, &hi) : -1;
+	if (r != 1 && !(p->has_sym && elf_sym_find(&p->sym, c, &lo, &hi))) {
+		if (r == 0 && lo == 0)
+			return NULL;    /* before the first function: headers, not code */
+		if (r < 0) {
+			/* no table at all: one linear decode of everything, kept */
+			span_start(&p->whole, &p->fast, p->mod.lo, p->mod.hi);
+			span_extend(&p->whole, p->mod.hi);
+			return p->whole.err ? NULL : &p->whole;
+		}
+	}
+	lo = lo < p->mod.lo ? p->mod.lo : lo;
+	hi = hi > p->mod.hi ? p->mod.hi : hi;
+	if (lo >= hi)
+		return NULL;
+	span_start(s, &p->fast, lo, hi);
+	return s;
+}
+
+/* Can this instruction run unchanged at another address (once re-encoded)? */
+static bool is_simple(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET: case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_SYSCALL: case ZYDIS_CATEGORY_SYSRET: case ZYDIS_CATEGORY_SYSTEM:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return false;
+	default:
+		break;
+	}
+	switch (in->mnemonic) {
+	/* rel8 only, or transactional: they can not move */
+	case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE: case ZYDIS_MNEMONIC_LOOPNE:
+	case ZYDIS_MNEMONIC_JCXZ: case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JRCXZ:
+	case ZYDIS_MNEMONIC_XBEGIN:
+		return false;
+	default:
+		break;
+	}
+	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE))
+		return true;
+	for (unsigned i = 0; i < in->operand_count_visible; i++) {
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.base == ZYDIS_REGISTER_RIP)
+			return true;
+		if (op[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[i].imm.is_relative)
+			return in->meta.category == ZYDIS_CATEGORY_COND_BR;
+	}
+	return false;
+}
+
+static bool simple_at(struct planner *p, uintptr_t a)
+{
+	const struct decoded *d = planner_decode(p, a);
+
+	return d && is_simple(&d->in, d->op);
+}
+
+/* The system call number, if the instruction right before the syscall is
+ * `mov $nr,%eax` (or %rax); -1 if it is not known there. */
+static long static_nr(struct planner *p, uintptr_t a)
+{
+	const struct decoded *d = planner_decode(p, a);
+	const ZydisDecodedOperand *op = d ? d->op : NULL;
+
+	if (d && d->in.mnemonic == ZYDIS_MNEMONIC_MOV && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    (op[0].reg.value == ZYDIS_REGISTER_EAX || op[0].reg.value == ZYDIS_REGISTER_RAX) &&
+	    op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[1].imm.value.u < 0x10000)
+		return (long)op[1].imm.value.u;
+	return -1;
+}
+
+/* Bytes covered by k instructions before syscall i and m after it, 0 if
+ * they are not there. */
+static size_t region_len(struct span *s, unsigned i, unsigned k, unsigned m)
+{
+	if (k > i || !span_has(s, i + m))
+		return 0;
+	return span_insn(s, i + m + 1) - span_insn(s, i - k);
+}
+
+static int try_region(struct planner *p, struct span *s, unsigned i, unsigned k,
+		      unsigned m, struct patch_site *out)
+{
+	uintptr_t lo = span_insn(s, i - k), hi = span_insn(s, i + m + 1);
+	const struct patch_config *cfg = p->cfg;
+
+	if (lo < p->lo || hi > p->hi || hi - lo > SITE_MAX ||
+	    (lo < cfg->skip_hi && hi > cfg->skip_lo))
+		return SKIP_OTHER;
+	for (unsigned j = i - k; j <= i + m; j++)
+		if (j != i && !simple_at(p, span_insn(s, j)))
+			return SKIP_OTHER;
+	if (span_inner_target(s, lo, hi))
+		return SKIP_TARGET;
+	*out = (struct patch_site){ .addr = span_insn(s, i), .lo = lo, .hi = hi,
+				    .n_pre = k, .n_post = m };
+	return FIT;
+}
+
+/* Prefer the instructions before the syscall (the region then ends where the
+ * syscall returns to), then those after it, then both. */
+static int pick_region(struct planner *p, struct span *s, unsigned i,
+		       struct patch_site *out)
+{
+	int why = SKIP_OTHER, r;
+	unsigned k, m;
+
+#define TRY(k_, m_) do { \
+		r = try_region(p, s, i, (k_), (m_), out); \
+		if (r == FIT) \
+			return FIT; \
+		if (r == SKIP_TARGET) \
+			why = SKIP_TARGET; \
+	} while (0)
+
+	for (k = 1; k <= MAX_SIDE && region_len(s, i, k, 0); k++)
+		if (region_len(s, i, k, 0) >= JMP_LEN) {
+			TRY(k, 0);
+			break;
+		}
+	for (m = 1; m <= MAX_SIDE && region_len(s, i, 0, m); m++)
+		if (region_len(s, i, 0, m) >= JMP_LEN) {
+			TRY(0, m);
+			break;
+		}
+	for (k = 1; k <= MAX_SIDE && region_len(s, i, k, 0) &&
+		    region_len(s, i, k, 0) < JMP_LEN; k++)
+		for (m = 1; m <= MAX_SIDE && region_len(s, i, k, m); m++)
+			if (region_len(s, i, k, m) >= JMP_LEN) {
+				TRY(k, m);
+				break;
+			}
+#undef TRY
+	return why;
+}
+
+static void plan_candidate(struct planner *p, uintptr_t c)
+{
+	struct patch_plan *pl = p->plan;
+	struct patch_stats *st = &pl->st;
+	struct span *s = span_for(p, c);
+	int i = s ? span_index(s, c) : -1;
+
+	/* an instruction that starts with 0f 05 is `syscall` */
+	if (i < 0)
+		return;
+	st->sites++;
+	long nr = i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1;
+	if (nr == 15) {
+		/* rt_sigreturn must run natively, on the kernel's frame */
+		st->native_sigreturn++;
+		return;
+	}
+	if (nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr)) {
+		st->native_allowed++;
+		return;
+	}
+	switch (pick_region(p, s, i, &pl->site[pl->n_site])) {
+	case FIT:
+		st->patched++;
+		p->bound += (size_t)(pl->site[pl->n_site].n_pre + pl->site[pl->n_site].n_post) *
+			    ZYDIS_MAX_INSTRUCTION_LENGTH + TRAMP_FIXED;
+		pl->n_site++;
+		break;
+	case SKIP_TARGET:
+		st->skipped_target++;
+		break;
+	default:
+		st->skipped_other++;
+		break;
+	}
+}
+
+static int scan_push(uintptr_t **v, unsigned *n, unsigned *cap, uintptr_t a)
+{
+	if (p_grow(v, cap, *n, sizeof **v)) {
+		p_free(*v);
+		*v = NULL;
+		return -ENOMEM;
+	}
+	(*v)[(*n)++] = a;
+	return 0;
+}
+
+/* Every 0f 05 pair in [lo, hi) outside the skip range, ascending. */
+static int scan(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi, uintptr_t **v,
+		unsigned *n)
+{
+	const __m128i b0 = _mm_set1_epi8(0x0f), b1 = _mm_set1_epi8(0x05);
+	unsigned cap = 0;
+	uintptr_t a = lo;
+
+	*v = NULL;
+	*n = 0;
+	for (; a + 17 <= hi; a += 16) {
+		__m128i x, y = _mm_loadu_si128((const __m128i *)(a + 1));
+		unsigned mask;
+
+		/* most blocks have no 05 at all: skip four at a time */
+		if (a + 65 <= hi && !_mm_movemask_epi8(_mm_or_si128(
+			    _mm_or_si128(_mm_cmpeq_epi8(y, b1),
+					 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + 17)), b1)),
+			    _mm_or_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + 33)), b1),
+					 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + 49)), b1))))) {
+			a += 48;
+			continue;
+		}
+		x = _mm_loadu_si128((const __m128i *)a);
+		mask = _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, b0), _mm_cmpeq_epi8(y, b1)));
+		for (; mask; mask &= mask - 1)
+			if (scan_push(v, n, &cap, a + __builtin_ctz(mask)))
+				return -ENOMEM;
+	}
+	for (; a + 2 <= hi; a++)
+		if (((const uint8_t *)a)[0] == 0x0f && ((const uint8_t *)a)[1] == 0x05 &&
+		    scan_push(v, n, &cap, a))
+			return -ENOMEM;
+	/* drop the ones that overlap sandpit's own code */
+	unsigned j = 0;
+	for (unsigned i = 0; i < *n; i++)
+		if ((*v)[i] + SYSCALL_LEN <= cfg->skip_lo || (*v)[i] >= cfg->skip_hi)
+			(*v)[j++] = (*v)[i];
+	*n = j;
+	return 0;
+}
+
+int planner_analyse(struct planner *p)
+{
+	uintptr_t *cand;
+	unsigned n;
+	int r = scan(p->cfg, p->lo, p->hi, &cand, &n);
+
+	p->plan->st.modules = 1;
+	if (r)
+		return r;
+	p->plan->st.candidates = n;
+	p->plan->site = p_calloc(n ? n : 1, sizeof *p->plan->site);
+	if (!p->plan->site) {
+		p_free(cand);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		plan_candidate(p, cand[i]);
+	p_free(cand);
+	return 0;
+}
+
+int planner_init(struct planner *p, const struct patch_config *cfg,
+		 const struct module *mod, uintptr_t lo, uintptr_t hi,
+		 struct patch_plan *plan, const struct maps *m)
+{
+	const ElfW(Phdr) *eh, *dyn;
+	int r = -ENOENT;
+
+	memset(p, 0, sizeof *p);
+	memset(plan, 0, sizeof *plan);
+	p->cfg = cfg;
+	p->mod = *mod;
+	p->lo = lo;
+	p->hi = hi;
+	p->plan = plan;
+	p->bound = PATCH_SLOT_SIZE;
+	ZydisDecoderInit(&p->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderInit(&p->fast, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderEnableMode(&p->fast, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
+	module_view(mod, m, &p->view);
+	/* the code itself is read too: it must be there */
+	if (!elf_view_has(&p->view, lo, hi - lo))
+		return -EFAULT;
+	eh = module_phdr(mod, PT_GNU_EH_FRAME);
+	dyn = module_phdr(mod, PT_DYNAMIC);
+	p->has_sym = dyn && !elf_symtab_init(&p->sym, &p->view, mod->bias + dyn->p_vaddr,
+					      dyn->p_memsz, mod->bias);
+	p->has_eh = eh && !(r = elf_ehtab_init(&p->eh, &p->view, mod->bias + eh->p_vaddr));
+	if (!p->has_eh && mod->phdr)
+		patch_note_fallback(mod, r == -ENOENT ? "no .eh_frame_hdr that we read"
+					      : ".eh_frame_hdr does not fit in its mapping",
+				    p->has_sym);
+	return 0;
+}
+
+void planner_free(struct planner *p)
+{
+	span_free(&p->fn);
+	span_free(&p->whole);
+}

@@ -1,0 +1,16 @@
+/* What the patcher reports (internal to the patcher): its statistics, and
+ * the lines it writes under SANDPIT_DEBUG (no stdio: it runs inside the
+ * sandbox too). */
+#ifndef SANDPIT_USER_PATCH_STATS_H
+#define SANDPIT_USER_PATCH_STATS_H
+#include <stdbool.h>
+#include "user/patch.h"
+#include "user/patch_objects.h"
+
+/* *to += *from, field by field; to may be NULL */
+void patch_stats_add(struct patch_stats *to, const struct patch_stats *from);
+
+/* Under SANDPIT_DEBUG: an object whose tables cannot guide the patcher
+ * (why), which then takes a slower way that finds the same sites. */
+void patch_note_fallback(const struct module *mod, const char *why, bool has_sym);
+#endif
