@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,7 +31,8 @@
 const char run_usage[] =
 	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
 	"                   [--policy-format=minijail|sandpit] [--allow-read=PATH]...\n"
-	"                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS...]\n"
+	"                   [--allow-write=PATH]... [--log=denials] [--log-format=text|json]\n"
+	"                   -- PROGRAM [ARGS...]\n"
 	"Runs PROGRAM (a dynamic or static x86-64 ELF program, or a #! script) in the sandbox.\n"
 	"  --mode=MODE         strict, filter or auto (default: auto, or $SANDPIT_MODE)\n"
 	"  --policy=FILE       a policy file instead of the built-in default policy\n"
@@ -43,7 +45,8 @@ const char run_usage[] =
 	"                      link (both names under PATH), symlink, mkfifo, truncate, chmod\n"
 	"                      (no set-id bits), utimensat (touch); never through a symlink out\n"
 	"                      of PATH, and never chown or devices\n"
-	"  --log=denials       one line on stderr for each call the policy refuses\n"
+	"  --log=denials       one line on stderr for each call the policy refuses, and why\n"
+	"  --log-format=FMT    text (default) or json: one JSON object a line\n"
 	"A `path deny` of the policy wins over every grant (the default denies /etc's\n"
 	"secrets); every capability is dropped: root keeps its uid and nothing more.\n"
 	"Exit status: the program's own, or 128+N if signal N killed it;\n"
@@ -53,7 +56,7 @@ const char run_usage[] =
 struct run_args {
 	struct sandpit_options opts;
 	const char *read[MAX_GRANTS + 2], *write[MAX_GRANTS + 1];
-	int nread, nwrite, mode_given, log_denials;
+	int nread, nwrite, mode_given, log_denials, log_json;
 	char **prog; /* PROGRAM [ARGS...] */
 };
 
@@ -165,6 +168,10 @@ static int parse(int argc, char **argv, struct run_args *a)
 			if (strcmp(v, "denials"))
 				return run_fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
 			a->log_denials = 1;
+		} else if ((v = opt_value(arg, "--log-format"))) {
+			if (strcmp(v, "text") && strcmp(v, "json"))
+				return run_fail(RUN_EXIT_SANDPIT, "--log-format=%s: expected text or json", v);
+			a->log_json = !strcmp(v, "json");
 		} else {
 			return run_fail(RUN_EXIT_SANDPIT, "unknown option '%s' (see sandpit run --help)", arg);
 		}
@@ -273,6 +280,47 @@ static int wait_child(pid_t child)
 	return WEXITSTATUS(status);
 }
 
+/* Without --log, a program that fails after refusals gets one closing
+ * line: how many, the first, what refused it and what would allow it.
+ * The count is B's (user/denial_log.c), written to a pipe whose writing
+ * end P closed before the program ran, and whose reading end it never
+ * held. */
+static void put_entry(const char *which, struct denial_entry *e)
+{
+	e->call[sizeof(e->call) - 1] = e->decided[sizeof(e->decided) - 1] = 0;
+	e->builtin[sizeof(e->builtin) - 1] = e->allow[sizeof(e->allow) - 1] = 0;
+	fprintf(stderr, "; %s: %s, by %s%s%s%s", which, e->call, e->decided, e->builtin[0] ? " (" : "",
+		e->builtin, e->builtin[0] ? ")" : "");
+}
+
+static void closing_line(int fd)
+{
+	struct denial_report r = { 0 };
+	size_t got = 0;
+	/* B writes it when it sees P end, then exits: at most a moment */
+	while (got < sizeof(r)) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, 2000) <= 0)
+			return;
+		ssize_t n = read(fd, (char *)&r + got, sizeof(r) - got);
+		if (n <= 0)
+			return;
+		got += (size_t)n;
+	}
+	if (r.magic != DENIAL_REPORT_MAGIC || r.size != sizeof(r) || !r.count)
+		return;
+	fprintf(stderr, "sandpit: %llu call%s refused", (unsigned long long)r.count,
+		r.count == 1 ? "" : "s");
+	put_entry("the first", &r.first);
+	/* the last is the one nearest the failure */
+	if (r.count > 1)
+		put_entry("the last", &r.last);
+	const char *allow = r.last.allow[0] ? r.last.allow : r.first.allow;
+	if (*allow)
+		fprintf(stderr, "; %s would allow %s", allow, r.last.allow[0] && r.count > 1 ? "the last" : "it");
+	fprintf(stderr, "; --log=denials explains %s\n", r.count == 1 ? "it" : "each");
+}
+
 /* Our own auxiliary vector with the program's values in it. */
 static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct elf_image *interp,
 		     const char *execfn, uint8_t random[16])
@@ -356,12 +404,25 @@ int run_main(int argc, char **argv)
 	a.opts.allow_read = a.read;
 	a.opts.allow_write = a.write;
 
+	const char *log_env = getenv("SANDPIT_LOG");
+	int logging = a.log_denials || (log_env && !strcmp(log_env, "denials"));
+	int report[2] = { -1, -1 };
+	if (!logging && pipe2(report, O_CLOEXEC) < 0)
+		report[0] = report[1] = -1;
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
-	if (child)
-		return wait_child(child);
+	if (child) {
+		if (report[1] >= 0)
+			close(report[1]);
+		int status = wait_child(child);
+		if (report[0] >= 0 && status != 0)
+			closing_line(report[0]);
+		return status;
+	}
+	if (report[0] >= 0)
+		close(report[0]); /* the program never reads B's count */
 
 	/* the child becomes the program */
 	struct elf_image prog, interp;
@@ -405,6 +466,13 @@ int run_main(int argc, char **argv)
 		unsetenv("SANDPIT_MODE");
 	if (a.log_denials)
 		setenv("SANDPIT_LOG", "denials", 1);
+	if (a.log_json)
+		setenv("SANDPIT_LOG_FORMAT", "json", 1);
+	if (report[1] >= 0) {
+		char n[16];
+		snprintf(n, sizeof n, "%d", report[1]);
+		setenv("SANDPIT_REPORT_FD", n, 1);
+	}
 
 	if (a.opts.policy_file)
 		say_translated(a.opts.policy_file);

@@ -27,7 +27,8 @@ static int usage(FILE *f)
 	      "                                       without FILE)\n"
 	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
 	      "                   [--policy-format=minijail|sandpit] [--allow-read=PATH]...\n"
-	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n"
+	      "                   [--allow-write=PATH]... [--log=denials] [--log-format=text|json]\n"
+	      "                   -- PROGRAM [ARGS]\n"
 	      "       sandpit profile [--output=FILE] -- PROGRAM [ARGS]\n"
 	      "                                       run PROGRAM natively and write the policy it needs\n"
 	      "       sandpit bench [--quick] [--json | --markdown] [--plot=FILE] [--only=GROUP,...]\n",

@@ -40,6 +40,7 @@ struct line_call {
 	struct where at;
 	char name[MAX_NAME];
 	int cls, err, nrules;
+	int nguard; /* the first nguard rules are sandpit's guards */
 	struct policy_rule rules[POLICY_MAX_RULES];
 	const struct policy_proc_arg *proc;
 };
@@ -831,6 +832,7 @@ static int resolve(struct parser *ps, struct line_call *c, int nr, int action,
 		for (int i = 0; i < g->nrules; i++)
 			if (!guard_implied(&g->rules[i], rules, n))
 				c->rules[c->nrules++] = g->rules[i];
+		c->nguard = c->nrules;
 		for (int a = 0; a < 6; a++) {
 			int zero_ok = (g->self0_args >> a) & 1;
 
@@ -1361,18 +1363,27 @@ static int build(struct parser *ps, struct policy **out)
 					msg, sizeof(msg));
 		for (int i = 0; rc == 0 && i < c->nrules; i++)
 			rc = policy_add_rule(p, c->name, &c->rules[i], msg, sizeof(msg));
+		if (rc == 0 && (rc = policy_set_source(p, ps->given[k], c->at.file, c->at.line,
+						       c->nguard)) < 0)
+			snprintf(msg, sizeof(msg), "out of memory");
 		if (rc < 0)
 			report(ps, rc, &c->at, "%s", msg);
 	}
 	if (ps->dflt_given && (rc = policy_set_default(p, ps->dflt_cls, ps->dflt_err, msg,
 						       sizeof(msg))) < 0)
 		report(ps, rc, &ps->dflt_at, "%s", msg);
+	else if (ps->dflt_given && policy_set_source(p, POLICY_SRC_DEFAULT, ps->dflt_at.file,
+						     ps->dflt_at.line, 0) < 0)
+		report(ps, -ENOMEM, &ps->dflt_at, "out of memory");
 	for (size_t i = 0; i < ps->ngrants; i++)
 		if ((rc = ps->grants[i].deny
 				  ? policy_deny(p, ps->grants[i].path, msg, sizeof(msg))
 				  : policy_grant(p, ps->grants[i].path, ps->grants[i].writable, msg,
-						 sizeof(msg))) < 0)
-			report(ps, rc, &ps->grants[i].at, "%s", msg);
+						 sizeof(msg))) < 0 ||
+		    (!ps->grants[i].deny &&
+		     (rc = policy_set_source(p, POLICY_SRC_GRANTS, ps->grants[i].at.file,
+					     ps->grants[i].at.line, 0)) < 0))
+			report(ps, rc, &ps->grants[i].at, "%s", rc == -ENOMEM ? "out of memory" : msg);
 	if (ps->nerrors) {
 		policy_free(p);
 		return ps->rc;

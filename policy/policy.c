@@ -18,6 +18,9 @@ struct policy {
 	struct policy_call dflt_call;
 	struct policy_grant *grants;
 	size_t ngrants, grants_cap;
+	size_t grants_sourced; /* grants before this one have their source set */
+	char **files;          /* the names policy_set_source was given */
+	size_t nfiles;
 	struct policy_deny *denies;
 	size_t ndenies, denies_cap;
 };
@@ -56,6 +59,9 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->ngrants; i++)
 		free(p->grants[i].path);
 	free(p->grants);
+	for (size_t i = 0; i < p->nfiles; i++)
+		free(p->files[i]);
+	free(p->files);
 	for (size_t i = 0; i < p->ndenies; i++)
 		free(p->denies[i].pattern);
 	free(p->denies);
@@ -220,6 +226,8 @@ static int add_grant(struct policy *p, const char *path, int writable, int exact
 		return -ENOMEM;
 	g->writable = writable;
 	g->exact = exact;
+	g->file = NULL;
+	g->line = 0;
 	p->ngrants++;
 	return 0;
 }
@@ -381,6 +389,42 @@ int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t 
 	p->dflt_cls = cls;
 	p->dflt_err = err_no;
 	p->dflt_call = (struct policy_call){ .cls = cls, .err = err_no };
+	return 0;
+}
+
+static const char *keep_file(struct policy *p, const char *file)
+{
+	for (size_t i = p->nfiles; i-- > 0;)
+		if (!strcmp(p->files[i], file))
+			return p->files[i];
+	char **f = realloc(p->files, (p->nfiles + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	p->files = f;
+	f[p->nfiles] = strdup(file);
+	return f[p->nfiles] ? f[p->nfiles++] : NULL;
+}
+
+int policy_set_source(struct policy *p, int nr, const char *file, int line, int nguard)
+{
+	const char *f = file ? keep_file(p, file) : NULL;
+	if (file && !f)
+		return -ENOMEM;
+	if (nr == POLICY_SRC_GRANTS) {
+		for (; p->grants_sourced < p->ngrants; p->grants_sourced++) {
+			p->grants[p->grants_sourced].file = f;
+			p->grants[p->grants_sourced].line = line;
+		}
+		return 0;
+	}
+	struct policy_call *c = nr == POLICY_SRC_DEFAULT ? &p->dflt_call
+			      : nr >= 0 && nr < POLICY_MAX_NR && p->calls[nr].mentioned ? &p->calls[nr]
+											 : NULL;
+	if (!c || nguard < 0 || nguard > c->nrules)
+		return -EINVAL;
+	c->file = f;
+	c->line = line;
+	c->nguard = nguard;
 	return 0;
 }
 

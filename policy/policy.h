@@ -100,12 +100,18 @@ struct policy_call {
 	int nrules;
 	struct policy_rule rules[POLICY_MAX_RULES];
 	struct policy_proc_arg proc; /* POLICY_PROCESS only */
+	/* where it was decided (policy_set_source): the file and line that name
+	 * it, and how many of its first rules are sandpit's guards */
+	const char *file; /* NULL: not from a policy file */
+	int line, nguard;
 };
 
 struct policy_grant {
 	char *path;   /* absolute and normalised */
 	int writable; /* write implies read */
 	int exact;    /* the grant is a file: it covers that path only */
+	const char *file; /* the policy file that grants it, NULL: the command line */
+	int line;
 };
 
 /* `path deny PATTERN`: the paths a pattern matches, and everything under
@@ -145,6 +151,35 @@ const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen);
 #define POLICY_DEFAULT_NR 512
 int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen);
 void policy_get_default(const struct policy *p, int *cls, int *err_no);
+/* Where a decision comes from, so that a refusal can be explained: the
+ * line of a policy file that names call nr (nguard: how many of its first
+ * rules sandpit's guard put there), nr POLICY_SRC_DEFAULT for the
+ * `default:` line, POLICY_SRC_GRANTS for the grants added since the last
+ * such call.  The name is kept by the policy. */
+#define POLICY_SRC_DEFAULT (-1)
+#define POLICY_SRC_GRANTS  (-2)
+int policy_set_source(struct policy *p, int nr, const char *file, int line, int nguard);
+
+/* What decided a refusal of call nr, in words a user can act on
+ * (policy/explain.c): `rule` is the index of the register rule that
+ * refused it (T's report), or -1 when the call itself is denied.  One of
+ *   FILE:LINE              the policy line that names the call
+ *   guard: NAME            a rule sandpit puts on every policy (fd_free, ...)
+ *   not in the policy: default   the `default:` line (FILE:LINE in `where`)
+ * and `builtin` says which built-in rule made the line a refusal
+ * ("never: execve"), or is "". */
+struct policy_why {
+	char decided[160];
+	char builtin[96];
+};
+void policy_explain(const struct policy *p, int nr, int rule, struct policy_why *w);
+/* Filter mode's SECCOMP_RET_ERRNO carries no rule: the rule is found back
+ * from (nr, errno) through the model, the first rule of the call that
+ * returns that errno (-1: the call's own deny, or none). */
+int policy_rule_for_errno(const struct policy *p, int nr, int err_no);
+/* A path refusal: the grant that would allow it (its --allow-read= or
+ * --allow-write= option in `hint`), 0, or -ENOENT when none may (never). */
+int policy_grant_hint(const char *resolved, int access, char *hint, size_t n);
 
 /* Reading it (back ends, B). */
 const struct policy_call *policy_call(const struct policy *p, int nr);

@@ -478,6 +478,63 @@ TEST(default_deny_reaches_the_t_table)
 	policy_free(p);
 }
 
+/* A refusal is explained by what decided it (issue 20): the file's line,
+ * sandpit's guard rule, the `default:` line, or a built-in "never". */
+TEST(a_refusal_is_explained_by_its_line_its_guard_or_the_default)
+{
+	struct msgs m;
+	struct policy_why w;
+	struct policy *p = parse("default: deny(EPERM)\n"
+				 "getppid: allow\n"
+				 "socket: deny(EACCES)\n"
+				 "dup2: arg1 <= 100; deny(EINVAL)\n"
+				 "execve: deny(EACCES)\n"
+				 "path read /usr\n",
+				 &m, NULL);
+
+	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
+	policy_explain(p, nr_of("socket"), -1, &w);
+	EXPECT_STREQ("t.policy:3", w.decided);
+	EXPECT_STREQ("", w.builtin);
+
+	/* dup2's new descriptor gets sandpit's fd_free first, then the file's rule */
+	const struct policy_call *c = policy_call(p, nr_of("dup2"));
+	ASSERT_LE(1, c->nguard);
+	ASSERT_EQ(c->nguard + 1, c->nrules);
+	EXPECT_EQ(RULE_FD_FREE, c->rules[0].op);
+	EXPECT_EQ(RULE_LE, c->rules[c->nguard].op);
+	policy_explain(p, nr_of("dup2"), 0, &w);
+	EXPECT_STREQ("guard: fd_free", w.decided);
+	policy_explain(p, nr_of("dup2"), c->nguard, &w);
+	EXPECT_STREQ("t.policy:4", w.decided);
+	/* filter mode's ERRNO carries no rule: found back through the model */
+	EXPECT_EQ(c->nguard, policy_rule_for_errno(p, nr_of("dup2"), EINVAL));
+	EXPECT_EQ(-1, policy_rule_for_errno(p, nr_of("socket"), EACCES));
+
+	policy_explain(p, nr_of("getpriority"), -1, &w);
+	EXPECT_STREQ("not in the policy: default", w.decided);
+	EXPECT_STREQ("t.policy", policy_call(p, nr_of("getpriority"))->file);
+	EXPECT_EQ(1, policy_call(p, nr_of("getpriority"))->line);
+
+	policy_explain(p, nr_of("execve"), -1, &w);
+	EXPECT_STREQ("t.policy:5", w.decided);
+	EXPECT_STREQ("never: execve", w.builtin);
+
+	/* a file's grant has its line; one from the command line none */
+	EXPECT_STREQ("t.policy", policy_grant_at(p, 0)->file);
+	EXPECT_EQ(6, policy_grant_at(p, 0)->line);
+	ASSERT_EQ(0, policy_grant(p, "/opt", 0, NULL, 0));
+	EXPECT_EQ(NULL, policy_grant_at(p, policy_ngrants(p) - 1)->file);
+
+	char hint[64];
+	EXPECT_EQ(0, policy_grant_hint("/home/u", PA_READ, hint, sizeof(hint)));
+	EXPECT_STREQ("--allow-read=/home/u", hint);
+	EXPECT_EQ(0, policy_grant_hint("/tmp/out", PA_WRITE, hint, sizeof(hint)));
+	EXPECT_STREQ("--allow-write=/tmp/out", hint);
+	EXPECT_EQ(-ENOENT, policy_grant_hint("/proc/1/mem", PA_NEVER, hint, sizeof(hint)));
+	policy_free(p);
+}
+
 /* --- errors, each at its place --- */
 
 TEST(unknown_system_call)

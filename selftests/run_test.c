@@ -424,6 +424,25 @@ TEST_F(run, policy_file)
 	free(r.out);
 }
 
+/* the line of the built-in policy that names `call` (its text is in the library) */
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
+
+static int default_line(const char *call)
+{
+	const char *p = sandpit_default_policy, *end = p + sandpit_default_policy_len;
+	size_t n = strlen(call);
+	for (int line = 1; p < end; line++) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		if (!e)
+			e = end;
+		if ((size_t)(e - p) > n && !strncmp(p, call, n) && p[n] == ':')
+			return line;
+		p = e + 1;
+	}
+	return -1;
+}
+
 /* --log=denials: a strace-like line per refusal, the path escaped */
 TEST_F(run, log_denials)
 {
@@ -437,8 +456,9 @@ TEST_F(run, log_denials)
 	r.out = realloc(r.out, r.len + 1);
 	r.out[r.len] = 0;
 	snprintf(want, sizeof want,
-		 "sandpit: denied openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES (policy: no read grant)\n",
-		 self->secret);
+		 "sandpit: denied openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES; by "
+		 "policy/default.policy:%d: no read grant;",
+		 self->secret, default_line("openat"));
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("stderr: %s", r.out);
 	free(r.out);
 	ASSERT_EQ(0, sandboxed(variant->mode, log,
@@ -448,8 +468,8 @@ TEST_F(run, log_denials)
 	r.out[r.len] = 0;
 	line = strstr(r.out, "sandpit: denied openat(AT_FDCWD, \"");
 	EXPECT_NE(NULL, line) TH_LOG("stderr: %s", r.out);
-	EXPECT_NE(NULL, strstr(r.out, "new\\x1b[0m\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = -EACCES "
-				      "(policy: no write grant)"))
+	EXPECT_NE(NULL, strstr(r.out, "new\\u001b[0m\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = -EACCES; "
+				      "by policy/default.policy:"))
 		TH_LOG("stderr: %s", r.out);
 	/* sandpit's lines carry no raw escape (sh's own message may) */
 	for (char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -465,7 +485,260 @@ TEST_F(run, log_denials)
 			       NULL, &r));
 	r.out = realloc(r.out, r.len + 1);
 	r.out[r.len] = 0;
-	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied socket(0x2, 0x1, 0x0")) TH_LOG("stderr: %s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied socket(2, 1, 0) = -EACCES")) TH_LOG("stderr: %s", r.out);
+	free(r.out);
+	want_stderr = 0;
+}
+
+/* ---- refusals explained (issue 20) ---- */
+
+/* the line of `text` that contains `what`, as a string of its own */
+static char *line_with(const char *text, const char *what, char *out, size_t n)
+{
+	const char *at = strstr(text, what);
+	if (!at)
+		return NULL;
+	while (at > text && at[-1] != '\n')
+		at--;
+	snprintf(out, n, "%.*s", (int)strcspn(at, "\n"), at);
+	return out;
+}
+
+/* a JSON line's field: a string (unescaped) or the text of a number */
+static int json_field(const char *line, const char *key, char *out, size_t n)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(line, k);
+	size_t o = 0;
+	if (!p)
+		return -1;
+	p += strlen(k);
+	if (*p != '"') {
+		while (*p && *p != ',' && *p != '}' && o + 1 < n)
+			out[o++] = *p++;
+		out[o] = 0;
+		return 0;
+	}
+	for (p++; *p && *p != '"' && o + 1 < n; p++) {
+		if (*p == '\\' && p[1] == 'u') {
+			unsigned c;
+			if (sscanf(p + 2, "%4x", &c) != 1)
+				return -1;
+			out[o++] = (char)c;
+			p += 5;
+		} else {
+			if (*p == '\\')
+				p++;
+			out[o++] = *p;
+		}
+	}
+	out[o] = 0;
+	return *p == '"' ? 0 : -1;
+}
+
+static void run_refusals(struct __test_metadata *_metadata, const char *mode, const char *secret,
+			 const char *const extra[], struct result *r)
+{
+	char prog[PATH_MAX + 32];
+	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(mode, extra, (char *const[]){ prog, "refusals", (char *)secret, NULL },
+			       NULL, NULL, NULL, r));
+	want_stderr = 0;
+	r->out = realloc(r->out, r->len + 1);
+	r->out[r->len] = 0;
+	/* every call was made and refused with its own errno (exit 3) */
+	EXPECT_EQ(3, r->status) TH_LOG("stderr: %s", r->out);
+	EXPECT_NE(NULL, strstr(r->out, "attack: open -1 EACCES\n"));
+	EXPECT_NE(NULL, strstr(r->out, "attack: socket -1 EACCES\n"));
+	EXPECT_NE(NULL, strstr(r->out, "attack: socketpair -1 EACCES\n"));
+	EXPECT_NE(NULL, strstr(r->out, "attack: kill -1 EPERM\n"));
+	EXPECT_NE(NULL, strstr(r->out, "attack: fork -1 EPERM\n"));
+}
+
+/* --log=denials: each refusal of a fixed program says the call as checked,
+ * the errno, what decided (the default policy's line, or sandpit's guard),
+ * the caller in libc with its symbol, and the grant that would allow it */
+TEST_F(run, denials_explained_field_by_field_in_text)
+{
+	const char *log[] = { "--log=denials", NULL };
+	struct result r;
+	char line[1024], want[1024];
+	run_refusals(_metadata, variant->mode, self->secret, log, &r);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied openat(", line, sizeof line))
+		TH_LOG("stderr: %s", r.out);
+	snprintf(want, sizeof want,
+		 "sandpit: denied openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES; by "
+		 "policy/default.policy:%d: no read grant; from libc.so.6+0x",
+		 self->secret, default_line("openat"));
+	EXPECT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s\nwant %s", line, want);
+	snprintf(want, sizeof want, "); allow with --allow-read=%s", self->secret);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "open")) TH_LOG("%s", line);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied socket(", line, sizeof line));
+	snprintf(want, sizeof want,
+		 "sandpit: denied socket(2, 1, 0) = -EACCES; by policy/default.policy:%d; from "
+		 "libc.so.6+0x", default_line("socket"));
+	EXPECT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s\nwant %s", line, want);
+	EXPECT_NE(NULL, strstr(line, "socket+0x")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "allow with")) TH_LOG("%s", line);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied socketpair(", line, sizeof line));
+	snprintf(want, sizeof want, ") = -EACCES; by policy/default.policy:%d: argument rule; from "
+				    "libc.so.6+0x", default_line("socketpair"));
+	EXPECT_EQ(0, strncmp(line, "sandpit: denied socketpair(2, 1, 0, 0x", 38)) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s\nwant %s", line, want);
+	EXPECT_NE(NULL, strstr(line, "(socketpair+0x")) TH_LOG("%s", line);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied kill(", line, sizeof line));
+	EXPECT_NE(NULL, strstr(line, ", 18) = -EPERM; by guard: self_pid; from libc.so.6+0x"))
+		TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, "(kill+0x")) TH_LOG("%s", line);
+
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied clone(", line, sizeof line));
+	snprintf(want, sizeof want, ") = -EPERM; by policy/default.policy:%d: only a thread of this "
+				    "process; from libc.so.6+0x", default_line("clone"));
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s\nwant %s", line, want);
+	EXPECT_NE(NULL, strstr(line, "ork+0x")) TH_LOG("%s", line);
+	free(r.out);
+}
+
+TEST_F(run, denials_explained_field_by_field_in_json)
+{
+	const char *log[] = { "--log=denials", "--log-format=json", NULL };
+	struct result r;
+	char line[2048], v[1024];
+	run_refusals(_metadata, variant->mode, self->secret, log, &r);
+	static const struct {
+		const char *call, *err, *result, *reason, *rule, *symbol;
+		int guard, path;
+	} want[] = {
+		{ "openat", "EACCES", "-13", "no read grant", "-1", "open", 0, 1 },
+		{ "socket", "EACCES", "-13", "", "-1", "socket+0x", 0, 0 },
+		{ "socketpair", "EACCES", "-13", "argument rule", "0", "socketpair+0x", 0, 0 },
+		{ "kill", "EPERM", "-1", "argument rule", "0", "kill+0x", 1, 0 },
+		{ "clone", "EPERM", "-1", "only a thread of this process", "-1", "ork+0x", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char key[64], decided[64];
+		snprintf(key, sizeof key, "\"call\":\"%s\"", want[i].call);
+		ASSERT_NE(NULL, line_with(r.out, key, line, sizeof line)) TH_LOG("stderr: %s", r.out);
+		EXPECT_EQ('{', line[0]);
+		EXPECT_EQ(0, json_field(line, "sandpit", v, sizeof v));
+		EXPECT_STREQ("denied", v);
+		EXPECT_EQ(0, json_field(line, "errno", v, sizeof v));
+		EXPECT_STREQ(want[i].err, v);
+		EXPECT_EQ(0, json_field(line, "result", v, sizeof v));
+		EXPECT_STREQ(want[i].result, v);
+		EXPECT_EQ(0, json_field(line, "reason", v, sizeof v));
+		EXPECT_STREQ(want[i].reason, v);
+		EXPECT_EQ(0, json_field(line, "rule", v, sizeof v));
+		EXPECT_STREQ(want[i].rule, v);
+		EXPECT_EQ(0, json_field(line, "builtin", v, sizeof v));
+		EXPECT_STREQ("", v);
+		if (want[i].guard)
+			snprintf(decided, sizeof decided, "guard: self_pid");
+		else
+			snprintf(decided, sizeof decided, "policy/default.policy:%d",
+				 default_line(want[i].call));
+		EXPECT_EQ(0, json_field(line, "decided", v, sizeof v));
+		EXPECT_STREQ(decided, v);
+		EXPECT_EQ(0, json_field(line, "module", v, sizeof v));
+		EXPECT_NE(NULL, strstr(v, "/libc.so.6")) TH_LOG("%s", line);
+		EXPECT_EQ(0, json_field(line, "offset", v, sizeof v));
+		EXPECT_EQ(0, strncmp(v, "0x", 2)) TH_LOG("%s", line);
+		EXPECT_EQ(0, json_field(line, "symbol", v, sizeof v));
+		EXPECT_NE(NULL, strstr(v, want[i].symbol)) TH_LOG("%s", line);
+		EXPECT_EQ(0, json_field(line, "path", v, sizeof v));
+		EXPECT_STREQ(want[i].path ? self->secret : "", v);
+		char allow[200] = "";
+		if (want[i].path)
+			snprintf(allow, sizeof allow, "--allow-read=%s", self->secret);
+		EXPECT_EQ(0, json_field(line, "allow", v, sizeof v));
+		EXPECT_STREQ(allow, v);
+	}
+	/* the path as B checked it, in the arguments */
+	ASSERT_NE(NULL, line_with(r.out, "\"call\":\"openat\"", line, sizeof line));
+	char args[400];
+	snprintf(args, sizeof args, "\"args\":[\"AT_FDCWD\",\"\\\"%s\\\"\",\"O_RDONLY\",\"0\"]",
+		 self->secret);
+	EXPECT_NE(NULL, strstr(line, args)) TH_LOG("%s", line);
+	free(r.out);
+}
+
+/* Without --log, a program that fails after refusals gets one closing
+ * line: how many (as many as --log=denials explains), the first, the last,
+ * what refused them and the grant that would allow the last. */
+TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
+{
+	const char *log[] = { "--log=denials", NULL };
+	struct result r;
+	char *argv[] = { "cat", self->secret, NULL };
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, log, argv, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	int n = 0;
+	for (const char *p = r.out; (p = strstr(p, "sandpit: denied ")); p++)
+		n++;
+	EXPECT_EQ(NULL, strstr(r.out, " refused; the first: "));
+	free(r.out);
+	ASSERT_LT(0, n);
+
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(1, r.status);
+	char want[1024], line[2048];
+	snprintf(want, sizeof want, "sandpit: %d call%s refused; the first: ", n, n == 1 ? "" : "s");
+	ASSERT_NE(NULL, line_with(r.out, want, line, sizeof line)) TH_LOG("stderr: %s", r.out);
+	EXPECT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s", line);
+	snprintf(want, sizeof want,
+		 "openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES, by policy/default.policy:%d; "
+		 "--allow-read=%s would allow %s; --log=denials explains %s",
+		 self->secret, default_line("openat"), self->secret, n == 1 ? "it" : "the last",
+		 n == 1 ? "it" : "each");
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s\nwant %s", line, want);
+	/* the closing line is the last line, and only sandpit's */
+	ASSERT_LT(strlen(line), r.len);
+	EXPECT_EQ('\n', r.out[r.len - 1]);
+	EXPECT_EQ(0, strncmp(r.out + r.len - strlen(line) - 1, line, strlen(line))) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "sandpit: denied "));
+	free(r.out);
+
+	/* past a thread's first refusals the entry only counts them: the
+	 * count is still every one --log=denials explains */
+	char prog[PATH_MAX + 32];
+	char *many[] = { prog, "refuse-many", "300", NULL };
+	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
+	ASSERT_EQ(0, sandboxed(variant->mode, log, many, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
+	n = 0;
+	for (const char *p = r.out; (p = strstr(p, "sandpit: denied ")); p++)
+		n++;
+	free(r.out);
+	ASSERT_LE(300, n);
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, many, NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
+	snprintf(want, sizeof want, "sandpit: %d calls refused; the first: ", n);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s\nwant %s", r.out, want);
+	free(r.out);
+
+	/* a program that succeeds gets none, whatever was refused on the way */
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ "cat", "/etc/hostname", NULL },
+			       NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(NULL, strstr(r.out, " refused;")) TH_LOG("%s", r.out);
 	free(r.out);
 	want_stderr = 0;
 }
@@ -487,9 +760,12 @@ TEST_F(run, root_reads_no_shadow_and_holds_no_capability)
 	r.out[r.len] = 0;
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "cat: /etc/shadow: Permission denied\n")) TH_LOG("%s", r.out);
-	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY, "
-				      "0) = -EACCES (policy: path deny /etc/shadow)\n"))
-		TH_LOG("%s", r.out);
+	char want[256];
+	snprintf(want, sizeof want,
+		 "sandpit: denied openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY, 0) = -EACCES; by "
+		 "policy/default.policy:%d: path deny /etc/shadow; from ", default_line("openat"));
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "allow with")) TH_LOG("%s", r.out);
 	free(r.out);
 	want_stderr = 0;
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL,

@@ -479,7 +479,8 @@ static bool gnu_hash_count(const struct elf_view *v, uintptr_t h, size_t *n)
 int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dyn, uint64_t n_dyn,
 		    uintptr_t bias)
 {
-	uintptr_t hash = 0, gnu = 0, sym = 0;
+	uintptr_t hash = 0, gnu = 0, sym = 0, str = 0;
+	uint64_t strsz = 0;
 	Elf64_Dyn d;
 	size_t n = 0;
 
@@ -497,6 +498,10 @@ int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dy
 			hash = a;
 		else if (d.d_tag == DT_GNU_HASH)
 			gnu = a;
+		else if (d.d_tag == DT_STRTAB)
+			str = a;
+		else if (d.d_tag == DT_STRSZ)
+			strsz = d.d_un.d_val;
 	}
 	if (!sym || (!hash && !gnu))
 		return -ENOENT;
@@ -515,10 +520,14 @@ int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dy
 	s->sym = sym;
 	s->n = n;
 	s->bias = bias;
+	if (str && strsz && elf_view_has(v, str, strsz)) {
+		s->str = str;
+		s->strsz = strsz;
+	}
 	return 0;
 }
 
-bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+static const Elf64_Sym *sym_covering(const struct elf_symtab *s, uintptr_t pc)
 {
 	const Elf64_Sym *sym = (const Elf64_Sym *)s->sym; /* inside the view (elf_symtab_init) */
 
@@ -528,11 +537,35 @@ bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintp
 		uintptr_t a = s->bias + y->st_value;
 
 		if ((type == STT_FUNC || type == STT_GNU_IFUNC) && y->st_shndx != SHN_UNDEF &&
-		    pc >= a && pc - a < y->st_size) {
-			*lo = a;
-			*hi = a + y->st_size;
-			return *lo < *hi;
-		}
+		    pc >= a && pc - a < y->st_size)
+			return y;
 	}
+	return NULL;
+}
+
+bool elf_sym_name(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, const char **name)
+{
+	const Elf64_Sym *y = sym_covering(s, pc);
+
+	if (!y || !s->str || y->st_name >= s->strsz)
+		return false;
+	const char *n = (const char *)(s->str + y->st_name);
+	for (uint64_t i = 0; i < s->strsz - y->st_name; i++)
+		if (!n[i]) {
+			*lo = s->bias + y->st_value;
+			*name = n;
+			return i > 0;
+		}
 	return false;
+}
+
+bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	const Elf64_Sym *y = sym_covering(s, pc);
+
+	if (!y)
+		return false;
+	*lo = s->bias + y->st_value;
+	*hi = *lo + y->st_size;
+	return *lo < *hi;
 }

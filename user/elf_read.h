@@ -97,6 +97,8 @@ struct elf_symtab {
 	uintptr_t sym;            /* n Elf64_Sym, all inside the view */
 	size_t n;
 	uintptr_t bias;
+	uintptr_t str;            /* its string table, all inside the view; 0: none */
+	uint64_t strsz;
 };
 
 /* From the n_dyn bytes of .dynamic at dyn; an address below bias is taken
@@ -105,4 +107,7 @@ struct elf_symtab {
 int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dyn, uint64_t n_dyn,
 		    uintptr_t bias);
 bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* The function symbol covering pc, its start and its name (NUL-terminated
+ * inside the string table), for B's explanations of refusals. */
+bool elf_sym_name(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, const char **name);
 #endif

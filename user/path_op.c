@@ -207,8 +207,9 @@ static long read_times(const struct trusted_process_config *cfg, uint64_t addr,
 /* utimensat(fd, NULL, ...): B takes the object itself through P's
  * /proc/P/fd/N (a dup2 over N after the check cannot change what B acts
  * on) and checks the path of what it holds. */
-static long utimens_fd(const struct trusted_process_config *cfg, const struct policy_proc_arg *pa,
-		       const struct secure_page *sp, const struct timespec *tsp)
+static long utimens_fd(const struct trusted_process_config *cfg, int s,
+		       const struct policy_proc_arg *pa, const struct secure_page *sp,
+		       const struct timespec *tsp)
 {
 	char link[64], path[PATH_MAX];
 	int fd = (int)sp->args[0];
@@ -228,8 +229,8 @@ static long utimens_fd(const struct trusted_process_config *cfg, const struct po
 			r = -EACCES;
 	}
 	if (r == -EACCES)
-		b_log_path_denial(pa, sp, n > 0 ? path : "", PA_WRITE,
-				  n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
+		b_path_denial(s, pa, sp, n > 0 ? path : "", NULL, PA_WRITE,
+			      n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
 	if (r == 0 && utimensat(AT_FDCWD, link, tsp, 0) < 0)
 		r = -errno;
 	close(mine);
@@ -292,7 +293,7 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 	return errno = ENOSYS, -1;
 }
 
-long path_op(const struct trusted_process_config *cfg, const struct policy_proc_arg *pa,
+long path_op(const struct trusted_process_config *cfg, int s, const struct policy_proc_arg *pa,
 	     struct secure_page *sp)
 {
 	const struct op_call *c = NULL;
@@ -353,7 +354,7 @@ long path_op(const struct trusted_process_config *cfg, const struct policy_proc_
 		}
 		nofollow = !!(flags & AT_SYMLINK_NOFOLLOW);
 		if (!sp->args[c->path])
-			return utimens_fd(cfg, pa, sp, tsp);
+			return utimens_fd(cfg, s, pa, sp, tsp);
 		break;
 	}
 
@@ -365,7 +366,7 @@ long path_op(const struct trusted_process_config *cfg, const struct policy_proc_
 	long r = read_end(sp, c->dirfd, c->path, nofollow, a);
 	if (r == -ENOENT && c->op == OP_UTIMENS && (flags & AT_EMPTY_PATH) && !a->path[0]) {
 		free(e);
-		return utimens_fd(cfg, pa, sp, tsp);
+		return utimens_fd(cfg, s, pa, sp, tsp);
 	}
 	if (r == 0 && b)
 		r = read_end(sp, c->dirfd2, c->path2, 1, b);
@@ -388,8 +389,8 @@ long path_op(const struct trusted_process_config *cfg, const struct policy_proc_
 		struct end *bad = a_in ? b : a;
 		r = refused(cfg, bad, a_in ? seen_b : seen_a);
 		if (r == -EACCES)
-			b_log_path_denial(pa, sp, bad->path, PA_WRITE,
-					  policy_path_holds_denied(cfg->policy, cfg->pid, bad->res));
+			b_path_denial(s, pa, sp, bad->path, bad->res, PA_WRITE,
+				      policy_path_holds_denied(cfg->policy, cfg->pid, bad->res));
 	}
 	if (r < 0)
 		goto out;

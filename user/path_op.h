@@ -13,7 +13,8 @@ struct policy_proc_arg;
  * directory with openat2(RESOLVE_NO_SYMLINKS) and makes the call on the
  * last component relative to it.  Returns SP_V_ACK (done, 0), a negative
  * errno (the kernel's, or -EACCES for what the policy refuses), or 0 with
- * the call rewritten in sp for T to make (utimensat on a descriptor). */
-long path_op(const struct trusted_process_config *cfg, const struct policy_proc_arg *pa,
+ * the call rewritten in sp for T to make (utimensat on a descriptor).  s
+ * is the slot, for the explanation of a refusal. */
+long path_op(const struct trusted_process_config *cfg, int s, const struct policy_proc_arg *pa,
 	     struct secure_page *sp);
 #endif

@@ -35,12 +35,17 @@ struct u_state {
 		uint8_t info[128];
 	} deferred[4];
 	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
+	uint64_t caller;              /* where the call in progress returns to */
+	struct u_denial denial;       /* the refusal being reported to B */
+	uint32_t nreported;           /* refusals this thread reported to B */
+	uint64_t unreported;          /* and those only counted (B adds them up at the end) */
 	/* the program's view of SANDPIT_NEVER_BLOCKED in this thread's mask,
 	 * and those of them it raised while it had them blocked */
 	uint64_t vblocked, vpending;
 	int32_t t_fd;             /* T's eventfd: U wakes a sleeping T on it */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
+_Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
 
 /* set once U's thread is sandboxed; before that the entry passes calls through */
 extern int sandpit_u_active __attribute__((visibility("hidden")));
@@ -63,9 +68,15 @@ long sandpit_get_user8(const void *p) __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden")));
 
-/* --log=denials: syscall names by number, NULL when not logging */
-#define SANDPIT_NAME_LEN 24
-extern const char (*sandpit_u_names)[SANDPIT_NAME_LEN] __attribute__((visibility("hidden")));
+/* refusals are reported to B (which counts and logs them): set by
+ * sandpit_start, SANDPIT_U_REPORT_ALL for the log, SANDPIT_U_REPORT_COUNT
+ * for the command's count (after a thread's first SANDPIT_U_REPORT_FULL,
+ * only counted in u_state: a round trip to B each would slow a program
+ * that retries a refused call) */
+#define SANDPIT_U_REPORT_COUNT 1
+#define SANDPIT_U_REPORT_ALL   2
+#define SANDPIT_U_REPORT_FULL  64
+extern int sandpit_u_report __attribute__((visibility("hidden")));
 
 /* user/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
@@ -92,6 +103,9 @@ void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibili
 /* user/u_entry.c */
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
+/* the same, from a call site that returns to `caller` (the stub, the SIGSYS net) */
+long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
+			long caller) __attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
 long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 	__attribute__((visibility("hidden")));

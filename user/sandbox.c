@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -272,7 +273,6 @@ struct start {
 	struct patch_stats ps;
 	int patched;                    /* patch_process's result */
 	struct timespec t0, t1;         /* around it */
-	char (*names)[SANDPIT_NAME_LEN]; /* --log=denials */
 };
 
 /* Single call, single thread, a mode that can run, grants the kernel can
@@ -415,7 +415,10 @@ static int configure(struct start *s)
 					      .policy = policy, .sigtab = sigtab,
 					      .fs_by_ptrace = s->mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
-					      .task_size = fs_base_task_size() };
+					      .task_size = fs_base_task_size(),
+					      .log = denials_logged(), .report_fd = denials_report_fd() };
+	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
+	tp.log_json = fmt && !strcmp(fmt, "json");
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
@@ -459,6 +462,11 @@ static int fork_trusted_process(struct start *s)
 		return fail(r, "cannot close the trusted process's descriptor");
 	}
 	close(null_fd);
+	/* the count is B's: P (and so U) keeps no descriptor to it */
+	if (tp.report_fd >= 0) {
+		close(tp.report_fd);
+		unsetenv("SANDPIT_REPORT_FD");
+	}
 	return 0;
 }
 
@@ -548,19 +556,6 @@ static int finish_patching(struct start *s)
 	return 0;
 }
 
-/* --log=denials: the call names the entry writes, while libc is ours */
-static void denial_names(struct start *s)
-{
-	const char *log = getenv("SANDPIT_LOG");
-
-	if (log && !strcmp(log, "denials") && (s->names = calloc(TT_MAX_NR, sizeof(*s->names))))
-		for (int i = 0; i < TT_MAX_NR; i++) {
-			char *n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, i);
-			if (n)
-				snprintf(s->names[i], sizeof(s->names[i]), "%s", n);
-			free(n);
-		}
-}
 
 /* T: cloned with every signal blocked, so it never runs a handler.  After
  * it runs there is no way back.  no_new_privs, which a filter needs, was set
@@ -637,8 +632,7 @@ static void enter_seccomp(struct start *s)
 
 	__atomic_store_n(&sandpit_u_filter, s->mode == SANDPIT_MODE_FILTER, __ATOMIC_SEQ_CST);
 	sandpit_exec_patch_on = 1;
-	if (s->names)
-		sandpit_u_names = (const char(*)[SANDPIT_NAME_LEN])s->names;
+	sandpit_u_report = tp.log ? SANDPIT_U_REPORT_ALL : tp.report_fd >= 0 ? SANDPIT_U_REPORT_COUNT : 0;
 	sandpit_u_fsgsbase = compat_has(COMPAT_FSGSBASE);
 	sandpit_u_task_size = tp.task_size;
 	__atomic_store_n(&sandpit_u_active, 1, __ATOMIC_SEQ_CST);
@@ -674,7 +668,6 @@ int sandpit_start(const struct sandpit_options *opts)
 	patch_code(&s);
 	if ((r = trusted_process_ready(&s)) < 0 || (r = finish_patching(&s)) < 0)
 		return r;
-	denial_names(&s);
 	if ((r = clone_trusted_thread(&s)) < 0)
 		return r;
 	/* ---- point of no return: T runs */

@@ -88,7 +88,7 @@
 #define MB_RES_SEQ      64   /* T sets to the request's seq after the result   */
 #define MB_RESULT       72
 #define MB_RES2         80   /* rdx of the rdtsc pseudo-call                    */
-#define MB_RES3         88   /* rcx of rdtscp                                   */
+#define MB_RES3         88   /* rcx of rdtscp; the refusing rule's index + 1     */
 #define MB_T_SLEEP      96   /* u32: T is (about to be) blocked in ppoll        */
 #define MB_U_SLEEP      100  /* u32: U is (about to be) blocked in read        */
 #define MB_T_CPU        104  /* u32 */
@@ -140,6 +140,9 @@
  * FSGSBASE: U cannot set its own FS base and T is another thread, so B
  * does it by ptrace on the slot's U */
 #define SANDPIT_NR_FS_BASE      0x10004
+/* a refusal made by the entry or by T's rules, reported to B, which counts
+ * and logs every refusal (the report is in u_state, struct u_denial) */
+#define SANDPIT_NR_DENIED       0x10005
 
 /* the real-time signal sandpit keeps for itself: its handler changes the
  * thread's own signal mask and alternate stack, which T cannot */
@@ -195,6 +198,18 @@ struct k_sigaction {
 struct sigtab {
 	struct k_sigaction act[SIGTAB_N];
 	uint64_t signals; /* handlers run in this process, for pause and sigsuspend */
+};
+
+/* What U's entry tells B about a refusal it or T made: U's own account,
+ * which B copies once and uses only to explain and count, never to decide.
+ * `caller` is the address the refused call returns to (a trampoline's, or
+ * the program's for a call the filter trapped); B also reads it there for
+ * the refusals it makes itself. */
+struct u_denial {
+	uint64_t nr, args[6];
+	int64_t result;
+	int64_t rule; /* index of the call's register rule that refused it, or -1 */
+	uint64_t caller;
 };
 
 struct b_request {

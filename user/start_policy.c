@@ -1,6 +1,7 @@
 /* What start-up compiles the policy into (see start_policy.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -47,6 +48,22 @@ out:
 	return r;
 }
 
+int denials_logged(void)
+{
+	const char *log = getenv("SANDPIT_LOG");
+	return log && !strcmp(log, "denials");
+}
+
+int denials_report_fd(void)
+{
+	const char *e = getenv("SANDPIT_REPORT_FD");
+	char *end;
+	long fd = e && *e ? strtol(e, &end, 10) : -1;
+	if (fd < 3 || fd > INT_MAX || *end || fcntl((int)fd, F_GETFD) < 0)
+		return -1;
+	return (int)fd;
+}
+
 /* Filter mode's program: built by libseccomp from the same policy as the T
  * table, kept in a sealed memfd so that the nursery can install it on new
  * threads from memory U can never change. */
@@ -58,9 +75,8 @@ int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int
 {
 	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
 	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
-	const char *log = getenv("SANDPIT_LOG");
-	if (log && !strcmp(log, "denials"))
-		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees and logs them */
+	if (denials_logged() || denials_report_fd() >= 0)
+		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees, B counts and logs them */
 	int fd = memfd_create("sandpit-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;

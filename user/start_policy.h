@@ -20,4 +20,10 @@ int make_table(const struct policy *pol, const struct tt_table **out, size_t *le
  * with a message in err. */
 int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int fd_hi,
 		uint64_t fprog[2], char *err, size_t errlen);
+
+/* Refusals are counted and explained by B (user/denial_log.c) when
+ * --log=denials asks for lines (SANDPIT_LOG=denials) or `sandpit run` for
+ * the count: SANDPIT_REPORT_FD, a descriptor only B keeps (-1: none). */
+int denials_logged(void);
+int denials_report_fd(void);
 #endif

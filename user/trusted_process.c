@@ -27,6 +27,7 @@
 
 #include "compat/compat.h"
 #include "policy/policy.h"
+#include "user/denial_log.h"
 #include "user/fs_base.h"
 #include "user/slots.h"
 #include "user/path_op.h"
@@ -241,8 +242,10 @@ static int unrecorded_thread(void)
 
 static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
 {
-	if (p_is_exiting())
+	if (p_is_exiting()) {
+		denial_final(cfg);
 		_exit(0);
+	}
 	char msg[128];
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	say(msg, s);
@@ -453,8 +456,10 @@ static void *watch_p(void *arg)
 		ssize_t n = read(cfg->fd, buf + have, sizeof(buf) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			denial_final(cfg); /* P is gone: the command gets the count */
 			_exit(0);
+		}
 		have += (size_t)n;
 		pthread_mutex_lock(&lock);
 		for (size_t i = 0; i + 1 < have; i += 2) {
@@ -535,101 +540,56 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 	return 0;
 }
 
-static int log_denials = -1;
-
-static int logging_denials(void)
+/* the caller of slot s's call in progress, as U's entry wrote it: only
+ * shown, never decided on */
+static uint64_t slot_caller(int s)
 {
-	if (log_denials < 0) {
-		const char *e = getenv("SANDPIT_LOG");
-		log_denials = e && !strcmp(e, "denials");
-	}
-	return log_denials;
+	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	return __atomic_load_n(&st->caller, __ATOMIC_RELAXED);
 }
 
-static void put_open_flags(FILE *f, long flags)
+/* a path the policy refuses (deny: the `path deny` pattern that did, or
+ * NULL), explained from B's own copies */
+void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
+		   const char *path, const char *resolved, int access, const char *deny)
 {
-	static const struct { long bit; const char *name; } fl[] = {
-		{ O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" },
-		{ O_TRUNC, "O_TRUNC" }, { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" },
-		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" }, { O_CLOEXEC, "O_CLOEXEC" },
-		{ O_PATH, "O_PATH" }, { __O_TMPFILE, "O_TMPFILE" },
-	};
-	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
-	fputs(acc[flags & O_ACCMODE], f);
-	flags &= ~(long)O_ACCMODE;
-	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
-		if ((flags & fl[i].bit) == fl[i].bit) {
-			fprintf(f, "|%s", fl[i].name);
-			flags &= ~fl[i].bit;
-		}
-	if (flags)
-		fprintf(f, "|%#lo", flags);
+	struct denial d = { .nr = (int)sp->nr, .result = -EACCES, .rule = -1,
+			    .caller = slot_caller(s), .pa = pa, .path = path,
+			    .resolved = resolved, .access = access, .deny = deny };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(cfg, &d);
 }
 
-/* U chose the path: no byte of it reaches the terminal unescaped */
-static void put_quoted(FILE *f, const char *s)
+/* a refusal by one of B's own checks of a memory argument */
+static void b_denial(int s, const struct secure_page *sp, long r, const char *why)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	struct denial d = { .nr = (int)sp->nr, .result = r, .rule = -1,
+			    .caller = slot_caller(s), .why = why };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(cfg, &d);
 }
 
-/* --log=denials: one strace-like line for a path the policy refuses; deny
- * is the `path deny` pattern that refused it, if one did */
-void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-		       const char *path, int access, const char *deny)
+/* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
+ * copy of the report, checked for range, used to count and explain only */
+static long reported_denial(int s)
 {
-	if (!logging_denials())
-		return;
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)sp->nr);
-	int last = pa->path_arg;
-	if (pa->dirfd_arg > last)
-		last = pa->dirfd_arg;
-	if (pa->flags_arg > last)
-		last = pa->flags_arg + (pa->access == PA_OPEN);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) {
-		free(name);
-		return;
-	}
-	fprintf(f, "sandpit: denied %s(", name ? name : "?");
-	for (int i = 0; i <= last && i < 6; i++) {
-		long v = (long)sp->args[i];
-		if (i)
-			fputs(", ", f);
-		if (i == pa->path_arg)
-			put_quoted(f, path);
-		else if (i == pa->dirfd_arg && (int)v == AT_FDCWD)
-			fputs("AT_FDCWD", f);
-		else if (i == pa->flags_arg && pa->access == PA_OPEN)
-			put_open_flags(f, v);
-		else if (i == pa->flags_arg + 1 && pa->access == PA_OPEN)
-			fprintf(f, "%#lo", v);
-		else
-			fprintf(f, "%ld", v);
-	}
-	if (deny)
-		fprintf(f, ") = -EACCES (policy: path deny %s)\n", deny);
-	else
-		fprintf(f, ") = -EACCES (policy: %s)\n",
-			access == PA_NEVER   ? "never allowed"
-			: access == PA_WRITE ? "no write grant"
-					     : "no read grant");
-	fclose(f);
-	ssize_t w = buf ? write(2, buf, len) : 0;
-	(void)w;
-	free(buf);
-	free(name);
+	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	struct u_denial u;
+	memcpy(&u, (const void *)&st->denial, sizeof(u));
+	const struct policy_call *c = policy_call(cfg->policy, (int)u.nr);
+	struct denial d = { .nr = u.nr < POLICY_MAX_NR ? (int)u.nr : -1,
+			    .result = u.result < 0 && u.result > -4096 ? (long)u.result : -EPERM,
+			    .rule = u.rule >= 0 && u.rule < c->nrules ? (int)u.rule : -1,
+			    .caller = u.caller };
+	if (d.nr < 0)
+		return -EINVAL;
+	/* no rule said (T's word was overwritten by a handler's call): the
+	 * errno's first rule, as for filter mode's SECCOMP_RET_ERRNO */
+	if (d.rule < 0)
+		d.rule = policy_rule_for_errno(cfg->policy, d.nr, (int)-d.result);
+	memcpy(d.args, u.args, sizeof(d.args));
+	denial_note(cfg, &d);
+	return SP_V_ACK;
 }
 
 int b_resolve(int dirfd, const char *path, int nofollow, char *out)
@@ -653,7 +613,7 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out)
 
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
-static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
+static long check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
 	char path[PATH_MAX], resolved[PATH_MAX];
 	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
@@ -663,7 +623,7 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		b_log_path_denial(pa, sp, path, access, NULL);
+		b_path_denial(s, pa, sp, path, NULL, access, NULL);
 		return -EACCES;
 	}
 
@@ -688,8 +648,8 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		r = 0;
 	if (r < 0) {
 		if (r == -EACCES)
-			b_log_path_denial(pa, sp, path, access,
-					  policy_path_denied(cfg->policy, cfg->pid, resolved));
+			b_path_denial(s, pa, sp, path, resolved, access,
+				      policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -816,19 +776,6 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 static void *serve(void *arg);
 static void *exit_bell_slot(void *arg);
 
-/* --log=denials: a thread refused for want of a slot (EAGAIN) */
-static void log_no_slot(int all_busy)
-{
-	if (!logging_denials())
-		return;
-	if (all_busy)
-		say("sandpit: denied clone(): all %ld thread slots are in use = -1 EAGAIN\n",
-		    cfg->nslots);
-	else
-		say("sandpit: denied clone(): no thread slot of %ld came free in time = -1 EAGAIN\n",
-		    cfg->nslots);
-}
-
 /* A slot's server (and, without futex_waitv, its watcher), made when the
  * slot is first used: starting them all at once would take CPU from P
  * while it patches. */
@@ -893,9 +840,14 @@ static long check_clone(int parent, struct secure_page *sp)
 	if (s < 0 || start_slot_threads(s) < 0) {
 		int busy = starting_slots();
 		pthread_mutex_unlock(&lock);
-		log_no_slot(s < 0 && !busy);
+		char why[64];
+		snprintf(why, sizeof(why), s < 0 && !busy ? "all %d thread slots are in use"
+							   : "no thread slot of %d came free in time",
+			 cfg->nslots);
+		b_denial(parent, sp, -EAGAIN, why);
 		return -EAGAIN;
 	}
+	denial_slot_reused(cfg, s); /* before its state is cleared */
 	trusted_process_init_slot(cfg, s);
 	struct secure_page *child = &cfg->sp[s];
 	child->fds_new = !fds_made[s];
@@ -963,18 +915,28 @@ static long check(int s, struct secure_page *out)
 {
 	if (out->nr == SANDPIT_NR_FS_BASE)
 		return check_fs_base(s, out);
+	if (out->nr == SANDPIT_NR_DENIED)
+		return reported_denial(s);
 	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)out->nr);
 	if (!pa)
 		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */
 	switch (pa->kind) {
 	case PK_PATH:
-		return check_path(pa, out);
-	case PK_SIGACTION:
-		return check_sigaction(out);
-	case PK_CLONE:
-		return check_clone(s, out);
+		return check_path(s, pa, out);
+	case PK_SIGACTION: {
+		long r = check_sigaction(out);
+		if (r == -EPERM)
+			b_denial(s, out, r, "a handler or restorer in sandpit's memory");
+		return r;
+	}
+	case PK_CLONE: {
+		long r = check_clone(s, out);
+		if (r == -EPERM)
+			b_denial(s, out, r, "only a thread of this process");
+		return r;
+	}
 	case PK_PATH_OP:
-		return path_op(cfg, pa, out);
+		return path_op(cfg, s, pa, out);
 	default:
 		return -ENOSYS;
 	}
@@ -1094,8 +1056,17 @@ static void __attribute__((noreturn)) run(void)
 	 * would keep pipes from seeing their end */
 	close(0);
 	close(1);
-	syscall(SYS_close_range, 3, cfg->fd - 1, 0);
-	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
+	/* and the command's count of refusals (denial_log.h), if it gave one */
+	int keep[2] = { cfg->fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd };
+	if (keep[1] < keep[0]) {
+		int t = keep[0];
+		keep[0] = keep[1];
+		keep[1] = t;
+	}
+	syscall(SYS_close_range, 3, keep[0] - 1, 0);
+	if (keep[1] > keep[0])
+		syscall(SYS_close_range, keep[0] + 1, keep[1] - 1, 0);
+	syscall(SYS_close_range, keep[1] + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */

@@ -22,6 +22,8 @@ struct trusted_process_config {
 	struct sigtab *sigtab;      /* the program's own handlers */
 	int fs_by_ptrace;           /* strict mode without FSGSBASE: B sets U's FS base */
 	uint64_t task_size;         /* the kernel's TASK_SIZE_MAX (fs_base_task_size) */
+	int log, log_json;          /* --log=denials, --log-format=json: B explains refusals */
+	int report_fd;              /* the command's count of refusals (denial_log.h), or -1 */
 };
 
 /* Fork B (via an intermediate child, so B is never a child P could wait
@@ -56,6 +58,8 @@ struct policy_proc_arg;
 long b_read_string(char *buf, size_t max, uint64_t addr);
 int b_proc_link(char *out, size_t len, const char *what);
 int b_resolve(int dirfd, const char *path, int nofollow, char *out);
-void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-		       const char *path, int access, const char *deny);
+/* a path slot s's call may not use: counted and explained (user/denial_log.c);
+ * resolved is B's resolution of path, deny the `path deny` that refused it */
+void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
+		   const char *path, const char *resolved, int access, const char *deny);
 #endif

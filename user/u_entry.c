@@ -232,53 +232,34 @@ static long u_sigsuspend(const uint64_t *mask, long size)
 	return -4; /* EINTR */
 }
 
-/* --log=denials (sandpit_u_names is set): one line on stderr for a call
- * the policy refuses here or in T's rules; B reports the paths it refuses. */
-const char (*sandpit_u_names)[SANDPIT_NAME_LEN];
+/* A refusal made here or by T's rules is reported to B, which counts it
+ * for `sandpit run` and explains it under --log=denials: the call as U
+ * passed it, the result, which of the call's rules refused it (T says
+ * which, in MB_RES3) and where the call returns to.  B decides nothing by
+ * it; a report U forges only adds a line. */
+int sandpit_u_report;
 
-static char *put(char *p, char *end, const char *s)
+static void report_denied(struct u_state *st, long nr, const long a[6], long r, long rule)
 {
-	while (*s && p < end)
-		*p++ = *s++;
-	return p;
-}
-
-static char *put_num(char *p, char *end, unsigned long v, int hex)
-{
-	char tmp[24];
-	int n = 0;
-	if (hex)
-		p = put(p, end, "0x");
-	do
-		tmp[n++] = "0123456789abcdef"[v % (hex ? 16 : 10)];
-	while ((v /= (hex ? 16 : 10)));
-	while (n && p < end)
-		*p++ = tmp[--n];
-	return p;
-}
-
-static void log_denied(long nr, const long a[6], long r, const char *why)
-{
-	static const char *const names[] = { [1] = "EPERM", [2] = "ENOENT", [9] = "EBADF",
-					     [13] = "EACCES", [14] = "EFAULT", [22] = "EINVAL",
-					     [38] = "ENOSYS", [95] = "EOPNOTSUPP" };
-	char buf[256], *p = buf, *end = buf + sizeof(buf) - 1;
-	p = put(p, end, "sandpit: denied ");
-	if ((unsigned long)nr < TT_MAX_NR && sandpit_u_names[nr][0])
-		p = put(p, end, sandpit_u_names[nr]);
-	else
-		p = put_num(put(p, end, "syscall_"), end, (unsigned long)nr, 0);
+	if (sandpit_u_report != SANDPIT_U_REPORT_ALL && st->nreported >= SANDPIT_U_REPORT_FULL) {
+		__atomic_store_n(&st->unreported, st->unreported + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	st->nreported++;
+	/* a handler's own report waits until this one is B's (depth) */
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	struct u_denial *d = &st->denial;
+	d->nr = (uint64_t)nr;
 	for (int i = 0; i < 6; i++)
-		p = put_num(put(p, end, i ? ", " : "("), end, (unsigned long)a[i], 1);
-	p = put(p, end, ") = -");
-	unsigned long e = (unsigned long)-r;
-	if (e < sizeof(names) / sizeof(names[0]) && names[e])
-		p = put(p, end, names[e]);
-	else
-		p = put_num(p, end, e, 0);
-	p = put(put(put(p, end, " (policy: "), end, why), end, ")");
-	*p++ = '\n';
-	sandpit_raw_syscall6(__NR_write, 2, (long)buf, p - buf, 0, 0, 0);
+		d->args[i] = (uint64_t)a[i];
+	d->result = r;
+	d->rule = rule;
+	d->caller = st->caller;
+	long none[6] = { 0 };
+	call_trusted(st, SANDPIT_NR_DENIED, none);
+	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
+	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_run_deferred(st);
 }
 
 /* ppoll, pselect6, epoll_pwait and epoll_pwait2 carry a signal mask for
@@ -311,24 +292,39 @@ static long dispatch(long nr, const long a[6])
 {
 	struct u_state *st = u_self();
 	if ((unsigned long)nr >= TT_MAX_NR) {
-		if (sandpit_u_names)
-			log_denied(nr, a, -38, "unknown system call");
+		if (sandpit_u_report)
+			report_denied(st, nr, a, -38, -1);
 		return -38; /* ENOSYS: an unknown number is never executed */
 	}
 	const struct tt_entry *e = &st->table->entries[nr];
 	if (e->cls == TT_NATIVE || (e->cls == TT_ALLOW && sandpit_u_filter))
 		return sandpit_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (e->cls == TT_DENY) {
-		if (sandpit_u_names)
-			log_denied(nr, a, -(long)e->err, "not allowed");
+		if (sandpit_u_report)
+			report_denied(st, nr, a, -(long)e->err, -1);
 		return -(long)e->err;
 	}
-	if (!sandpit_u_names || e->cls != TT_THREAD)
+	if (!sandpit_u_report || e->cls != TT_THREAD)
 		return call_with_mask(nr, a);
-	st->mb->res3 = 0; /* T sets it when a rule refuses the call */
+	st->mb->res3 = 0; /* T sets it when a rule refuses the call: the rule's index + 1 */
 	long r = call_with_mask(nr, a);
-	if (r < 0 && st->mb->res3 == 1)
-		log_denied(nr, a, r, "argument rule");
+	uint64_t rule = st->mb->res3;
+	if (r < 0 && rule > e->first && rule <= (uint64_t)e->first + e->nrules)
+		report_denied(st, nr, a, r, (long)(rule - 1 - e->first));
+	return r;
+}
+
+long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
+			long caller)
+{
+	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
+		return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, a5);
+	/* a handler's calls in between have callers of their own */
+	struct u_state *st = u_self();
+	uint64_t outer = st->caller;
+	st->caller = (uint64_t)caller;
+	long r = sandpit_entry(nr, a0, a1, a2, a3, a4, a5);
+	st->caller = outer;
 	return r;
 }
 

@@ -267,8 +267,8 @@ static uintptr_t on_sigsys(void *info, ucontext_t *uc)
 	if (si[2] != SYS_SECCOMP_)
 		return program_kept_signal(31, info, uc, 0);
 	long nr = si[6]; /* si_syscall, after si_call_addr */
-	g[REG_RAX] = (greg_t)sandpit_entry(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
-					   g[REG_R8], g[REG_R9]);
+	g[REG_RAX] = (greg_t)sandpit_entry_from(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX],
+						g[REG_R10], g[REG_R8], g[REG_R9], g[REG_RIP]);
 	return 0;
 }
 

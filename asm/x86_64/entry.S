@@ -30,7 +30,7 @@ sandpit_syscall_stub:
 	push %r9
 	mov %rsp, %rbx
 	and $-16, %rsp
-	sub $8, %rsp
+	push 64(%rbx)		/* where the site returns to: explains a refusal */
 	push %r9
 	mov %r8, %r9
 	mov %r10, %r8
@@ -38,7 +38,7 @@ sandpit_syscall_stub:
 	mov %rsi, %rdx
 	mov %rdi, %rsi
 	mov %rax, %rdi
-	call sandpit_entry
+	call sandpit_entry_from
 	mov %rbx, %rsp
 	pop %r9
 	pop %r8

@@ -304,6 +304,9 @@ trusted_thread_main:
 	 * on the U of its own records for this slot, never one U names */
 	cmp $SANDPIT_NR_FS_BASE, %rax
 	je .Lprocess
+	/* a refusal to count and explain: B only reads the slot's report */
+	cmp $SANDPIT_NR_DENIED, %rax
+	je .Lprocess
 	cmp $TT_MAX_NR, %rax
 	jae .Lenosys
 	lea TT_ENTRIES(%r13,%rax,8), %rbx
@@ -374,7 +377,13 @@ trusted_thread_main:
 	dec %ebp
 	jmp .Lrule_loop
 .Lrule_fail:
-	movq $1, MB_RES3(%r14) /* for --log=denials: a rule refused it */
+	/* which rule refused it (its index in the table + 1), for explaining
+	 * the refusal; U's to report, it decides nothing */
+	lea -TT_RULES(%rbx), %rcx
+	sub %r13, %rcx
+	shr $5, %rcx
+	inc %rcx
+	mov %rcx, MB_RES3(%r14)
 	movslq TTR_ERR(%rbx), %rax
 	neg %rax
 	jmp .Lresult

@@ -11,7 +11,9 @@
 
 int main(int argc, char **argv)
 {
-	static const uint32_t flags[] = { 0, POLICY_BPF_NO_KILL_PROCESS };
+	/* with denials trapped too: `sandpit run` counts every refusal */
+	static const uint32_t flags[] = { 0, POLICY_BPF_NO_KILL_PROCESS, POLICY_BPF_TRAP_DENY,
+					  POLICY_BPF_NO_KILL_PROCESS | POLICY_BPF_TRAP_DENY };
 	char err[512] = "", tmp[4096];
 	struct policy *p;
 	int fd, rc;

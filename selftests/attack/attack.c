@@ -145,6 +145,43 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return got;
 	}
+	if (!strcmp(a, "refusals")) {
+		/* one refusal of each kind, in a fixed order, each result said on
+		 * stderr (so the test knows every call was made); exits 3 when all
+		 * were refused, 1 if any got through */
+		int sv[2], fd, n = 0;
+		errno = 0;
+		fd = open(arg, O_RDONLY); /* B: a path outside the grants */
+		fprintf(stderr, "attack: open %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = socket(AF_INET, SOCK_STREAM, 0); /* the policy's deny */
+		fprintf(stderr, "attack: socket %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = socketpair(AF_INET, SOCK_STREAM, 0, sv); /* the policy's argument rule */
+		fprintf(stderr, "attack: socketpair %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		fd = kill(getppid(), SIGCONT); /* sandpit's guard: P's own pid only */
+		fprintf(stderr, "attack: kill %d %s\n", fd, strerrorname_np(errno));
+		n += fd < 0;
+		errno = 0;
+		pid_t child = fork(); /* the trusted process's own check: threads only */
+		if (child == 0)
+			_exit(0);
+		fprintf(stderr, "attack: fork %d %s\n", (int)child, strerrorname_np(errno));
+		n += child < 0;
+		return n == 5 ? 3 : 1;
+	}
+	if (!strcmp(a, "refuse-many")) {
+		/* the same refused call again and again; exits 1 */
+		int n = atoi(arg), refused = 0;
+		for (int i = 0; i < n; i++)
+			refused += socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EACCES;
+		fprintf(stderr, "attack: %d of %d refused\n", refused, n);
+		return 1;
+	}
 	fprintf(stderr, "attack: unknown attack '%s'\n", a);
 	return 2;
 }
