@@ -80,6 +80,10 @@ void sandpit_restorer(void) __attribute__((visibility("hidden")));
 unsigned sandpit_getcpu(void) __attribute__((visibility("hidden")));
 /* asm/x86_64/entry.S */
 void sandpit_syscall_stub(void) __attribute__((visibility("hidden")));
+/* patched rdtsc / rdtscp sites: edx:eax (and ecx) as the instruction sets
+ * them, every other register and the flags kept */
+void sandpit_rdtsc_stub(void) __attribute__((visibility("hidden")));
+void sandpit_rdtscp_stub(void) __attribute__((visibility("hidden")));
 /* asm/x86_64/trusted_thread.S */
 long sandpit_clone_trusted(struct secure_page *sp) __attribute__((visibility("hidden")));
 
@@ -89,6 +93,8 @@ void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibili
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+/* the TSC as rdtscp gives it, through T in the sandbox; *aux its ecx */
+uint64_t u_read_tsc(uint32_t *aux) __attribute__((visibility("hidden")));
 /* user/u_signal.c */
 void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));

@@ -267,11 +267,11 @@ void u_sigsegv(int sig, void *info, void *ucv)
 		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
 		return;
 	}
-	struct mailbox *mb = u_self()->mb;
-	uint64_t lo = (uint64_t)u_call_trusted(SANDPIT_NR_RDTSC, none);
-	g[REG_RAX] = (greg_t)(lo & 0xffffffffu);
-	g[REG_RDX] = (greg_t)(mb->res2 & 0xffffffffu);
+	uint32_t aux;
+	uint64_t tsc = u_read_tsc(&aux);
+	g[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
+	g[REG_RDX] = (greg_t)(tsc >> 32);
 	if (len == 3)
-		g[REG_RCX] = (greg_t)(mb->res3 & 0xffffffffu);
+		g[REG_RCX] = (greg_t)aux;
 	g[REG_RIP] += len;
 }
