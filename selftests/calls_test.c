@@ -211,37 +211,20 @@ TEST(time_vdso_clock_reads_redirected_in_strict_mode_not_faulted)
 	EXPECT_EQ(vdso_before.n, vdso_clock_left(&vdso_before));
 }
 
-/* An rdtsc no patch window can hold (a jump on each side): it stays in the
- * code and, in strict mode, faults and is emulated through T. */
-uint64_t rdtsc_unpatchable(void);
-extern const unsigned char rdtsc_unpatchable_insn[];
-__asm__(".text\n"
-	".globl rdtsc_unpatchable\n"
-	".type rdtsc_unpatchable,@function\n"
-	"rdtsc_unpatchable:\n"
-	".cfi_startproc\n"
-	"jmp rdtsc_unpatchable_insn\n"
-	".globl rdtsc_unpatchable_insn\n"
-	"rdtsc_unpatchable_insn:\n"
-	"rdtsc\n"
-	"jmp 1f\n"
-	"1: shl $32, %rdx\n"
-	"or %rdx, %rax\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size rdtsc_unpatchable, .-rdtsc_unpatchable\n");
-
-static uint64_t tsc_before;
+/* An rdtsc no patch window can hold (bench.h): it stays in the code and, in
+ * strict mode, faults and is emulated through T. */
+static rdtsc_fn rdtsc_left;
 
 static int body_rdtsc_net(void *a)
 {
 	uint64_t *out = a;
+	const uint8_t *insn = (const uint8_t *)rdtsc_left + UNPATCHED_RDTSC_AT;
 
-	if (rdtsc_unpatchable_insn[0] != 0x0f || rdtsc_unpatchable_insn[1] != 0x31)
+	if (insn[0] != 0x0f || insn[1] != 0x31)
 		return 1; /* patched after all: this test would prove nothing */
-	out[0] = rdtsc_unpatchable();
+	out[0] = rdtsc_left();
 	usleep(1000);
-	out[1] = rdtsc_unpatchable();
+	out[1] = rdtsc_left();
 	out[2] = 2;
 	return 0;
 }
@@ -251,9 +234,10 @@ TEST(time_rdtsc_left_in_the_code_is_still_emulated)
 	uint64_t *out = shared_page(4096);
 
 	ASSERT_NE(NULL, out);
-	tsc_before = rdtsc_unpatchable();
+	ASSERT_NE(NULL, rdtsc_left = unpatched_rdtsc());
+	uint64_t tsc_before = rdtsc_left();
 	EXPECT_EQ(0, outcome(run_sandboxed(body_rdtsc_net, out)));
-	uint64_t tsc_after = rdtsc_unpatchable();
+	uint64_t tsc_after = rdtsc_left();
 	ASSERT_EQ(2u, out[2]);
 	/* the one counter the CPU keeps, read by T: between the parent's reads,
 	 * and moving */
