@@ -62,6 +62,11 @@ int bench_programs(const struct bench_cfg *c);     /* real programs under sandpi
 int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
 
 /* DESIGN §10, checked against this run's rows. */
+/* the row names DESIGN §10's targets name */
+#define BENCH_PYTHON_IMPORTS "python3 -c 'import json, email, http.client'"
+#define BENCH_TAR_PREFIX "tar cf - "
+#define BENCH_TRUE_ROW "/bin/true, fork+exec+wait"
+
 struct bench_target {
 	const char *path, *target;
 	char measured[160];
