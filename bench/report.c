@@ -502,7 +502,7 @@ void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
 		   "falls on all of them; the tables give the median, p10 and p90 of the samples and "
 		   "the median's ratio to the native median of the same row. A per-call sample is one "
 		   "batch of calls lasting about %.0f ms, timed with one clock read at each end (in "
-		   "strict mode a clock read is itself an emulated `rdtscp`, so it stays out of the "
+		   "strict mode a clock read is itself a round trip to T, so it stays out of the "
 		   "loop); a sandboxed sample comes from a forked child that called `sandpit_start`, a "
 		   "native one from a forked child that did not. Programs, start-up and `sandpit run` "
 		   "are timed from outside, fork to wait. Nothing is pinned except the row that says "
