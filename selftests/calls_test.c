@@ -234,7 +234,8 @@ TEST(time_rdtsc_left_in_the_code_is_still_emulated)
 	uint64_t *out = shared_page(4096);
 
 	ASSERT_NE(NULL, out);
-	ASSERT_NE(NULL, rdtsc_left = unpatched_rdtsc());
+	rdtsc_left = unpatched_rdtsc();
+	ASSERT_TRUE(rdtsc_left != NULL);
 	uint64_t tsc_before = rdtsc_left();
 	EXPECT_EQ(0, outcome(run_sandboxed(body_rdtsc_net, out)));
 	uint64_t tsc_after = rdtsc_left();
