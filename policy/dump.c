@@ -184,6 +184,8 @@ void policy_dump(const struct policy *p, FILE *f)
 		fprintf(f, "path %-5s %s%s\n", g->writable ? "write" : "read", g->path,
 			g->exact ? "  # a file" : "");
 	}
+	for (size_t i = 0; i < policy_ndenies(p); i++)
+		fprintf(f, "path deny  %s\n", policy_deny_at(p, i)->pattern);
 	fprintf(f, "# %-22s %-14s %-7s %-10s %s\n", "syscall", "action", "strict", "filter",
 		"rules (sandpit's own included) or B's check");
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {

@@ -456,3 +456,35 @@ const struct policy_guard *policy_guard(int nr)
 	pthread_once(&once, index_table);
 	return nr >= 0 && nr < POLICY_MAX_NR ? by_nr[nr] : NULL;
 }
+
+const char *policy_guard_allow_line(int nr, const char **why)
+{
+	const struct policy_guard *g = policy_guard(nr);
+
+	*why = NULL;
+	if (!g)
+		return "allow";
+	switch (g->kind) {
+	case GUARD_NEVER:
+		*why = g->why;
+		return "deny(EPERM)";
+	case GUARD_NEEDS_B:
+		if (g->proc)
+			return "process";
+		*why = g->why;
+		return "deny(EACCES)";
+	case GUARD_EMU:
+		return "emulate";
+	default:
+		/* a call on a process must be confined to P, or the parser refuses it */
+		if (g->self_args == 1)
+			return "arg0 == $pid";
+		if (g->self_args == 3)
+			return "arg0 == $pid && arg1 == $pid";
+		if (g->self_args) {
+			*why = g->why;
+			return "deny(EPERM)";
+		}
+		return "allow";
+	}
+}

@@ -346,6 +346,41 @@ TEST_F(run, log_denials)
 	want_stderr = 0;
 }
 
+/* As root: /etc/shadow refused by the default policy's deny, even with
+ * --allow-read=/etc, and logged as such; no capability left, uid kept */
+TEST_F(run, root_reads_no_shadow_and_holds_no_capability)
+{
+	const char *opts[] = { "--log=denials", "--allow-read=/etc", NULL };
+	struct result r;
+
+	if (geteuid() != 0 || access("/etc/shadow", R_OK) != 0)
+		SKIP(return, "not root: /etc/shadow is unreadable natively, so a refusal would "
+			     "prove nothing");
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, opts, (char *const[]){ "cat", "/etc/shadow", NULL },
+			       NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "cat: /etc/shadow: Permission denied\n")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY, "
+				      "0) = -EACCES (policy: path deny /etc/shadow)\n"))
+		TH_LOG("%s", r.out);
+	free(r.out);
+	want_stderr = 0;
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL,
+			       (char *const[]){ "grep", "-E", "^(Uid|Cap)", "/proc/self/status", NULL },
+			       NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("Uid:\t0\t0\t0\t0\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+		     "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+		     "CapAmb:\t0000000000000000\n",
+		     r.out);
+	free(r.out);
+}
+
 /* Up front sandpit patches the program, its interpreter and the vDSO, and
  * none of its own libraries (which never run again in the process), not
  * even the one the kernel happened to map right after the vDSO. */

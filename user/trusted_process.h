@@ -15,8 +15,7 @@ struct trusted_process_config {
 	pid_t pid;                  /* P */
 	int fd;                     /* B's end of the socket pair: P's end hangs up when P ends */
 	int fd_lo, fd_hi;           /* P's sandpit descriptors: B closes its copies */
-	int u_fd[SM_NSLOTS];        /* per slot: U's and T's ends of U<->T */
-	int t_fd[SM_NSLOTS];
+	int nslots;                 /* slots that fit sandpit's descriptor block (user/slots.h) */
 	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
 	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
