@@ -62,6 +62,11 @@ int bench_programs(const struct bench_cfg *c);     /* real programs under sandpi
 int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
 
 /* DESIGN §10, checked against this run's rows. */
+/* the row names DESIGN §10's targets name */
+#define BENCH_PYTHON_IMPORTS "python3 -c 'import json, email, http.client'"
+#define BENCH_TAR_PREFIX "tar cf - "
+#define BENCH_TRUE_ROW "/bin/true, fork+exec+wait"
+
 struct bench_target {
 	const char *path, *target;
 	char measured[160];
@@ -118,5 +123,30 @@ static inline missed_fn missed_code(long nr)
 	if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0)
 		return NULL;
 	return (missed_fn)page;
+}
+
+/* rdtsc between two jumps, so that no patch window fits around it, mapped
+ * like missed_code: the counter in rax (edx:eax).  In strict mode it faults
+ * and is emulated (the net for clock reads the patcher leaves); offset
+ * UNPATCHED_RDTSC_AT holds the instruction.  NULL if the mapping failed. */
+#define UNPATCHED_RDTSC_AT 2
+typedef uint64_t (*rdtsc_fn)(void);
+static inline rdtsc_fn unpatched_rdtsc(void)
+{
+	static const uint8_t code[] = {
+		0xeb, 0x00,             /* 0: jmp 2 */
+		0x0f, 0x31,             /* 2: rdtsc */
+		0xeb, 0x00,             /* 4: jmp 6 */
+		0x48, 0xc1, 0xe2, 0x20, /* 6: shl $32,%rdx */
+		0x48, 0x09, 0xd0,       /* 10: or %rdx,%rax */
+		0xc3,                   /* 13: ret */
+	};
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	memcpy(page, code, sizeof(code));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0)
+		return NULL;
+	return (rdtsc_fn)page;
 }
 #endif

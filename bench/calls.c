@@ -78,7 +78,8 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTAT, C_CLOCK, C_FS, NCALLS };
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTATAT, C_FSTAT, C_CLOCK,
+	    C_RDTSC, C_FS, NCALLS };
 
 static const struct {
 	const char *name, *note;
@@ -100,12 +101,19 @@ static const struct {
 		     "register rules (flags, protected ranges): T in both modes" },
 	[C_OPEN] = { "open+close", B_PATH "; open checked by B, close by T" },
 	[C_STAT] = { "stat", B_PATH "; checked by B in both modes" },
+	[C_FSTATAT] = { "newfstatat(dirfd, name)",
+			"fstatat(fd of /usr/lib, \"os-release\", buf, 0): a path relative to a directory "
+			"fd, which B resolves from the fd; checked by B in both modes" },
 	[C_FSTAT] = { "fstat", "through glibc 2.36: newfstatat(fd, \"\", buf, AT_EMPTY_PATH); the entry "
 			       "reads the empty path once and makes it fstat(fd): T in strict mode, "
 			       "the filter allows it in filter mode" },
 	[C_CLOCK] = { "clock_gettime",
-		      "CLOCK_MONOTONIC through the vDSO; strict: rdtscp faults and is emulated "
-		      "through T" },
+		      "CLOCK_MONOTONIC through the vDSO; strict: the vDSO's rdtscp is patched into a "
+		      "call that asks T for the counter (one round trip, no fault); filter: native" },
+	[C_RDTSC] = { "rdtsc, left in the code",
+		      "an rdtsc no patch window fits (bench.h): strict: it faults and the SIGSEGV "
+		      "handler asks T (the net; what every vDSO clock read cost before); native and "
+		      "filter: the instruction" },
 	[C_FS] = { "arch_prctl(ARCH_SET_FS)",
 		   "the thread's own FS base, set again (what ld.so and libc do once per thread); "
 		   "strict: wrfsbase in U where the CPU has FSGSBASE, else B by ptrace (the "
@@ -126,7 +134,8 @@ struct calls_shm {
 	char err[256];
 };
 
-static int fd_kept = -1;
+static int fd_kept = -1, dir_kept = -1;
+static rdtsc_fn rdtsc_left;
 static uint64_t fs_base_kept;
 static missed_fn net_gettid; /* made after sandpit_start, like code a program maps */
 
@@ -166,8 +175,14 @@ static void one(int call, long n)
 		case C_STAT:
 			stat(B_PATH, &sb);
 			break;
+		case C_FSTATAT:
+			fstatat(dir_kept, "os-release", &sb, 0);
+			break;
 		case C_FSTAT:
 			fstat(fd_kept, &sb);
+			break;
+		case C_RDTSC:
+			rdtsc_left();
 			break;
 		case C_CLOCK:
 			clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -247,6 +262,12 @@ static int calls_child(void *arg)
 {
 	struct calls_shm *s = arg;
 	fd_kept = open(B_PATH, O_RDONLY);
+	dir_kept = open("/usr/lib", O_RDONLY | O_DIRECTORY);
+	if (fd_kept < 0 || dir_kept < 0 || !(rdtsc_left = unpatched_rdtsc())) {
+		snprintf(s->err, sizeof(s->err), "opening %s or /usr/lib, or mapping rdtsc: %s",
+			 B_PATH, strerror(errno));
+		return 1;
+	}
 	syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs_base_kept);
 	double t0 = bench_now_ns();
 	if (enter(s->mode, s->err, sizeof(s->err)) < 0)

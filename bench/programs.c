@@ -103,7 +103,7 @@ int bench_startup(const struct bench_cfg *c)
 {
 	static const char *const argv[] = { "/bin/true", NULL };
 	bench_progress(c, "start-up: /bin/true");
-	return measure(c, "start-up", "/bin/true, fork+exec+wait",
+	return measure(c, "start-up", BENCH_TRUE_ROW,
 		       "`sandpit run -- /bin/true`: sandpit's own start, its fork, loading the "
 		       "program, sandpit_start, the program's ld.so and libc inside the sandbox",
 		       c->quick ? 5 : 20, argv, NULL);
@@ -161,7 +161,7 @@ int bench_programs(const struct bench_cfg *c)
 	size_t big = c->quick ? 8 << 20 : 200 << 20, small = c->quick ? 1 << 20 : 20 << 20;
 	int inserts = c->quick ? 1000 : 10000, rounds = c->quick ? 2 : 5, rc = 0;
 	char bigf[4096], smallf[4096], sql[4096];
-	static char name[5][64];
+	static char name[7][64];
 
 	snprintf(bigf, sizeof(bigf), "%s/data-big.txt", c->tmpdir);
 	snprintf(smallf, sizeof(smallf), "%s/data-small.txt", c->tmpdir);
@@ -181,12 +181,16 @@ int bench_programs(const struct bench_cfg *c)
 	/* -P: keep the leading '/' rather than remark on it for every round */
 	const char *const tar[] = { "/usr/bin/tar", "-Pcf", "-", tree, NULL };
 	const char *const sq[] = { "/usr/bin/sqlite3", ":memory:", NULL };
+	const char *const ls[] = { "/bin/ls", "-l", "/usr/bin", NULL };
+	const char *const py3[] = { "/usr/bin/python3", "-c", "import json, email, http.client", NULL };
 
 	snprintf(name[0], sizeof(name[0]), "sha256sum %zu MB", big >> 20);
 	snprintf(name[1], sizeof(name[1]), "xz -T2 -3 of %zu MB", small >> 20);
 	snprintf(name[2], sizeof(name[2]), "python3 -c 'import json'");
-	snprintf(name[3], sizeof(name[3]), "tar cf - %s", tree);
+	snprintf(name[3], sizeof(name[3]), BENCH_TAR_PREFIX "%s", tree);
 	snprintf(name[4], sizeof(name[4]), "sqlite3 :memory:, %d inserts", inserts);
+	snprintf(name[5], sizeof(name[5]), "ls -l /usr/bin");
+	snprintf(name[6], sizeof(name[6]), "%s", BENCH_PYTHON_IMPORTS);
 
 	bench_progress(c, "programs: %s", name[0]);
 	rc |= measure(c, "programs", name[0], "reads the file in 32 KiB blocks (read is native in both modes)",
@@ -202,6 +206,14 @@ int bench_programs(const struct bench_cfg *c)
 		      rounds, tar, NULL);
 	bench_progress(c, "programs: %s", name[4]);
 	rc |= measure(c, "programs", name[4], "one transaction, statements on stdin", rounds, sq, sql);
+	bench_progress(c, "programs: %s", name[5]);
+	rc |= measure(c, "programs", name[5],
+		      "an lstat, a readlink for links, user and group names per entry, into a pipe",
+		      rounds, ls, NULL);
+	bench_progress(c, "programs: %s", name[6]);
+	rc |= measure(c, "programs", name[6],
+		      "/usr/bin/python3; hundreds of stats, opens and fstats of modules", rounds, py3,
+		      NULL);
 
 	unlink(bigf);
 	unlink(smallf);

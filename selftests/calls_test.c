@@ -14,6 +14,7 @@
 #include <linux/seccomp.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "vdso_clock.h"
 
 /* ---------------------------------------------------------------- allowed */
 
@@ -159,6 +160,91 @@ static int body_rdtsc(void *a)
 TEST(time_rdtsc_rdtscp_emulated_under_strict)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed(body_rdtsc, NULL)));
+}
+
+static struct vdso_clock vdso_before;
+static struct timespec mono_before;
+
+/* In strict mode (the TSC off for U) each of the vDSO's clock reads is
+ * redirected to T instead of faulting; filter mode keeps the TSC and the
+ * vDSO as it is.  Either way clock_gettime tells the time at full
+ * resolution, no other timer and no coarser one. */
+static int body_vdso_clock(void *a)
+{
+	long *reads = a;
+	unsigned left = vdso_clock_left(&vdso_before);
+	struct timespec t[64];
+
+	if (suite_mode() == SANDPIT_MODE_STRICT ? left != 0 : left != vdso_before.n)
+		return 10 + (int)left;
+	for (int i = 0; i < 64; i++, (*reads)++)
+		if (clock_gettime(CLOCK_MONOTONIC, &t[i]))
+			return 1;
+	long first = (t[0].tv_sec - mono_before.tv_sec) * 1000000000L + t[0].tv_nsec -
+		     mono_before.tv_nsec;
+	if (first <= 0 || first > 60000000000L)
+		return 2;
+	unsigned distinct = 0;
+	for (int i = 1; i < 64; i++) {
+		long d = (t[i].tv_sec - t[i - 1].tv_sec) * 1000000000L + t[i].tv_nsec -
+			 t[i - 1].tv_nsec;
+		if (d < 0)
+			return 3;
+		distinct += d > 0;
+	}
+	/* a coarse clock would repeat its tick; this one moves between reads */
+	return distinct >= 32 ? 0 : 4;
+}
+
+TEST(time_vdso_clock_reads_redirected_in_strict_mode_not_faulted)
+{
+	long *reads = shared_page(4096);
+
+	ASSERT_NE(NULL, reads);
+	vdso_clock_find(&vdso_before);
+	ASSERT_LT(0u, vdso_before.n) TH_LOG("this vDSO reads no TSC: nothing to redirect");
+	ASSERT_EQ(vdso_before.n, vdso_clock_left(&vdso_before));
+	clock_gettime(CLOCK_MONOTONIC, &mono_before);
+	EXPECT_EQ(0, outcome(run_sandboxed(body_vdso_clock, reads)));
+	EXPECT_EQ(64, *reads);
+	/* the parent's own vDSO is untouched */
+	EXPECT_EQ(vdso_before.n, vdso_clock_left(&vdso_before));
+}
+
+/* An rdtsc no patch window can hold (bench.h): it stays in the code and, in
+ * strict mode, faults and is emulated through T. */
+static rdtsc_fn rdtsc_left;
+
+static int body_rdtsc_net(void *a)
+{
+	uint64_t *out = a;
+	const uint8_t *insn = (const uint8_t *)rdtsc_left + UNPATCHED_RDTSC_AT;
+
+	if (insn[0] != 0x0f || insn[1] != 0x31)
+		return 1; /* patched after all: this test would prove nothing */
+	out[0] = rdtsc_left();
+	usleep(1000);
+	out[1] = rdtsc_left();
+	out[2] = 2;
+	return 0;
+}
+
+TEST(time_rdtsc_left_in_the_code_is_still_emulated)
+{
+	uint64_t *out = shared_page(4096);
+
+	ASSERT_NE(NULL, out);
+	rdtsc_left = unpatched_rdtsc();
+	ASSERT_TRUE(rdtsc_left != NULL);
+	uint64_t tsc_before = rdtsc_left();
+	EXPECT_EQ(0, outcome(run_sandboxed(body_rdtsc_net, out)));
+	uint64_t tsc_after = rdtsc_left();
+	ASSERT_EQ(2u, out[2]);
+	/* the one counter the CPU keeps, read by T: between the parent's reads,
+	 * and moving */
+	EXPECT_LT(tsc_before, out[0]);
+	EXPECT_LT(out[0], out[1]);
+	EXPECT_LT(out[1], tsc_after);
 }
 
 /* ---------------------------------------------------------------- refused */

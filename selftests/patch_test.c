@@ -15,6 +15,7 @@
 #include <Zydis/Zydis.h>
 #include <kselftest_harness.h>
 #include "user/patch.h"
+#include "vdso_clock.h"
 
 /* The test's syscall stub: count, then do the call.  Unlike sandpit's stub it
  * clobbers flags (incq, cmp), which no libc code relies on across a syscall. */
@@ -668,6 +669,62 @@ TEST(patch_red_zone_kept)
 	ASSERT_EQ(0, patch_range(&test_cfg, (uintptr_t)page, (uintptr_t)page + 4096, &st));
 	ASSERT_EQ(1u, st.patched);
 	EXPECT_EQ(0x1234567890abcdefL, r(0x1234567890abcdefL));
+}
+
+/* rdtsc and rdtscp are planned only when the config names their stubs
+ * (strict mode), and each such trampoline calls the stub of its kind. */
+TEST(patch_vdso_clock_sites_only_with_their_stubs)
+{
+	struct text t = find_text("linux-vdso.so.1");
+	struct patch_config cfg = test_cfg;
+	struct vdso_clock c;
+	struct patch_plan pl;
+	unsigned bad = 0, calls = 0;
+
+	zydis_init();
+	vdso_clock_find(&c);
+	ASSERT_NE(0UL, t.lo);
+	ASSERT_LT(0u, c.n) TH_LOG("this vDSO reads no TSC: nothing to plan");
+	ASSERT_EQ(0, patch_plan_range(&cfg, t.lo, t.hi, t.lo - (1UL << 24), &pl));
+	EXPECT_EQ(0u, pl.st.clock_sites);
+	for (unsigned i = 0; i < pl.n_site; i++)
+		bad += pl.site[i].kind != PATCH_SYSCALL;
+	EXPECT_EQ(0u, bad);
+	patch_plan_free(&pl);
+
+	cfg.rdtsc_stub = 0x1111000;
+	cfg.rdtscp_stub = 0x2222000;
+	ASSERT_EQ(0, patch_plan_range(&cfg, t.lo, t.hi, t.lo - (1UL << 24), &pl));
+	EXPECT_EQ(c.n, pl.st.clock_sites);
+	EXPECT_LT(0u, pl.st.clock_patched);
+	EXPECT_EQ(0, memcmp(pl.code + PATCH_SLOT_SIZE, &cfg.rdtsc_stub, PATCH_SLOT_SIZE));
+	EXPECT_EQ(0, memcmp(pl.code + 2 * PATCH_SLOT_SIZE, &cfg.rdtscp_stub, PATCH_SLOT_SIZE));
+	for (unsigned i = 0; i < pl.n_site; i++) {
+		const struct patch_site *s = &pl.site[i];
+		size_t off = s->tramp;
+		struct insn x;
+
+		if (s->kind == PATCH_SYSCALL)
+			continue;
+		bad += memcmp((void *)s->addr, s->kind == PATCH_RDTSC ? "\x0f\x31" : "\x0f\x01\xf9",
+			      s->kind == PATCH_RDTSC ? 2 : 3) != 0;
+		/* the trampoline's one call goes through the slot of its kind */
+		while (off < (size_t)s->tramp + s->tramp_len &&
+		       decode(pl.code + off, pl.code_len - off, pl.region + off, &x) > 0) {
+			uint64_t to;
+
+			if (x.in.mnemonic == ZYDIS_MNEMONIC_CALL) {
+				calls++;
+				bad += !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&x.in, &x.op[0],
+									     pl.region + off, &to)) ||
+				       to != pl.region + s->kind * PATCH_SLOT_SIZE;
+			}
+			off += x.in.length;
+		}
+	}
+	EXPECT_EQ(0u, bad);
+	EXPECT_EQ(pl.st.clock_patched, calls);
+	patch_plan_free(&pl);
 }
 
 TEST_HARNESS_MAIN

@@ -3,6 +3,8 @@
  * sandpit's syscall stub instead (DESIGN §3).  Runs in P with libc available,
  * single-threaded: nothing else may execute the code being patched.
  *
+ * In strict mode rdtsc and rdtscp sites, which would fault there, are
+ * redirected the same way to stubs that behave as the instruction.
  * A site's trampoline is
  *     <displaced instructions before the syscall, re-encoded>
  *     lea -128(%rsp),%rsp ; call *SLOT(%rip) ; lea 128(%rsp),%rsp
@@ -33,6 +35,9 @@ struct patch_config {
 	const struct patch_ops *ops; /* NULL: libc; set: also no dl_iterate_phdr */
 	int wx_apart;                /* text is never writable and executable at once */
 	uintptr_t stub;              /* sandpit's syscall stub */
+	/* if set, rdtsc and rdtscp sites are redirected too, to stubs that
+	 * behave as the instruction does (strict mode, where it would fault) */
+	uintptr_t rdtsc_stub, rdtscp_stub;
 	uintptr_t skip_lo, skip_hi;  /* sandpit's own code: never patched */
 	/* called for each trampoline region created (now PROT_READ|PROT_EXEC) */
 	void (*on_region)(void *ctx, uintptr_t lo, uintptr_t hi);
@@ -47,25 +52,33 @@ struct patch_config {
 /* sites == patched + skipped_target + skipped_other + native_sigreturn + native_allowed */
 struct patch_stats {
 	unsigned modules;          /* executable ranges scanned */
-	unsigned candidates;       /* 0f 05 byte pairs outside the skip range */
+	unsigned candidates;       /* 0f 05 pairs (and rdtsc/rdtscp patterns) outside the skip range */
 	unsigned sites;            /* candidates that are real `syscall` instructions */
 	unsigned patched;
 	unsigned skipped_target;   /* every region would split a branch target */
 	unsigned skipped_other;    /* no region of simple instructions fits */
 	unsigned native_sigreturn; /* `mov $15,%eax; syscall`: left to run natively */
 	unsigned native_allowed;   /* left native because leave_native said so */
+	/* rdtsc/rdtscp instructions (only with rdtsc_stub), apart from the above;
+	 * those not redirected still fault and are emulated */
+	unsigned clock_sites, clock_patched;
 };
+
+enum patch_kind { PATCH_SYSCALL, PATCH_RDTSC, PATCH_RDTSCP };
 
 /* One planned site: the bytes [lo, hi) move to the trampoline. */
 struct patch_site {
-	uintptr_t addr;          /* the syscall instruction */
+	uintptr_t addr;          /* the syscall (rdtsc, rdtscp) instruction */
 	uintptr_t lo, hi;
 	uint32_t tramp;          /* offset of the trampoline in the region */
 	uint16_t tramp_len;
 	uint8_t n_pre, n_post;   /* displaced instructions before / after it */
+	uint8_t kind;            /* enum patch_kind */
 };
 
-#define PATCH_SLOT_SIZE 8    /* region bytes [0, 8): the stub address */
+/* region bytes [0, 8): the stub address; with rdtsc_stub set, [8, 16) and
+ * [16, 24) hold rdtsc_stub and rdtscp_stub */
+#define PATCH_SLOT_SIZE 8
 
 /* The plan for one executable range: the region image and its sites. */
 struct patch_plan {

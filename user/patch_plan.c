@@ -6,6 +6,7 @@
 #include "user/patch_plan.h"
 #include "user/patch_stats.h"
 #include "user/patch_sys.h"
+#include "user/patch_vdso.h"
 
 enum { FIT = 0, SKIP_TARGET, SKIP_OTHER };
 
@@ -170,6 +171,28 @@ static int pick_region(struct planner *p, struct span *s, unsigned i,
 	return why;
 }
 
+/* An rdtsc or rdtscp candidate that starts an instruction (which is then
+ * that instruction): redirected where a window fits, else left to fault
+ * and be emulated. */
+static void plan_clock(struct planner *p, struct span *s, int i, uintptr_t c)
+{
+	struct patch_plan *pl = p->plan;
+	const struct decoded *d = planner_decode(p, c);
+	uint8_t kind = ((const uint8_t *)c)[1] == 0x31 ? PATCH_RDTSC : PATCH_RDTSCP;
+
+	if (!d || d->in.mnemonic != (kind == PATCH_RDTSC ? ZYDIS_MNEMONIC_RDTSC
+							  : ZYDIS_MNEMONIC_RDTSCP))
+		return;
+	pl->st.clock_sites++;
+	if (pick_region(p, s, i, &pl->site[pl->n_site]) != FIT)
+		return;
+	pl->st.clock_patched++;
+	pl->site[pl->n_site].kind = kind;
+	p->bound += (size_t)(pl->site[pl->n_site].n_pre + pl->site[pl->n_site].n_post) *
+		    ZYDIS_MAX_INSTRUCTION_LENGTH + TRAMP_FIXED;
+	pl->n_site++;
+}
+
 static void plan_candidate(struct planner *p, uintptr_t c)
 {
 	struct patch_plan *pl = p->plan;
@@ -180,6 +203,10 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 	/* an instruction that starts with 0f 05 is `syscall` */
 	if (i < 0)
 		return;
+	if (((const uint8_t *)c)[1] != 0x05) {
+		plan_clock(p, s, i, c);
+		return;
+	}
 	st->sites++;
 	long nr = i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1;
 	if (nr == 15) {
@@ -218,9 +245,53 @@ static int scan_push(uintptr_t **v, unsigned *n, unsigned *cap, uintptr_t a)
 	return 0;
 }
 
-/* Every 0f 05 pair in [lo, hi) outside the skip range, ascending. */
-static int scan(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi, uintptr_t **v,
-		unsigned *n)
+static bool is_clock(const uint8_t *b, uintptr_t left)
+{
+	return b[0] == 0x0f && (b[1] == 0x31 || (left >= 3 && b[1] == 0x01 && b[2] == 0xf9));
+}
+
+/* Append every rdtsc / rdtscp byte pattern in [lo, hi) to the n syscall
+ * candidates of *v, then put them all in address order. */
+static int scan_clock(uintptr_t lo, uintptr_t hi, uintptr_t **v, unsigned *n, unsigned *cap)
+{
+	const __m128i b0 = _mm_set1_epi8(0x0f), b31 = _mm_set1_epi8(0x31),
+		      b01 = _mm_set1_epi8(0x01);
+	unsigned first = *n;
+	uintptr_t a = lo;
+
+	for (; a + 18 <= hi; a += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)a),
+			y = _mm_loadu_si128((const __m128i *)(a + 1));
+		unsigned mask = _mm_movemask_epi8(_mm_and_si128(
+			_mm_cmpeq_epi8(x, b0), _mm_or_si128(_mm_cmpeq_epi8(y, b31),
+							     _mm_cmpeq_epi8(y, b01))));
+
+		for (; mask; mask &= mask - 1) {
+			uintptr_t c = a + __builtin_ctz(mask);
+
+			if (is_clock((const uint8_t *)c, hi - c) && scan_push(v, n, cap, c))
+				return -ENOMEM;
+		}
+	}
+	for (; a + 2 <= hi; a++)
+		if (is_clock((const uint8_t *)a, hi - a) && scan_push(v, n, cap, a))
+			return -ENOMEM;
+	/* insert the few found into the ascending syscall candidates (no qsort:
+	 * inside the sandbox libc is the program's) */
+	for (unsigned i = first; i < *n; i++) {
+		uintptr_t x = (*v)[i];
+		unsigned j = i;
+
+		for (; j > 0 && (*v)[j - 1] > x; j--)
+			(*v)[j] = (*v)[j - 1];
+		(*v)[j] = x;
+	}
+	return 0;
+}
+
+/* Every 0f 05 pair in [lo, hi), and if clock every rdtsc and rdtscp
+ * pattern, ascending. */
+static int scan(uintptr_t lo, uintptr_t hi, bool clock, uintptr_t **v, unsigned *n)
 {
 	const __m128i b0 = _mm_set1_epi8(0x0f), b1 = _mm_set1_epi8(0x05);
 	unsigned cap = 0;
@@ -251,24 +322,30 @@ static int scan(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi, uint
 		if (((const uint8_t *)a)[0] == 0x0f && ((const uint8_t *)a)[1] == 0x05 &&
 		    scan_push(v, n, &cap, a))
 			return -ENOMEM;
-	/* drop the ones that overlap sandpit's own code */
+	return clock ? scan_clock(lo, hi, v, n, &cap) : 0;
+}
+
+/* Drop the candidates that overlap sandpit's own code. */
+static void drop_skipped(const struct patch_config *cfg, uintptr_t *v, unsigned *n)
+{
 	unsigned j = 0;
+
 	for (unsigned i = 0; i < *n; i++)
-		if ((*v)[i] + SYSCALL_LEN <= cfg->skip_lo || (*v)[i] >= cfg->skip_hi)
-			(*v)[j++] = (*v)[i];
+		if (v[i] + site_len((const uint8_t *)v[i]) <= cfg->skip_lo || v[i] >= cfg->skip_hi)
+			v[j++] = v[i];
 	*n = j;
-	return 0;
 }
 
 int planner_analyse(struct planner *p)
 {
 	uintptr_t *cand;
 	unsigned n;
-	int r = scan(p->cfg, p->lo, p->hi, &cand, &n);
+	int r = scan(p->lo, p->hi, p->clock, &cand, &n);
 
 	p->plan->st.modules = 1;
 	if (r)
 		return r;
+	drop_skipped(p->cfg, cand, &n);
 	p->plan->st.candidates = n;
 	p->plan->site = p_calloc(n ? n : 1, sizeof *p->plan->site);
 	if (!p->plan->site) {
@@ -295,11 +372,15 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 	p->lo = lo;
 	p->hi = hi;
 	p->plan = plan;
-	p->bound = PATCH_SLOT_SIZE;
+	p->bound = 3 * PATCH_SLOT_SIZE;
 	ZydisDecoderInit(&p->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecoderInit(&p->fast, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecoderEnableMode(&p->fast, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
 	module_view(mod, m, &p->view);
+	/* the vDSO's clock functions read the TSC on every call; elsewhere a
+	 * rare rdtsc (ld.so's start-up timing) is left to the SIGSEGV net, as
+	 * planning it costs start-up more (its function decoded) than it saves */
+	p->clock = cfg->rdtsc_stub && vdso_holds(m, lo);
 	/* the code itself is read too: it must be there */
 	if (!elf_view_has(&p->view, lo, hi - lo))
 		return -EFAULT;

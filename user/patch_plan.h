@@ -1,6 +1,6 @@
 /* Planning (internal to the patcher): for one executable range, find every
  * `syscall` (0f 05 pairs, kept where they start an instruction of the
- * enclosing function), and choose each site's window of displaced
+ * enclosing function; in strict mode rdtsc and rdtscp too), and choose each site's window of displaced
  * instructions, one no branch lands inside. */
 #ifndef SANDPIT_USER_PATCH_PLAN_H
 #define SANDPIT_USER_PATCH_PLAN_H
@@ -20,6 +20,13 @@
 #define TRAMP_FIXED 32      /* lea + call + lea + jmp = 24 bytes, rounded up */
 #define SITE_MAX (2 * MAX_SIDE * ZYDIS_MAX_INSTRUCTION_LENGTH + SYSCALL_LEN)
 
+/* The length of the instruction a candidate's bytes b stand for: syscall
+ * (0f 05) or rdtsc (0f 31), 2; rdtscp (0f 01 f9), 3. */
+static inline unsigned site_len(const uint8_t *b)
+{
+	return b[1] == 0x01 ? 3 : SYSCALL_LEN;
+}
+
 struct planner {
 	const struct patch_config *cfg;
 	struct module mod;
@@ -31,6 +38,7 @@ struct planner {
 	bool has_eh;
 	struct elf_symtab sym;
 	bool has_sym;
+	bool clock;                /* rdtsc/rdtscp sites too (strict mode, the vDSO) */
 	struct span fn, whole;
 	struct patch_plan *plan;
 	size_t bound;              /* code_len can not exceed this */

@@ -54,4 +54,6 @@ void patch_stats_add(struct patch_stats *to, const struct patch_stats *from)
 	to->skipped_other += from->skipped_other;
 	to->native_sigreturn += from->native_sigreturn;
 	to->native_allowed += from->native_allowed;
+	to->clock_sites += from->clock_sites;
+	to->clock_patched += from->clock_patched;
 }

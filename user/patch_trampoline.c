@@ -199,9 +199,9 @@ static int encode_tramp(struct planner *p, struct patch_site *s, struct emit *e)
 	for (unsigned j = 0; !r && j < s->n_pre; j++, a += len)
 		r = relocate(p, a, e, &len);
 	r = r ? r : emit_copy(e, p->lea_down, p->n_down);
-	r = r ? r : emit_call_slot(e, e->base);
+	r = r ? r : emit_call_slot(e, e->base + (uintptr_t)s->kind * PATCH_SLOT_SIZE);
 	r = r ? r : emit_copy(e, p->lea_up, p->n_up);
-	a = s->addr + SYSCALL_LEN;
+	a = s->addr + site_len((const uint8_t *)s->addr);
 	for (unsigned j = 0; !r && j < s->n_post; j++, a += len)
 		r = relocate(p, a, e, &len);
 	r = r ? r : emit_jmp(e, s->hi);
@@ -223,11 +223,20 @@ int tramp_encode(struct planner *p)
 	}
 	memcpy(e.buf, &p->cfg->stub, PATCH_SLOT_SIZE);
 	e.off = PATCH_SLOT_SIZE;
+	if (p->cfg->rdtsc_stub) {
+		memcpy(e.buf + e.off, &p->cfg->rdtsc_stub, PATCH_SLOT_SIZE);
+		memcpy(e.buf + e.off + PATCH_SLOT_SIZE, &p->cfg->rdtscp_stub, PATCH_SLOT_SIZE);
+		e.off += 2 * PATCH_SLOT_SIZE;
+	}
 	for (unsigned i = 0; i < pl->n_site; i++) {
 		size_t off = e.off;
 
 		if (encode_tramp(p, &pl->site[i], &e)) {
 			e.off = off;
+			if (pl->site[i].kind != PATCH_SYSCALL) {
+				pl->st.clock_patched--; /* left to fault and be emulated */
+				continue;
+			}
 			pl->st.patched--;
 			pl->st.skipped_other++;
 			continue;

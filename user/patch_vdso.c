@@ -56,3 +56,11 @@ int vdso_replace(const struct vma *v)
 	return 0;
 }
 
+
+bool vdso_holds(const struct maps *m, uintptr_t a)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (a >= m->v[i].lo && a < m->v[i].hi)
+			return m->v[i].kind == VMA_VDSO;
+	return false;
+}

@@ -95,6 +95,10 @@ void sandpit_restorer(void) __attribute__((visibility("hidden")));
 unsigned sandpit_getcpu(void) __attribute__((visibility("hidden")));
 /* asm/x86_64/entry.S */
 void sandpit_syscall_stub(void) __attribute__((visibility("hidden")));
+/* patched rdtsc / rdtscp sites: edx:eax (and ecx) as the instruction sets
+ * them, every other register and the flags kept */
+void sandpit_rdtsc_stub(void) __attribute__((visibility("hidden")));
+void sandpit_rdtscp_stub(void) __attribute__((visibility("hidden")));
 /* asm/x86_64/trusted_thread.S */
 long sandpit_clone_trusted(struct secure_page *sp) __attribute__((visibility("hidden")));
 
@@ -107,6 +111,8 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
 			long caller) __attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+/* the TSC as rdtscp gives it, through T in the sandbox; *aux its ecx */
+uint64_t u_read_tsc(uint32_t *aux) __attribute__((visibility("hidden")));
 long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 	__attribute__((visibility("hidden")));
 /* user/u_signal.c */

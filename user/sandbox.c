@@ -492,7 +492,10 @@ static void protect_ranges(struct start *s)
 static void patch_code(struct start *s)
 {
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	int strict = s->mode == SANDPIT_MODE_STRICT;
 	s->pc = (struct patch_config){ .stub = (uintptr_t)sandpit_syscall_stub,
+				       .rdtsc_stub = strict ? (uintptr_t)sandpit_rdtsc_stub : 0,
+				       .rdtscp_stub = strict ? (uintptr_t)sandpit_rdtscp_stub : 0,
 				       .skip_lo = (uintptr_t)__start_sandpit_text,
 				       .skip_hi = (uintptr_t)__stop_sandpit_text,
 				       .on_region = add_range, .ctx = s->sp,
@@ -547,12 +550,13 @@ static int finish_patching(struct start *s)
 	if (getenv("SANDPIT_DEBUG"))
 		fprintf(stderr,
 			"sandpit: patched %u of %u sites in %u modules in %ld us (left: %u sigreturn, "
-			"%u allowed in the filter, %u where a branch target is in the way, %u other)\n",
+			"%u allowed in the filter, %u where a branch target is in the way, %u other); "
+			"%u of %u rdtsc/rdtscp\n",
 			ps->patched, ps->sites, ps->modules,
 			((s->t1.tv_sec - s->t0.tv_sec) * 1000000000L + s->t1.tv_nsec - s->t0.tv_nsec) /
 				1000,
 			ps->native_sigreturn, ps->native_allowed, ps->skipped_target,
-			ps->skipped_other);
+			ps->skipped_other, ps->clock_patched, ps->clock_sites);
 	return 0;
 }
 

@@ -54,15 +54,40 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	return mb->result;
 }
 
-long u_call_trusted(long nr, const long args[6])
+/* res23, if set, gets T's second and third results, taken before deferred
+ * handlers run (their own requests would overwrite them). */
+static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
 {
 	struct u_state *st = u_self();
 	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
 	long r = call_trusted(st, nr, args);
+	if (res23) {
+		res23[0] = st->mb->res2;
+		res23[1] = st->mb->res3;
+	}
 	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
 	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
 		u_run_deferred(st);
 	return r;
+}
+
+long u_call_trusted(long nr, const long args[6])
+{
+	return call_trusted_res(nr, args, 0);
+}
+
+/* Strict mode turns the TSC off for U, so T (which keeps it) executes
+ * rdtscp: U gets exactly the counter the instruction would give, no other
+ * timer and no finer one.  (No rdtscp of U's own here: this file is not
+ * sandpit_text, the patcher would take it.) */
+uint64_t u_read_tsc(uint32_t *aux)
+{
+	static const long none[6];
+	uint64_t res23[2];
+	uint32_t lo = (uint32_t)call_trusted_res(SANDPIT_NR_RDTSC, none, res23);
+
+	*aux = (uint32_t)res23[1];
+	return (uint64_t)(uint32_t)res23[0] << 32 | lo;
 }
 
 /* rt_sigprocmask and sigaltstack act on the calling thread, so T cannot

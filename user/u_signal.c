@@ -346,7 +346,6 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
 	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
-	static const long none[6];
 	const int32_t *si = info;
 
 	/* sandpit's own fault-safe accesses to U's memory: EFAULT, not a death */
@@ -375,12 +374,12 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 	}
 	if (!len)
 		return program_kept_signal(11, info, uc, fault);
-	struct mailbox *mb = u_self()->mb;
-	uint64_t lo = (uint64_t)u_call_trusted(SANDPIT_NR_RDTSC, none);
-	g[REG_RAX] = (greg_t)(lo & 0xffffffffu);
-	g[REG_RDX] = (greg_t)(mb->res2 & 0xffffffffu);
+	uint32_t aux;
+	uint64_t tsc = u_read_tsc(&aux);
+	g[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
+	g[REG_RDX] = (greg_t)(tsc >> 32);
 	if (len == 3)
-		g[REG_RCX] = (greg_t)(mb->res3 & 0xffffffffu);
+		g[REG_RCX] = (greg_t)aux;
 	g[REG_RIP] += len;
 	return 0;
 }

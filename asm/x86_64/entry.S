@@ -76,4 +76,58 @@ sandpit_syscall_stub:
 	jmp 1b
 	.size sandpit_syscall_stub, .-sandpit_syscall_stub
 
+/* Patched rdtscp and rdtsc sites (strict mode, where the TSC is off for U):
+ * the same trampoline shape, the counter from u_read_tsc.  Like the
+ * instructions they set eax, edx (and ecx for rdtscp), zero-extended, and
+ * keep every other register and the flags.  They live in sandpit_text, which
+ * the patcher leaves alone, so their own rdtscp stays one. */
+	.globl sandpit_rdtscp_stub
+	.hidden sandpit_rdtscp_stub
+	.type sandpit_rdtscp_stub,@function
+sandpit_rdtscp_stub:
+	/* before the sandbox is up (the patcher runs first) U has the TSC */
+	cmpl $0, sandpit_u_active(%rip)
+	jne 1f
+	rdtscp
+	ret
+1:	pushfq
+	push %rbx
+	push %rsi
+	push %rdi
+	push %r8
+	push %r9
+	push %r10
+	push %r11
+	mov %rsp, %rbx
+	sub $16, %rsp
+	and $-16, %rsp
+	mov %rsp, %rdi
+	cld
+	call u_read_tsc
+	mov (%rsp), %ecx
+	mov %rbx, %rsp
+	pop %r11
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdi
+	pop %rsi
+	pop %rbx
+	mov %rax, %rdx
+	shr $32, %rdx
+	mov %eax, %eax
+	popfq
+	ret
+	.size sandpit_rdtscp_stub, .-sandpit_rdtscp_stub
+
+	.globl sandpit_rdtsc_stub
+	.hidden sandpit_rdtsc_stub
+	.type sandpit_rdtsc_stub,@function
+sandpit_rdtsc_stub:
+	push %rcx
+	call sandpit_rdtscp_stub
+	pop %rcx
+	ret
+	.size sandpit_rdtsc_stub, .-sandpit_rdtsc_stub
+
 	.section .note.GNU-stack,"",@progbits
