@@ -98,9 +98,10 @@ uint64_t u_read_tsc(uint32_t *aux)
 static long ask_own_handler(struct u_state *st, uint64_t *old_mask, uint64_t old_ss[3])
 {
 	/* The program's handlers wait until the request is answered (as they
-	 * do while T works): one that ran here and asked again would take this
-	 * request's place and its answer, and this one would wait for ever
-	 * (a Go program's SIGURG handler calls sigprocmask). */
+	 * do while T works; program_handler sees self_req ahead of self_done):
+	 * one that ran here and asked again would take this request's place
+	 * and its answer, and this one would wait for ever (a Go program's
+	 * SIGURG handler calls sigprocmask). */
 	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
 	st->self_err = 0;
 	uint64_t req = st->self_req + 1;
