@@ -105,4 +105,25 @@ struct elf_symtab {
 int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dyn, uint64_t n_dyn,
 		    uintptr_t bias);
 bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+
+/* Go's function table (.gopclntab, Go 1.18 on: pcHeader magic 0xfffffff0
+ * or 0xfffffff1), found in the object's readable memory: a Go binary maps
+ * it, but has neither .eh_frame nor, when static, dynamic symbols. */
+#define ELF_GO_MAX_FUNCS (1u << 24)
+#define ELF_GO_MAX_OFFSET (1ULL << 32)
+struct elf_gotab {
+	const struct elf_view *v;
+	uintptr_t tab;            /* n + 1 pairs of uint32 (entry offset, func
+				   * offset), entry offsets ascending; inside v */
+	size_t n;                 /* functions */
+	uintptr_t text;           /* where entry offsets count from */
+};
+
+/* The first pcHeader in v whose functions, counted from its textStart (or
+ * textStart + bias, not yet relocated), lie in [text_lo, text_hi) with
+ * ascending, non-empty entries.  0, or -ENOENT. */
+int elf_gotab_find(struct elf_gotab *g, const struct elf_view *v, uintptr_t text_lo,
+		   uintptr_t text_hi, uintptr_t bias);
+/* 1: [lo, hi) is the Go function holding pc; 0: none does. */
+int elf_gofunc_lookup(const struct elf_gotab *g, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 #endif

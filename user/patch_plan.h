@@ -31,6 +31,8 @@ struct planner {
 	bool has_eh;
 	struct elf_symtab sym;
 	bool has_sym;
+	struct elf_gotab go;
+	int go_state;              /* 0: not looked for yet, 1: found, -1: none */
 	struct span fn, whole;
 	struct patch_plan *plan;
 	size_t bound;              /* code_len can not exceed this */
