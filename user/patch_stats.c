@@ -24,8 +24,7 @@ void patch_note_fallback(const struct module *mod, const char *why, bool has_sym
 {
 	char line[256], *p = line;
 	const char *tail = has_sym ? ": functions found from its symbol table\n"
-				   : ": functions found from Go's .gopclntab if it has one, else by "
-				     "decoding it from the start\n";
+				   : ": functions found by decoding it from the start\n";
 	size_t n;
 
 	if (patch_debug <= 0)
