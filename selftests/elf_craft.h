@@ -144,15 +144,29 @@ static inline void craft_gopclntab(uint8_t *b, size_t off, uint64_t text_start,
 	}
 }
 
+#define CRAFT_NOTE 0xe80
+
 /* craft_object's, without usable unwind or symbol tables, its code a byte
  * that does not decode (06: push %es, not in 64-bit mode) and then exit(42)
  * (a linear decode from the segment's start never reaches that syscall),
- * and a .gopclntab whose second function starts at exit(42). */
+ * the Go linker's build-id note, and a .gopclntab whose second function
+ * starts at exit(42). */
 static inline void craft_go_object(uint8_t *b)
 {
 	static const uint32_t entry[] = { 0, 1, 1 + sizeof craft_exit42 };
+	/* namesz, descsz, NT_GO_BUILDID, "Go\0\0", an id */
+	static const uint8_t note[] = { 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
+					'G', 'o', 0, 0, 'i', 'd', '4', '2' };
+	unsigned n;
 
 	craft_object(b, 0x7fffffff, 0x7fffffff);
+	n = CRAFT_EH(b)->e_phnum++;
+	CRAFT_PH(b, 0)->p_filesz = CRAFT_PH(b, 0)->p_memsz = (n + 1) * sizeof(Elf64_Phdr);
+	*CRAFT_PH(b, n) = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R,
+					.p_offset = CRAFT_NOTE, .p_vaddr = CRAFT_NOTE,
+					.p_filesz = sizeof note, .p_memsz = sizeof note,
+					.p_align = 4 };
+	memcpy(b + CRAFT_NOTE, note, sizeof note);
 	b[CRAFT_CODE] = 0x06;
 	memcpy(b + CRAFT_CODE + 1, craft_exit42, sizeof craft_exit42);
 	craft_gopclntab(b, CRAFT_GOPCLNTAB, CRAFT_CODE, entry, 2);

@@ -690,6 +690,34 @@ TEST(inv9_malformed_gopclntab_refused)
 	}
 }
 
+/* The Go build-id note, in a buffer of exactly its size: found; its sizes
+ * broken (past the buffer, wrapping, a longer owner), not found */
+TEST(inv9_malformed_go_note_refused)
+{
+	static uint8_t obj[CRAFT_SIZE];
+	uint8_t *copy = malloc(20);
+	struct elf_view v;
+	static const struct {
+		unsigned off;
+		uint32_t value;
+	} broken[] = { { 0, 0xffffffff }, { 4, 0xffffffff }, { 4, 5 }, { 0, 17 }, { 0, 2 },
+		       { 8, 3 } };
+
+	craft_go_object(obj);
+	memcpy(copy, obj + CRAFT_NOTE, 20);
+	elf_view_init(&v, copy, 20);
+	EXPECT_TRUE(elf_note_has(&v, (uintptr_t)copy, 20, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 21, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 19, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+		memcpy(copy, obj + CRAFT_NOTE, 20);
+		memcpy(copy + broken[i].off, &broken[i].value, 4);
+		EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 20, ELF_NOTE_GO, ELF_NT_GO_BUILDID))
+			TH_LOG("case %zu accepted", i);
+	}
+	free(copy);
+}
+
 TEST(inv9_patcher_program_headers_past_the_mapping)
 {
 	static uint8_t b[CRAFT_SIZE];

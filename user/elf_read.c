@@ -537,6 +537,36 @@ bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintp
 	return false;
 }
 
+/* ---- notes ---- */
+
+bool elf_note_has(const struct elf_view *v, uintptr_t a, uint64_t n, const char *name,
+		  uint32_t type)
+{
+	size_t len = strlen(name) + 1;
+	uint32_t h[3];  /* namesz, descsz, type */
+	char own[16];
+
+	if (!elf_view_has(v, a, n))
+		return false;
+	/* each record: the header, then name and description padded to 4 */
+	for (uint64_t off = 0; n - off >= sizeof h;) {
+		uint64_t rec;
+
+		elf_view_get(v, a + off, h, sizeof h);
+		rec = sizeof h + (((uint64_t)h[0] + 3) & ~3ULL) + (((uint64_t)h[1] + 3) & ~3ULL);
+		if (rec > n - off)
+			return false;
+		/* the owner, NUL-padded (Go writes "Go\0\0", namesz 4) */
+		memset(own, 0, sizeof own);
+		if (h[2] == type && h[0] >= len && h[0] <= sizeof own &&
+		    elf_view_get(v, a + off + sizeof h, own, h[0]) && !memcmp(own, name, len) &&
+		    !own[h[0] - 1])
+			return true;
+		off += rec;
+	}
+	return false;
+}
+
 /* ---- Go's function table (.gopclntab) ---- */
 
 /* The first 8 bytes of a Go 1.18+ pcHeader on x86-64: magic 0xfffffff0

@@ -106,6 +106,13 @@ int elf_symtab_init(struct elf_symtab *s, const struct elf_view *v, uintptr_t dy
 		    uintptr_t bias);
 bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 
+/* Is there a note of this type whose owner is name among the n bytes of
+ * notes at a (a PT_NOTE segment)? */
+bool elf_note_has(const struct elf_view *v, uintptr_t a, uint64_t n, const char *name,
+		  uint32_t type);
+#define ELF_NOTE_GO "Go"
+#define ELF_NT_GO_BUILDID 4   /* the Go linker's build id: a Go program */
+
 /* Go's function table (.gopclntab, Go 1.18 on: pcHeader magic 0xfffffff0
  * or 0xfffffff1), found in the object's readable memory: a Go binary maps
  * it, but has neither .eh_frame nor, when static, dynamic symbols. */

@@ -1,7 +1,7 @@
 /* libFuzzer target for the ELF reader as the patcher uses it (user/
  * elf_read.c): any bytes, taken as an object mapped at their own address,
  * give its program headers, .eh_frame_hdr, CIE/FDE records, .dynamic and
- * hash tables, and Go's .gopclntab, without a read outside them (AddressSanitizer watches the
+ * hash tables, notes and Go's .gopclntab, without a read outside them (AddressSanitizer watches the
  * buffer's edges).  The bytes are also read as a bare .eh_frame_hdr and a
  * bare .dynamic, so that the fuzzer reaches those without a valid header.
  *     make fuzz            (clang, -fsanitize=fuzzer,address,undefined) */
@@ -93,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!elf_symtab_init(&s, &v, lo, size, lo))
 		symbols(&s, lo, size);
 	go_functions(&v, lo, size);
+	(void)elf_note_has(&v, lo, size, ELF_NOTE_GO, ELF_NT_GO_BUILDID);
 	free(buf);
 	return 0;
 }
