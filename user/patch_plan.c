@@ -353,7 +353,8 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 	if (!p->has_eh && mod->phdr)
 		patch_note_fallback(mod, r == -ENOENT ? "no .eh_frame_hdr that we read"
 					      : ".eh_frame_hdr does not fit in its mapping",
-				    p->has_sym);
+				    p->has_sym ? PATCH_BY_SYMTAB
+				    : go_table(p) ? PATCH_BY_GOPCLNTAB : PATCH_BY_LINEAR);
 	return 0;
 }
 

@@ -20,11 +20,12 @@ static char *hex(char *p, uintptr_t x)
 	return p;
 }
 
-void patch_note_fallback(const struct module *mod, const char *why, bool has_sym)
+void patch_note_fallback(const struct module *mod, const char *why, unsigned method)
 {
 	char line[256], *p = line;
-	const char *tail = has_sym ? ": functions found from its symbol table\n"
-				   : ": functions found by decoding it from the start\n";
+	const char *tail = method == PATCH_BY_SYMTAB      ? ": functions found from its symbol table\n"
+			   : method == PATCH_BY_GOPCLNTAB ? ": functions found from Go's .gopclntab\n"
+							  : ": functions found by decoding it from the start\n";
 	size_t n;
 
 	if (patch_debug <= 0)
