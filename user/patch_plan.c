@@ -73,6 +73,8 @@ static struct span *span_for(struct planner *p, uintptr_t c)
 		return NULL;    /* before the first function: headers, not code */
 	else if (r == 0)
 		how = PATCH_BY_LINEAR; /* the gap after an FDE, decoded from its end */
+	else if (p->go_state > 0)
+		return NULL;    /* a Go program's code outside its functions */
 	else {
 		/* no table at all: one linear decode of everything, kept */
 		span_start(&p->whole, &p->fast, p->mod.lo, p->mod.hi);
