@@ -583,7 +583,7 @@ static bool go_header(struct elf_gotab *g, const struct elf_view *v, uintptr_t a
 	/* magic+pads+sizes, nfunc, nfiles, textStart, 5 offsets (pclnOffset last) */
 	uint64_t h[9];
 	uintptr_t text, tab;
-	uint32_t prev = 0, e;
+	uint32_t prev = 0, e = 0;
 
 	if (!elf_view_get(v, a, h, sizeof h) || (h[0] & GO_PCHDR_MASK) != GO_PCHDR_118)
 		return false;
@@ -601,8 +601,8 @@ static bool go_header(struct elf_gotab *g, const struct elf_view *v, uintptr_t a
 	if (tab % 4 || !elf_view_has(v, tab, (h[1] + 1) * 8))
 		return false;
 	for (uint64_t i = 0; i <= h[1]; i++) {
-		get32(v, tab + 8 * i, &e);
-		if (e < prev || (i == h[1] && e == prev) || e > text_hi - text)
+		if (!get32(v, tab + 8 * i, &e) || e < prev || (i == h[1] && e == prev) ||
+		    e > text_hi - text)
 			return false;
 		prev = e;
 	}
@@ -635,15 +635,17 @@ int elf_gotab_find(struct elf_gotab *g, const struct elf_view *v, uintptr_t text
 int elf_gofunc_lookup(const struct elf_gotab *g, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 {
 	size_t a = 0, b = g->n;
-	uint32_t e, f;
+	uint32_t e = 0, f = 0;
 
+	/* the table is inside the view (elf_gotab_find): the reads succeed */
 	if (!g->n || pc < g->text)
 		return 0;
 	/* the last function whose entry is at or before pc (sorted: find) */
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 
-		get32(g->v, g->tab + 8 * mid, &e);
+		if (!get32(g->v, g->tab + 8 * mid, &e))
+			return 0;
 		if (e <= pc - g->text)
 			a = mid + 1;
 		else
@@ -651,9 +653,8 @@ int elf_gofunc_lookup(const struct elf_gotab *g, uintptr_t pc, uintptr_t *lo, ui
 	}
 	if (a == 0)
 		return 0;
-	get32(g->v, g->tab + 8 * (a - 1), &e);
-	get32(g->v, g->tab + 8 * a, &f);
-	if (pc - g->text >= f || e == f)
+	if (!get32(g->v, g->tab + 8 * (a - 1), &e) || !get32(g->v, g->tab + 8 * a, &f) ||
+	    pc - g->text >= f || e == f)
 		return 0;
 	*lo = g->text + e;
 	*hi = g->text + f;
