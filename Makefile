@@ -35,7 +35,8 @@ TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test invariants_test \
-                threads_test library_test core_test rule_eval_test)
+                threads_test library_test core_test rule_eval_test signals_test \
+                secrets_test slots_test grant_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
@@ -178,7 +179,7 @@ INSTALL_CHECKS := scripts/install-tap.sh scripts/kselftest-tap.sh
 
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
-		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made
+		$(BUILD)/fuzz/minijail_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS)
 
@@ -195,13 +196,13 @@ check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
-		build-asan/selftests/patch_test build-asan/selftests/elf_test
+		build-asan/selftests/minijail_test build-asan/selftests/patch_test build-asan/selftests/elf_test
 	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
-		build-asan/selftests/policyfile_test build-asan/selftests/patch_test \
-		build-asan/selftests/elf_test
+		build-asan/selftests/policyfile_test build-asan/selftests/minijail_test \
+		build-asan/selftests/patch_test build-asan/selftests/elf_test
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
-# shortcut must agree), the policy-file parser, and the ELF reader as the
+# shortcut must agree), the policy-file parser, minijail's format, and the ELF reader as the
 # loader and as the patcher use it, each for FUZZ_SECONDS
 # (default 60); make check runs each for CHECK_FUZZ_SECONDS
 FUZZ_SECONDS ?= 60
@@ -243,6 +244,17 @@ fuzz-policy: deps $(BUILD)/fuzz/policy_fuzz
 	fi
 	@echo "ok: policy_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/policy_fuzz.log) inputs in $(SECONDS) s"
 
+# minijail's format (policy/minijail.c), from its own seeds and dictionary
+fuzz-minijail: deps $(BUILD)/fuzz/minijail_fuzz
+	@mkdir -p $(BUILD)/fuzz/minijail_corpus
+	@if ! $(BUILD)/fuzz/minijail_fuzz -max_total_time=$(SECONDS) -max_len=65536 -timeout=10 \
+		-dict=selftests/fuzz/minijail.dict -print_final_stats=1 \
+		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/minijail_corpus selftests/fuzz/minijail_seeds \
+		>$(BUILD)/fuzz/minijail_fuzz.log 2>&1; then \
+		tail -40 $(BUILD)/fuzz/minijail_fuzz.log; echo "not ok: minijail_fuzz (log: $(BUILD)/fuzz/minijail_fuzz.log)"; exit 1; \
+	fi
+	@echo "ok: minijail_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/minijail_fuzz.log) inputs in $(SECONDS) s"
+
 fuzz-path: deps $(BUILD)/fuzz/path_fuzz
 	@if ! $(BUILD)/fuzz/path_fuzz -max_total_time=$(SECONDS) -max_len=512 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
@@ -261,9 +273,11 @@ fuzz-elf-load fuzz-elf-patch: fuzz-elf-%: deps $(BUILD)/fuzz/elf_%_fuzz $(BUILD)
 	fi
 	@echo "ok: elf_$*_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/elf_$*_fuzz.log) inputs in $(SECONDS) s"
 
-fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz
+fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/minijail_fuzz \
+		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz
 	@$(MAKE) --no-print-directory fuzz-path SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-minijail SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-elf-load SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-elf-patch SECONDS=$(FUZZ_SECONDS)
 
@@ -319,5 +333,5 @@ lint: $(BUILD)/include/profiler.skel.h
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
 .SECONDARY:

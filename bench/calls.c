@@ -500,9 +500,10 @@ out:
 			  (p[2].threads - p[1].threads) / MEM_THREADS);
 		if (mode != M_NATIVE) {
 			bench_add(bench_row("memory", "RSS added by sandpit_start", mn, BENCH_BYTES,
-					    "VmRSS before and after: S, mailboxes and T's alternate "
-					    "stacks are set up for all 16 slots at start, the patched "
-					    "code, the T table; B is another process, not counted"),
+					    "VmRSS before and after: slot 0's S, mailbox and T's "
+					    "alternate stack (the other slots' address space is only "
+					    "reserved), the patched code, the T table; B is another "
+					    "process, not counted"),
 				  p[1].rss - p[0].rss);
 			bench_add(bench_row("memory", "virtual memory added by sandpit_start", mn,
 					    BENCH_BYTES, "VmSize, the same way"),
@@ -516,12 +517,14 @@ out:
 int bench_memory(const struct bench_cfg *c)
 {
 	int rc = 0;
-	/* not measured: what user/secure_mem.h sets aside for each of the
-	 * slots when the sandbox starts, whether a thread uses it */
+	/* not measured: the pages user/secure_mem.h gives a slot; address
+	 * space for all SM_NSLOTS is reserved at start, a slot's pages are
+	 * touched when a thread first uses it (user/slots.h) */
 	bench_add(bench_row("memory", "reserved per slot at start", "layout", BENCH_BYTES,
 			    "from user/secure_mem.h, not measured: secure page + mailbox (S, 2 "
-			    "pages) + T's alternate signal stack, for each of the 16 slots; T itself "
-			    "has no stack"),
+			    "pages) + T's alternate signal stack, address space reserved for each "
+			    "of the 1,024 slots at start and touched when a thread first uses the "
+			    "slot; T itself has no stack"),
 		  (double)sandpit_slot_bytes());
 	for (int r = 0; r < c->rounds; r++) {
 		bench_progress(c, "memory round %d/%d", r + 1, c->rounds);

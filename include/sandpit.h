@@ -39,7 +39,11 @@ SANDPIT_API int sandpit_supported(void);
  * negative errno with a message in sandpit_error().  On success the calling
  * thread runs under seccomp from here on; it can never leave.  Fails with
  * -EBUSY on a second call and when other threads exist.  A failure after
- * the point of no return kills the process rather than run it unsandboxed. */
+ * the point of no return kills the process rather than run it unsandboxed.
+ * Before it forks its trusted process it drops every capability of the
+ * process and sets no_new_privs (a failure after that leaves them so):
+ * root keeps its uid, nothing more.  The policy's `path deny` lines win
+ * over allow_read and allow_write. */
 SANDPIT_API int sandpit_start(const struct sandpit_options *opts);
 
 /* The mode in force (SANDPIT_MODE_NONE before a successful sandpit_start). */

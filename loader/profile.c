@@ -449,6 +449,11 @@ static void on_path(struct profile_state *s, const struct prof_event *e, size_t 
 		dir = !!(e->flags & O_DIRECTORY);
 		if (e->ret >= 0)
 			set_fd(p, (int)e->ret, abs);
+	} else {
+		/* mkdir, unlink, rename, ... need a write grant of the directory
+		 * (the profiler records the first path of rename and link only) */
+		const struct policy_guard *g = policy_guard(e->nr);
+		write = create = g && g->proc && g->proc->kind == PK_PATH_OP;
 	}
 	if (e->nr == __NR_chdir && e->ret == 0) {
 		char *cwd = strdup(abs);

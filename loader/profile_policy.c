@@ -278,43 +278,14 @@ static int is_deny(const char *rule)
 	return !strncmp(rule, "deny(", 5) || !strncmp(rule, "return ", 7) || !strcmp(rule, "kill");
 }
 
-/* What a call the default policy does not name becomes. */
+/* What a call the default policy does not name becomes: the narrowest line
+ * guard.c lets it have. */
 static const char *own_rule(int nr, const char **why, int *group)
 {
-	const struct policy_guard *g = policy_guard(nr);
+	const char *rule = policy_guard_allow_line(nr, why);
 
-	*why = NULL;
-	*group = G_NEW;
-	if (!g)
-		return "allow";
-	switch (g->kind) {
-	case GUARD_NEVER:
-		*why = g->why;
-		*group = G_REFUSED;
-		return "deny(EPERM)";
-	case GUARD_NEEDS_B:
-		if (g->proc) {
-			*group = G_PROCESS;
-			return "process";
-		}
-		*why = g->why;
-		*group = G_REFUSED;
-		return "deny(EACCES)";
-	case GUARD_EMU:
-		return "emulate";
-	default:
-		/* a call on a process must be confined to P, or policy check refuses it */
-		if (g->self_args == 1)
-			return "arg0 == $pid";
-		if (g->self_args == 3)
-			return "arg0 == $pid && arg1 == $pid";
-		if (g->self_args) {
-			*why = g->why;
-			*group = G_REFUSED;
-			return "deny(EPERM)";
-		}
-		return "allow";
-	}
+	*group = *why ? G_REFUSED : !strcmp(rule, "process") ? G_PROCESS : G_NEW;
+	return rule;
 }
 
 static int grant_cmp(const void *a, const void *b)
@@ -457,6 +428,18 @@ int profile_write_policy(struct profile_record *r, FILE *f)
 		if (r->grants[i].write || strcmp(r->grants[i].path, "/proc/self"))
 			fprintf(f, "path %s %s\n", r->grants[i].write ? "write" : "read",
 				r->grants[i].path);
+	/* the grants above may cover what the default denies (all of /etc):
+	 * its denies come along, as it words them */
+	fprintf(f, "\n# the default policy's denies: secrets stay out whatever is granted\n");
+	for (const char *p = sandpit_default_policy, *end = p + sandpit_default_policy_len;
+	     p < end;) {
+		const char *eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		if (eol - p > 10 && !strncmp(p, "path deny ", 10))
+			fprintf(f, "%.*s\n", (int)(eol - p), p);
+		p = eol + 1;
+	}
 	if (r->lost_events || r->lost_tasks || r->unreadable_paths || r->unresolved_paths)
 		fprintf(f, "\n# INCOMPLETE: %llu events lost, %llu tasks untraced, %llu paths unreadable,\n"
 			   "# %llu relative paths unresolved: grants may be missing\n",

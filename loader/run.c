@@ -21,20 +21,31 @@
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
+#include "policy/policy.h"
 #include "user/sandbox.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64
 
 const char run_usage[] =
-	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
+	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
+	"                   [--policy-format=minijail|sandpit] [--allow-read=PATH]...\n"
 	"                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS...]\n"
 	"Runs PROGRAM (a dynamic or static x86-64 ELF program, or a #! script) in the sandbox.\n"
 	"  --mode=MODE         strict, filter or auto (default: auto, or $SANDPIT_MODE)\n"
 	"  --policy=FILE       a policy file instead of the built-in default policy\n"
-	"  --allow-read=PATH   also allow reading under PATH\n"
-	"  --allow-write=PATH  also allow reading, writing, creating and removing under PATH\n"
+	"  --policy-format=minijail|sandpit\n"
+	"                      read FILE in that format (without it: detected, sandpit.policy(5))\n"
+	"  --allow-read=PATH   also allow reading under PATH: open for reading, stat, readlink,\n"
+	"                      statfs, extended attributes\n"
+	"  --allow-write=PATH  also allow, under PATH, what --allow-read does and: open for\n"
+	"                      writing, create (also O_TMPFILE), mkdir, rmdir, unlink, rename and\n"
+	"                      link (both names under PATH), symlink, mkfifo, truncate, chmod\n"
+	"                      (no set-id bits), utimensat (touch); never through a symlink out\n"
+	"                      of PATH, and never chown or devices\n"
 	"  --log=denials       one line on stderr for each call the policy refuses\n"
+	"A `path deny` of the policy wins over every grant (the default denies /etc's\n"
+	"secrets); every capability is dropped: root keeps its uid and nothing more.\n"
 	"Exit status: the program's own, or 128+N if signal N killed it;\n"
 	"  125 sandpit itself failed (bad option, policy, mode not available on this kernel),\n"
 	"  126 PROGRAM cannot be run (not an ELF program, no permission), 127 PROGRAM not found.\n";
@@ -63,10 +74,54 @@ static const char *opt_value(const char *arg, const char *name)
 	return !strncmp(arg, name, n) && arg[n] == '=' ? arg + n + 1 : NULL;
 }
 
+/* Sets the format policy files are read in; 1 if arg is the option. */
+int policy_format_option(const char *arg, int *bad)
+{
+	const char *v = "--policy-format=";
+
+	*bad = 0;
+	if (strncmp(arg, v, strlen(v)))
+		return 0;
+	v = arg + strlen(v);
+	if (!strcmp(v, "minijail"))
+		policy_set_file_format(POLICY_FORMAT_MINIJAIL);
+	else if (!strcmp(v, "sandpit"))
+		policy_set_file_format(POLICY_FORMAT_SANDPIT);
+	else
+		*bad = 1;
+	return 1;
+}
+
+static void count_note(void *ctx, const char *msg)
+{
+	(void)msg;
+	(*(int *)ctx)++;
+}
+
+/* A minijail file is translated, never silently: one line says how many of
+ * its lines were, and where to read how (sandpit policy check). */
+static void say_translated(const char *file)
+{
+	struct policy *p = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int notes = 0;
+
+	if (policy_read_file(file, &text, &len) < 0)
+		return; /* sandpit_start says why */
+	if (policy_text_is_minijail(text, len) &&
+	    policy_parse_minijail(file, text, len, &p, NULL, count_note, &notes, NULL, 0) == 0 &&
+	    notes)
+		fprintf(stderr, "sandpit: %s: minijail's format, %d translation%s (sandpit policy "
+				"check %s says which)\n", file, notes, notes == 1 ? "" : "s", file);
+	policy_free(p);
+	free(text);
+}
+
 static int parse(int argc, char **argv, struct run_args *a)
 {
 	const char *v;
-	int i;
+	int i, bad;
 
 	memset(a, 0, sizeof *a);
 	a->opts.mode = SANDPIT_MODE_AUTO;
@@ -93,6 +148,9 @@ static int parse(int argc, char **argv, struct run_args *a)
 			a->mode_given = 1;
 		} else if ((v = opt_value(arg, "--policy"))) {
 			a->opts.policy_file = v;
+		} else if (policy_format_option(arg, &bad)) {
+			if (bad)
+				return run_fail(RUN_EXIT_SANDPIT, "%s: expected minijail or sandpit", arg);
 		} else if ((v = opt_value(arg, "--allow-read")) || (v = opt_value(arg, "--allow-write"))) {
 			int w = arg[8] == 'w';
 			if (!*v)
@@ -347,6 +405,9 @@ int run_main(int argc, char **argv)
 		unsetenv("SANDPIT_MODE");
 	if (a.log_denials)
 		setenv("SANDPIT_LOG", "denials", 1);
+
+	if (a.opts.policy_file)
+		say_translated(a.opts.policy_file);
 
 	/* sandpit's own libraries never run again in this process */
 	sandpit_patch_only(prog.lo, prog.hi);

@@ -23,4 +23,8 @@ int run_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* argv: what follows "run".  Returns the exit status (or never returns in
  * the child that becomes the program). */
 int run_main(int argc, char **argv);
+/* --policy-format=minijail|sandpit: sets the format policy files are read
+ * in (policy_set_file_format) and returns 1, *bad set if the value is
+ * neither; 0 if arg is another option. */
+int policy_format_option(const char *arg, int *bad);
 #endif

@@ -1,5 +1,6 @@
 /* The sandpit command: a thin layer over libsandpit (DESIGN §7). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "sandpit.h"
@@ -14,12 +15,18 @@
 static int usage(FILE *f)
 {
 	fputs("usage: sandpit probe\n"
-	      "       sandpit policy check FILE       check a policy file (sandpit.policy(5))\n"
+	      "       sandpit policy [--policy-format=minijail|sandpit] SUBCOMMAND ...\n"
+	      "       sandpit policy check FILE       check a policy file (sandpit.policy(5)),\n"
+	      "                                       and say how a minijail file was translated\n"
 	      "       sandpit policy show [FILE]      each call's action, rules and path per mode\n"
 	      "                                       (the built-in default without FILE)\n"
 	      "       sandpit policy export-bpf FILE  the filter-mode BPF program, raw, to stdout\n"
 	      "       sandpit policy export-pfc FILE  the same as libseccomp's pseudo code\n"
-	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE] [--allow-read=PATH]...\n"
+	      "       sandpit policy export-minijail [FILE]\n"
+	      "                                       the policy in minijail's format (the default\n"
+	      "                                       without FILE)\n"
+	      "       sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
+	      "                   [--policy-format=minijail|sandpit] [--allow-read=PATH]...\n"
 	      "                   [--allow-write=PATH]... [--log=denials] -- PROGRAM [ARGS]\n"
 	      "       sandpit profile [--output=FILE] -- PROGRAM [ARGS]\n"
 	      "                                       run PROGRAM natively and write the policy it needs\n"
@@ -34,8 +41,15 @@ static void print_error(void *ctx, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
-/* The file's policy (or the default's); errors on stderr, then NULL. */
-static struct policy *load(const char *file)
+static void print_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "%s\n", msg);
+}
+
+/* The file's policy (or the default's); errors on stderr, then NULL.  A
+ * minijail file's translations are noted on stderr when `notes` is set. */
+static struct policy *load(const char *file, int notes)
 {
 	struct policy *p = NULL;
 	char err[512];
@@ -46,26 +60,47 @@ static struct policy *load(const char *file)
 			fprintf(stderr, "sandpit: %s\n", err);
 		return p;
 	}
-	if (policy_parse_file(file, &p, print_error, &n, err, sizeof(err)) < 0)
+	char *text;
+	size_t len;
+	int mj = policy_read_file(file, &text, &len) == 0 && policy_text_is_minijail(text, len);
+
+	if (mj)
+		free(text);
+	if ((mj ? policy_parse_minijail_file(file, &p, print_error, notes ? print_note : NULL, &n,
+					     err, sizeof(err))
+		: policy_parse_file(file, &p, print_error, &n, err, sizeof(err))) < 0)
 		fprintf(stderr, "%s: %d error%s\n", file, n, n == 1 ? "" : "s");
 	return p;
 }
 
-/* sandpit policy check|show|export-bpf|export-pfc [FILE] */
+/* sandpit policy [--policy-format=F] check|show|export-bpf|export-pfc|export-minijail [FILE] */
 static int policy_cmd(int argc, char **argv)
 {
+	int bad;
+
+	if (argc >= 4 && policy_format_option(argv[2], &bad)) {
+		if (bad) {
+			fprintf(stderr, "sandpit: %s: expected minijail or sandpit\n", argv[2]);
+			return EXIT_USAGE;
+		}
+		argv++;
+		argc--;
+	}
 	const char *sub = argv[2], *file = argc > 3 ? argv[3] : NULL;
-	int show = !strcmp(sub, "show"), rc = 0;
+	int show = !strcmp(sub, "show"), mj = !strcmp(sub, "export-minijail"), rc = 0;
 	struct policy *p;
 
-	if (argc > 4 || (!show && !file) ||
-	    (!show && strcmp(sub, "check") && strcmp(sub, "export-bpf") && strcmp(sub, "export-pfc")))
+	if (argc > 4 || (!show && !mj && !file) ||
+	    (!show && !mj && strcmp(sub, "check") && strcmp(sub, "export-bpf") &&
+	     strcmp(sub, "export-pfc")))
 		return usage(stderr);
-	p = load(file);
+	p = load(file, !strcmp(sub, "check"));
 	if (!p)
 		return 1;
 	if (show) {
 		policy_dump(p, stdout);
+	} else if (mj) {
+		rc = policy_export_minijail(p, stdout);
 	} else if (strcmp(sub, "check")) {
 		/* SELF_PID compares with this process's pid, and there are no
 		 * sandpit descriptors to keep free: a program to read or to load

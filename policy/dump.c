@@ -84,6 +84,8 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		fputs(a->kind == PK_SIGACTION ? "sigaction" : "thread flags, new slot", f);
 		return;
 	}
+	if (a->kind == PK_PATH_OP)
+		fputs("made by B, ", f);
 	fprintf(f, "path arg%d", a->path_arg);
 	if (a->dirfd_arg != POLICY_NOARG)
 		fprintf(f, ", dirfd arg%d", a->dirfd_arg);
@@ -184,6 +186,8 @@ void policy_dump(const struct policy *p, FILE *f)
 		fprintf(f, "path %-5s %s%s\n", g->writable ? "write" : "read", g->path,
 			g->exact ? "  # a file" : "");
 	}
+	for (size_t i = 0; i < policy_ndenies(p); i++)
+		fprintf(f, "path deny  %s\n", policy_deny_at(p, i)->pattern);
 	fprintf(f, "# %-22s %-14s %-7s %-10s %s\n", "syscall", "action", "strict", "filter",
 		"rules (sandpit's own included) or B's check");
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {

@@ -84,7 +84,9 @@ static const char mem_why[] = "sandpit's pages are not U's";
 static const struct policy_proc_arg
 	b_path = { PK_PATH, N, N, N, PA_READ, 0 },
 	b_path_nofollow = { PK_PATH, N, N, N, PA_READ, 1 }, /* the last link is what it reads */
-	b_sigaction = { PK_SIGACTION, N, N, N, 0, 0 }, b_clone = { PK_CLONE, N, N, N, 0, 0 };
+	b_sigaction = { PK_SIGACTION, N, N, N, 0, 0 }, b_clone = { PK_CLONE, N, N, N, 0, 0 },
+	/* namespace calls B makes itself inside write grants (user/path_op.c) */
+	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 };
 
 #define CHECK_B(name, b) { name, { .kind = GUARD_NEEDS_B, .proc = b, .restrict_arg = N, \
 	.why = "its memory argument must be checked by the trusted process" } }
@@ -173,13 +175,19 @@ static const struct entry table[] = {
 	/* threads only, each with its own T (invariant 4) */
 	CHECK_B("clone", &b_clone),
 	/* paths B has no check for */
-	PATH("creat"), PATH("truncate"), PATH("mkdir"), PATH("mkdirat"), PATH("mknod"),
-	PATH("mknodat"), PATH("rmdir"), PATH("unlink"), PATH("unlinkat"), PATH("rename"),
-	PATH("renameat"), PATH("renameat2"), PATH("link"), PATH("linkat"), PATH("symlink"),
-	PATH("symlinkat"), PATH("chmod"), PATH("fchmodat"), PATH("fchmodat2"), PATH("chown"),
-	PATH("lchown"), PATH("fchownat"), PATH("utime"), PATH("utimes"), PATH("utimensat"),
-	PATH("futimesat"), PATH("setxattr"), PATH("lsetxattr"), PATH("getxattr"),
-	PATH("lgetxattr"), PATH("listxattr"), PATH("llistxattr"), PATH("removexattr"),
+	CHECK_B("truncate", &b_op), CHECK_B("mkdir", &b_op), CHECK_B("mkdirat", &b_op),
+	CHECK_B("mknod", &b_op), CHECK_B("mknodat", &b_op), CHECK_B("rmdir", &b_op),
+	CHECK_B("unlink", &b_op), CHECK_B("unlinkat", &b_op), CHECK_B("rename", &b_op),
+	CHECK_B("renameat", &b_op), CHECK_B("renameat2", &b_op), CHECK_B("link", &b_op),
+	CHECK_B("linkat", &b_op), CHECK_B("symlink", &b_op),
+	CHECK_B("symlinkat", &b_op), CHECK_B("chmod", &b_op),
+	CHECK_B("fchmodat", &b_op), CHECK_B("fchmodat2", &b_op), CHECK_B("utimensat", &b_op),
+	PATH("creat"), PATH("chown"),
+	PATH("lchown"), PATH("fchownat"), PATH("utime"), PATH("utimes"),
+	CHECK_B("getxattr", &b_path), CHECK_B("lgetxattr", &b_path_nofollow),
+	CHECK_B("listxattr", &b_path),
+	CHECK_B("llistxattr", &b_path_nofollow),
+	PATH("futimesat"), PATH("setxattr"), PATH("lsetxattr"), PATH("removexattr"),
 	PATH("lremovexattr"), PATH("openat2"), PATH("chroot"), PATH("pivot_root"), PATH("mount"),
 	PATH("umount2"), PATH("swapon"), PATH("swapoff"), PATH("acct"), PATH("uselib"),
 	PATH("inotify_add_watch"), PATH("fanotify_mark"), PATH("name_to_handle_at"),
@@ -407,7 +415,8 @@ static void place_path(int nr, struct policy_guard *g, struct policy_proc_arg *o
 {
 	struct syscall_path sp;
 
-	if (g->kind != GUARD_NEEDS_B || !g->proc || g->proc->kind != PK_PATH)
+	if (g->kind != GUARD_NEEDS_B || !g->proc ||
+	    (g->proc->kind != PK_PATH && g->proc->kind != PK_PATH_OP))
 		return;
 	if (syscall_path(nr, &sp) < 0) {
 		never(g, unknown_why, 1); /* B would check a path the kinds do not know */
@@ -455,4 +464,36 @@ const struct policy_guard *policy_guard(int nr)
 {
 	pthread_once(&once, index_table);
 	return nr >= 0 && nr < POLICY_MAX_NR ? by_nr[nr] : NULL;
+}
+
+const char *policy_guard_allow_line(int nr, const char **why)
+{
+	const struct policy_guard *g = policy_guard(nr);
+
+	*why = NULL;
+	if (!g)
+		return "allow";
+	switch (g->kind) {
+	case GUARD_NEVER:
+		*why = g->why;
+		return "deny(EPERM)";
+	case GUARD_NEEDS_B:
+		if (g->proc)
+			return "process";
+		*why = g->why;
+		return "deny(EACCES)";
+	case GUARD_EMU:
+		return "emulate";
+	default:
+		/* a call on a process must be confined to P, or the parser refuses it */
+		if (g->self_args == 1)
+			return "arg0 == $pid";
+		if (g->self_args == 3)
+			return "arg0 == $pid && arg1 == $pid";
+		if (g->self_args) {
+			*why = g->why;
+			return "deny(EPERM)";
+		}
+		return "allow";
+	}
 }

@@ -48,6 +48,7 @@ struct grant {
 	struct where at;
 	char *path;
 	int writable;
+	int deny; /* path deny PATTERN */
 };
 
 struct source {
@@ -1043,30 +1044,37 @@ static int word(struct parser *ps, struct lexer *lx, char *out, size_t outlen,
 	lx->s = q;
 	next(lx);
 	if (lx->t != T_END) {
-		report(ps, -EINVAL, &lx->at, "expected end of line after the %s (paths cannot hold "
+		report(ps, -EINVAL, &lx->at, "expected end of line after %s (paths cannot hold "
 					     "spaces)", what);
 		return -1;
 	}
 	return 0;
 }
 
-/* path read|write PATH */
+/* path read|write PATH, path deny PATTERN (checked by policy_deny) */
 static void path_line(struct parser *ps, struct lexer *lx)
 {
 	char path[PATH_MAX];
 	struct where at;
-	int writable;
+	int writable, deny;
 
 	next(lx);
-	if (!is_word(lx, "read") && !is_word(lx, "write")) {
-		EXPECTED(ps, lx, "'read' or 'write' after 'path'");
+	if (!is_word(lx, "read") && !is_word(lx, "write") && !is_word(lx, "deny")) {
+		EXPECTED(ps, lx, "'read', 'write' or 'deny' after 'path'");
 		return;
 	}
 	writable = is_word(lx, "write");
-	if (word(ps, lx, path, sizeof(path), &at, "a path") < 0)
+	deny = is_word(lx, "deny");
+	if (word(ps, lx, path, sizeof(path), &at, deny ? "a path pattern" : "a path") < 0)
 		return;
 	if (path[0] != '/') {
 		report(ps, -EINVAL, &at, "'%s' is not an absolute path", path);
+		return;
+	}
+	char norm[PATH_MAX];
+	const char *why = deny ? policy_deny_pattern(path, norm, sizeof(norm)) : NULL;
+	if (why) {
+		report(ps, -EINVAL, &at, "the pattern '%s' %s", path, why);
 		return;
 	}
 	if (ps->ngrants == ps->grants_cap) {
@@ -1087,6 +1095,7 @@ static void path_line(struct parser *ps, struct lexer *lx)
 	}
 	ps->grants[ps->ngrants].at = at;
 	ps->grants[ps->ngrants].writable = writable;
+	ps->grants[ps->ngrants].deny = deny;
 	ps->ngrants++;
 }
 
@@ -1359,8 +1368,10 @@ static int build(struct parser *ps, struct policy **out)
 						       sizeof(msg))) < 0)
 		report(ps, rc, &ps->dflt_at, "%s", msg);
 	for (size_t i = 0; i < ps->ngrants; i++)
-		if ((rc = policy_grant(p, ps->grants[i].path, ps->grants[i].writable, msg,
-				       sizeof(msg))) < 0)
+		if ((rc = ps->grants[i].deny
+				  ? policy_deny(p, ps->grants[i].path, msg, sizeof(msg))
+				  : policy_grant(p, ps->grants[i].path, ps->grants[i].writable, msg,
+						 sizeof(msg))) < 0)
 			report(ps, rc, &ps->grants[i].at, "%s", msg);
 	if (ps->nerrors) {
 		policy_free(p);
@@ -1434,9 +1445,24 @@ int policy_parse_file(const char *path, struct policy **out, policy_report_fn *r
 		return rc;
 	}
 	struct source src = { .name = path, .dev = st.st_dev, .ino = st.st_ino, .has_id = 1 };
-	rc = parse(&src, text, len, out, rep, ctx, err, errlen);
+	if (policy_text_is_minijail(text, len)) /* policy/minijail.c */
+		rc = policy_parse_minijail(path, text, len, out, rep, NULL, ctx, err, errlen);
+	else
+		rc = parse(&src, text, len, out, rep, ctx, err, errlen);
 	free(text);
 	return rc;
+}
+
+int policy_read_file(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+
+	return read_file(path, text, len, &st);
+}
+
+const char *policy_file_error(int e)
+{
+	return file_error(e);
 }
 
 static int add_grants(struct policy *p, const char *const *allow_read,

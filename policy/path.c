@@ -3,6 +3,7 @@
  * resolved: string prefixes of what U wrote mean nothing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
@@ -289,33 +290,162 @@ static int covers(const char *grant, int exact, const char *path)
 	return !strncmp(grant, path, n) && (path[n] == '/' || !path[n]);
 }
 
+/* A grant or deny pattern naming /proc/self or /proc/thread-self means P:
+ * the text with /proc/<pid> in their place, in buf, or gp as it is. */
+static const char *for_pid(const char *gp, pid_t pid, char *buf, size_t len)
+{
+	const char *rest = NULL;
+
+	if (!strncmp(gp, "/proc/self", 10) && (gp[10] == '/' || !gp[10]))
+		rest = gp + 10;
+	else if (!strncmp(gp, "/proc/thread-self", 17) && (gp[17] == '/' || !gp[17]))
+		rest = gp + 17;
+	if (!rest)
+		return gp;
+	if ((size_t)snprintf(buf, len, "/proc/%d%s", (int)pid, rest) >= len)
+		return NULL;
+	return buf;
+}
+
+/* A deny matches the path or a directory above it (FNM_LEADING_DIR); '*'
+ * never crosses a '/' (FNM_PATHNAME); a leading dot is matched like any
+ * character, so "*_key" also refuses ".x_key".  The literal head is
+ * compared first: most paths differ there, and fnmatch is not called. */
+const char *policy_path_denied(const struct policy *p, pid_t pid, const char *path)
+{
+	char buf[PATH_MAX];
+
+	for (size_t i = 0; i < policy_ndenies(p); i++) {
+		const struct policy_deny *d = policy_deny_at(p, i);
+		/* only a /proc/... pattern can name /proc/self */
+		const char *pat = d->pattern[1] == 'p' ? for_pid(d->pattern, pid, buf, sizeof(buf))
+						       : d->pattern;
+		if (!pat) /* cannot say: refuse */
+			return d->pattern;
+		size_t lit = pat == d->pattern ? d->literal : strcspn(pat, "*?[\\"), k = 0;
+		/* byte by byte: most heads differ in their first few bytes, where
+		 * a call to strncmp would cost more than the comparison */
+		while (k < lit && pat[k] == path[k])
+			k++;
+		if (k < lit)
+			continue;
+		if (!strcmp(pat, "/") || fnmatch(pat, path, FNM_PATHNAME | FNM_LEADING_DIR) == 0)
+			return d->pattern;
+	}
+	return NULL;
+}
+
+const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path)
+{
+	char buf[PATH_MAX], head[PATH_MAX];
+	const char *d = policy_path_denied(p, pid, path);
+	size_t n = 0;
+
+	if (d)
+		return d;
+	for (const char *c = path; *c; c++)
+		n += *c == '/' && c[1];
+	for (size_t i = 0; i < policy_ndenies(p); i++) {
+		const struct policy_deny *dn = policy_deny_at(p, i);
+		const char *pat = dn->pattern[1] == 'p' ? for_pid(dn->pattern, pid, buf, sizeof(buf))
+							: dn->pattern;
+		size_t k = 0, comps = 0;
+
+		if (!pat || !strcmp(path, "/"))
+			return dn->pattern;
+		/* the pattern's first n components, if it has more: what a path
+		 * of n components must match to hold what the pattern matches */
+		while (pat[k] && !(pat[k] == '/' && comps++ == n))
+			k++;
+		if (!pat[k] || k >= sizeof(head))
+			continue;
+		memcpy(head, pat, k);
+		head[k] = 0;
+		if (fnmatch(head, path, FNM_PATHNAME) == 0)
+			return dn->pattern;
+	}
+	return NULL;
+}
+
+/* Whether grant gr gives `access` to the (checked) path. */
+static int grant_covers(const struct policy_grant *gr, pid_t pid, const char *path, int access)
+{
+	char g[PATH_MAX];
+	const char *gp = for_pid(gr->path, pid, g, sizeof(g));
+
+	if (access == PA_WRITE && !gr->writable)
+		return 0;
+	return gp && covers(gp, gr->exact, path);
+}
+
+static int checkable(const char *path)
+{
+	char norm[PATH_MAX];
+
+	return path && path_normalise(path, norm, sizeof(norm)) == 0 && !strcmp(norm, path);
+}
+
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access)
 {
-	char norm[PATH_MAX], g[PATH_MAX];
-
-	if (!path || path_normalise(path, norm, sizeof(norm)) < 0 || strcmp(norm, path))
+	if (!checkable(path))
 		return -EINVAL;
 	if (access != PA_READ && access != PA_WRITE)
 		return access == PA_NEVER ? -EACCES : -EINVAL;
 	if (access == PA_WRITE && proc_mem(path))
 		return -EACCES;
-	for (size_t i = 0; i < policy_ngrants(p); i++) {
-		const struct policy_grant *gr = policy_grant_at(p, i);
-		const char *gp = gr->path, *rest = NULL;
+	/* a deny wins over every grant */
+	if (policy_path_denied(p, pid, path))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (grant_covers(policy_grant_at(p, i), pid, path, access))
+			return 0;
+	return -EACCES;
+}
 
-		if (access == PA_WRITE && !gr->writable)
-			continue;
-		if (!strncmp(gp, "/proc/self", 10) && (gp[10] == '/' || !gp[10]))
-			rest = gp + 10;
-		else if (!strncmp(gp, "/proc/thread-self", 17) && (gp[17] == '/' || !gp[17]))
-			rest = gp + 17;
-		if (rest) {
-			if ((size_t)snprintf(g, sizeof(g), "/proc/%d%s", (int)pid, rest) >= sizeof(g))
-				continue;
-			gp = g;
-		}
-		if (covers(gp, gr->exact, path))
+int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path)
+{
+	char g[PATH_MAX];
+	size_t n;
+
+	if (!checkable(path))
+		return -EINVAL;
+	if (policy_path_denied(p, pid, path))
+		return -EACCES;
+	n = strlen(path);
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const char *gp = for_pid(policy_grant_at(p, i)->path, pid, g, sizeof(g));
+
+		if (gp && (n == 1 || (!strncmp(gp, path, n) && gp[n] == '/')))
 			return 0;
 	}
 	return -EACCES;
+}
+
+/* A grant of a file (exact) lets U write the file, never remove, rename or
+ * link it: names are made and changed only under directory grants.  A name
+ * that is denied, or a directory that holds what a deny matches, is never
+ * made, removed, renamed or linked: moving /etc/ssh would take its host
+ * keys out of their pattern's reach, a link would give a secret a second
+ * name. */
+int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b)
+{
+	int in_a = 0, in_b = 0;
+
+	if (!checkable(a) || (b && !checkable(b)))
+		return -EINVAL;
+	if (proc_mem(a) || (b && proc_mem(b)))
+		return -EACCES;
+	if (policy_path_holds_denied(p, pid, a) || (b && policy_path_holds_denied(p, pid, b)))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const struct policy_grant *gr = policy_grant_at(p, i);
+		int ca = !gr->exact && grant_covers(gr, pid, a, PA_WRITE);
+		int cb = b && !gr->exact && grant_covers(gr, pid, b, PA_WRITE);
+
+		if (ca && (!b || cb))
+			return 0;
+		in_a |= ca;
+		in_b |= cb;
+	}
+	return in_a && in_b ? -EXDEV : -EACCES;
 }

@@ -18,6 +18,8 @@ struct policy {
 	struct policy_call dflt_call;
 	struct policy_grant *grants;
 	size_t ngrants, grants_cap;
+	struct policy_deny *denies;
+	size_t ndenies, denies_cap;
 };
 
 static const struct policy_call unmentioned = { .cls = POLICY_DENY, .err = ENOSYS };
@@ -54,6 +56,9 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->ngrants; i++)
 		free(p->grants[i].path);
 	free(p->grants);
+	for (size_t i = 0; i < p->ndenies; i++)
+		free(p->denies[i].pattern);
+	free(p->denies);
 	free(p);
 }
 
@@ -173,7 +178,7 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 
 	if (nr < 0)
 		return nr;
-	if (a->kind == PK_PATH) {
+	if (a->kind == PK_PATH || a->kind == PK_PATH_OP) {
 		if (!valid_arg(a->path_arg))
 			return fail(err, errlen, -EINVAL, "%s: path argument %d out of range", name,
 				    a->path_arg);
@@ -251,6 +256,122 @@ int policy_grant(struct policy *p, const char *path, int writable, char *err, si
 	return rc < 0 ? fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc)) : 0;
 }
 
+static int add_deny(struct policy *p, const char *pattern)
+{
+	struct policy_deny *d;
+
+	for (size_t i = 0; i < p->ndenies; i++)
+		if (!strcmp(p->denies[i].pattern, pattern))
+			return 0;
+	if (p->ndenies == p->denies_cap) {
+		size_t cap = p->denies_cap ? 2 * p->denies_cap : 16;
+
+		d = realloc(p->denies, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		p->denies = d;
+		p->denies_cap = cap;
+	}
+	d = &p->denies[p->ndenies];
+	d->pattern = strdup(pattern);
+	if (!d->pattern)
+		return -ENOMEM;
+	d->literal = strcspn(pattern, "*?[\\");
+	p->ndenies++;
+	return 0;
+}
+
+/* No '.' or '..' component: the path a pattern is matched against has
+ * none, so such a pattern would never match; "**" would only mean '*'. */
+const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen)
+{
+	const char *s = pattern;
+	size_t n = 0;
+
+	if (s[0] != '/')
+		return "is not an absolute path";
+	while (*s) {
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		size_t len = 0;
+		while (s[len] && s[len] != '/') {
+			if (s[len] == '\\') {
+				if (!s[++len])
+					return "ends in '\\', which quotes nothing";
+				if (s[len] == '/')
+					return "quotes a '/', which always separates components";
+			} else if (s[len] == '*' && s[len + 1] == '*') {
+				return "has '**': '*' never matches '/', and a pattern denies "
+				       "everything under what it matches";
+			} else if (s[len] == '[') {
+				size_t k = len + 1;
+				if (s[k] == '!' || s[k] == '^')
+					k++;
+				if (s[k] == ']')
+					k++;
+				while (s[k] && s[k] != ']' && s[k] != '/')
+					k++;
+				if (s[k] != ']')
+					return "has a '[' that no ']' closes in the same component";
+				len = k;
+			}
+			len++;
+		}
+		if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+			return "has a '.' or '..' component";
+		if (n + 1 + len + 1 > outlen)
+			return "is too long";
+		out[n++] = '/';
+		memcpy(out + n, s, len);
+		n += len;
+		s += len;
+	}
+	if (!n)
+		out[n++] = '/';
+	out[n] = 0;
+	return NULL;
+}
+
+/* As for grants, a pattern whose directory part leads through a symlink is
+ * also kept with that part resolved (wildcards in the target quoted), since
+ * B checks resolved paths: a deny of /usr/lib/ssl/private must also refuse
+ * /etc/ssl/private, where it leads.  Nothing under /proc is resolved. */
+int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen)
+{
+	char norm[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], alias[2 * PATH_MAX];
+	const char *why;
+	int rc;
+
+	if (!pattern)
+		return fail(err, errlen, -EINVAL, "deny: no pattern");
+	if ((why = policy_deny_pattern(pattern, norm, sizeof(norm))))
+		return fail(err, errlen, -EINVAL, "deny '%s' %s", pattern, why);
+	rc = add_deny(p, norm);
+	if (rc == 0 && !under_proc(norm)) {
+		size_t lit = strcspn(norm, "*?[\\"), cut = lit;
+		if (norm[lit])
+			while (cut > 0 && norm[cut] != '/')
+				cut--;
+		memcpy(dir, norm, cut);
+		dir[cut] = 0;
+		if (cut && realpath(dir, real) && strcmp(real, dir)) {
+			size_t n = 0;
+			for (const char *c = real; *c && n + 3 < sizeof(alias); c++) {
+				if (strchr("*?[\\", *c))
+					alias[n++] = '\\';
+				alias[n++] = *c;
+			}
+			if ((size_t)snprintf(alias + n, sizeof(alias) - n, "%s", norm + cut) <
+				    sizeof(alias) - n &&
+			    strlen(alias) < PATH_MAX)
+				rc = add_deny(p, alias);
+		}
+	}
+	return rc < 0 ? fail(err, errlen, rc, "deny '%s': %s", pattern, strerror(-rc)) : 0;
+}
+
 int policy_set_default(struct policy *p, int cls, int err_no, char *err, size_t errlen)
 {
 	if (cls == POLICY_DENY && !valid_errno(err_no))
@@ -295,4 +416,14 @@ size_t policy_ngrants(const struct policy *p)
 const struct policy_grant *policy_grant_at(const struct policy *p, size_t i)
 {
 	return i < p->ngrants ? &p->grants[i] : NULL;
+}
+
+size_t policy_ndenies(const struct policy *p)
+{
+	return p->ndenies;
+}
+
+const struct policy_deny *policy_deny_at(const struct policy *p, size_t i)
+{
+	return i < p->ndenies ? &p->denies[i] : NULL;
 }

@@ -77,11 +77,13 @@ enum policy_proc_kind {
 	PK_PATH = 1,  /* a path, checked against the grants */
 	PK_SIGACTION, /* rt_sigaction's struct, copied and checked by B */
 	PK_CLONE,     /* a new thread: B checks the flags and prepares its slot */
+	PK_PATH_OP,   /* a namespace call inside write grants that B makes itself
+		       * (user/path_op.c); the fields name its first path */
 };
 
 /* The memory argument of a process-class call. */
 struct policy_proc_arg {
-	int kind;      /* enum policy_proc_kind; the rest is for PK_PATH */
+	int kind;      /* enum policy_proc_kind; the rest is for PK_PATH(_OP) */
 	int path_arg;  /* argument holding the path pointer */
 	int dirfd_arg; /* argument holding the directory fd; POLICY_NOARG: the cwd */
 	int flags_arg; /* open(2) flags if access is PA_OPEN, else AT_* flags; or POLICY_NOARG */
@@ -106,6 +108,16 @@ struct policy_grant {
 	int exact;    /* the grant is a file: it covers that path only */
 };
 
+/* `path deny PATTERN`: the paths a pattern matches, and everything under
+ * them, are refused whatever the grants say.  The pattern is absolute, its
+ * '.' and '..' components refused, with fnmatch(3)'s wildcards inside one
+ * component ('*', '?', '[...]', '\' quoting one character); it is matched
+ * against the resolved path B checks. */
+struct policy_deny {
+	char *pattern;  /* normalised ("//" and a trailing '/' removed) */
+	size_t literal; /* how many leading characters hold no wildcard */
+};
+
 struct policy;
 
 /* Building a policy. */
@@ -122,6 +134,11 @@ int policy_add_rule(struct policy *p, const char *name, const struct policy_rule
 int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
 		       char *err, size_t errlen);
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
+int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen);
+/* Checks a deny pattern and writes it normalised: absolute, no '.' or '..'
+ * component, no "**", every '[' closed within its component, no '\' at
+ * the end.  NULL, or what is wrong with it ("has a '.' or '..' component"). */
+const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen);
 /* What unmentioned numbers get: POLICY_DENY with an errno, or POLICY_KILL.
  * Numbers from POLICY_DEFAULT_NR on exist in no x86-64 kernel (the back
  * ends cover at least these): they stay ENOSYS whatever the default. */
@@ -134,6 +151,8 @@ const struct policy_call *policy_call(const struct policy *p, int nr);
 const struct policy_proc_arg *policy_proc_arg(const struct policy *p, int nr); /* NULL unless process */
 size_t policy_ngrants(const struct policy *p);
 const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
+size_t policy_ndenies(const struct policy *p);
+const struct policy_deny *policy_deny_at(const struct policy *p, size_t i);
 
 /* Policy files (policy/parse.c, format in docs/sandpit.policy.5).  Every
  * problem found is reported as one line "FILE:LINE:COL: message" through
@@ -150,6 +169,29 @@ int policy_parse_text(const char *name, const char *text, size_t len, struct pol
  * policy_new_default for the built-in one. */
 int policy_new_file(struct policy **out, const char *path, const char *const *allow_read,
 		    const char *const *allow_write, char *err, size_t errlen);
+
+/* minijail's policy format (policy/minijail.c; sandpit.policy(5), MINIJAIL
+ * POLICIES): each statement is translated into a line of sandpit's format
+ * and compiled by policy_parse_text; errors are "FILE:LINE: message"
+ * through `report`, what is translated rather than honoured literally is
+ * "FILE:LINE: note: ..." through `notes` (either may be NULL). */
+enum policy_format { POLICY_FORMAT_AUTO, POLICY_FORMAT_SANDPIT, POLICY_FORMAT_MINIJAIL };
+int policy_parse_minijail(const char *name, const char *text, size_t len, struct policy **out,
+			  policy_report_fn *report, policy_report_fn *notes, void *ctx, char *err,
+			  size_t errlen);
+int policy_parse_minijail_file(const char *path, struct policy **out, policy_report_fn *report,
+			       policy_report_fn *notes, void *ctx, char *err, size_t errlen);
+/* 1 if policy_parse_file reads this text as minijail's: the format set by
+ * policy_set_file_format, or with POLICY_FORMAT_AUTO (the start), detected. */
+int policy_text_is_minijail(const char *text, size_t len);
+void policy_set_file_format(int format);
+/* The policy in minijail's format; what minijail cannot express is said in
+ * comments, and its line is the refusal.  0 or -errno. */
+int policy_export_minijail(const struct policy *p, FILE *f);
+/* How policy files are read (policy/parse.c): at most 1 MiB, a regular file;
+ * 0 or -errno, and the words for that errno. */
+int policy_read_file(const char *path, char **text, size_t *len);
+const char *policy_file_error(int e);
 
 /* Names a policy file may use (policy/constants.c): argument constants
  * (PROT_READ, O_CREAT, AT_FDCWD, ...) from the system headers, errnos from
@@ -262,6 +304,10 @@ struct policy_guard {
 };
 
 const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
+/* The narrowest line a file may give a call it wants to let happen: "allow",
+ * "process", "emulate", a rule confining its pid to P, or, with the reason
+ * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
+const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
 
 /* Back ends. */
@@ -279,9 +325,27 @@ int policy_proc_access(const struct policy_proc_arg *a, const uint64_t args[6]);
 int policy_proc_follow(const struct policy_proc_arg *a, const uint64_t args[6]); /* 1: follow the last link */
 
 /* `path` must be absolute, normalised and resolved (path_resolve's output);
- * /proc/self in a grant means /proc/<pid>.  0, -EACCES, or -EINVAL for a path
- * that is not normalised. */
+ * /proc/self in a grant or a deny means /proc/<pid>.  0, -EACCES (a deny
+ * matches, or no grant covers it), or -EINVAL for a path that is not
+ * normalised. */
 int policy_check_path(const struct policy *p, pid_t pid, const char *path, int access);
+/* The deny pattern that refuses `path` (as policy_check_path takes it), or NULL. */
+const char *policy_path_denied(const struct policy *p, pid_t pid, const char *path);
+/* The same, or the pattern that refuses something under `path`: renaming,
+ * linking or removing `path` would move what the pattern protects (rename
+ * /etc/ssh away, and its host keys leave the pattern's reach), so namespace
+ * calls must refuse such a path as their source. */
+const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const char *path);
+
+/* 0 if `path` (checked as above) is a directory on the way to a grant ("/"
+ * always): U may look at it (stat, access, chdir), never open it; else
+ * -EACCES. */
+int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
+
+/* For a namespace call B makes (user/path_op.c): 0 if one write grant of a
+ * directory covers `a` and `b` (NULL: a alone), -EXDEV if two different
+ * ones do (as rename across mounts), -EACCES otherwise. */
+int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b);
 
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);

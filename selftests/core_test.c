@@ -416,7 +416,7 @@ static void *rewrite_sigaction(void *a)
 static int body_segv_dfl(void *a)
 {
 	(void)a;
-	static const long none[6];
+	static const long segv[6] = { SIGSEGV };
 	pthread_t w;
 	victim_mb = my_mailbox();
 	if (pthread_create(&w, NULL, rewrite_sigaction, NULL))
@@ -424,7 +424,7 @@ static int body_segv_dfl(void *a)
 	while (!R->writes)
 		sched_yield();
 	for (int i = 0; i < 1000; i++) {
-		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
+		u_call_trusted(SANDPIT_NR_SIG_DFL, segv);
 		R->calls++;
 		/* the check's own open goes through the payload: not while it is
 		 * being rewritten */
@@ -634,7 +634,7 @@ static long wrapper_on_this_stack(void *a)
 {
 	(void)a;
 	static uint8_t info[128], uc[1024];
-	u_signal_wrapper(SIGUSR1, info, uc);
+	u_signal_enter(SIGUSR1, info, uc);
 	return 0;
 }
 

@@ -165,6 +165,30 @@ static const struct process_call {
 	{ "readlink", { PK_PATH, 0, N, N, PA_READ, 1 } },
 	{ "readlinkat", { PK_PATH, 1, 0, N, PA_READ, 1 } },
 	{ "chdir", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "getxattr", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "lgetxattr", { PK_PATH, 0, N, N, PA_READ, 1 } },
+	{ "listxattr", { PK_PATH, 0, N, N, PA_READ, 0 } },
+	{ "llistxattr", { PK_PATH, 0, N, N, PA_READ, 1 } },
+	/* inside write grants, made by B itself */
+	{ "mkdir", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "mkdirat", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
+	{ "mknod", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "mknodat", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
+	{ "unlink", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "unlinkat", { PK_PATH_OP, 1, 0, 2, PA_WRITE, 1 } },
+	{ "rmdir", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "rename", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "renameat", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
+	{ "renameat2", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
+	{ "link", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "linkat", { PK_PATH_OP, 1, 0, 4, PA_WRITE, 1 } },
+	{ "symlink", { PK_PATH_OP, 1, N, N, PA_WRITE, 1 } },
+	{ "symlinkat", { PK_PATH_OP, 2, 1, N, PA_WRITE, 1 } },
+	{ "chmod", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "fchmodat", { PK_PATH_OP, 1, 0, N, PA_WRITE, 1 } },
+	{ "fchmodat2", { PK_PATH_OP, 1, 0, 3, PA_WRITE, 1 } },
+	{ "truncate", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "utimensat", { PK_PATH_OP, 1, 0, 3, PA_WRITE, 1 } },
 	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
 	/* threads only, each with its own T (invariant 4); fork is EPERM */
 	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
@@ -179,12 +203,10 @@ static const struct x_deny_calls {
 		"execve", "execveat", "socket", "connect", "bind", "listen", "accept", "accept4",
 		/* SCM_RIGHTS would hand U copies of sandpit's descriptors */
 		"sendmsg", "sendmmsg",
-		/* read-only: nothing is created, removed or changed */
-		"creat", "mkdir", "mkdirat", "mknod", "mknodat", "unlink", "unlinkat", "rmdir",
-		"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
-		"chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "truncate",
-		"utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
-		"removexattr", "lremovexattr", "fremovexattr", "fchmodat2",
+		/* nothing else is changed: owners, legacy forms, attributes */
+		"creat", "fchmod", "chown", "fchown", "lchown", "fchownat",
+		"utime", "utimes", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
+		"removexattr", "lremovexattr", "fremovexattr",
 		/* a path the trusted process has no check for */
 		"inotify_add_watch",
 		/* SysV IPC and POSIX message queues: shared outside the grants */
@@ -216,8 +238,8 @@ static const struct x_deny_calls {
 		"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
 		"mount_setattr", "quotactl_fd", NULL } },
 	{ EOPNOTSUPP, (const char *const[]){
-		/* extended attributes: as on a file system without them */
-		"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+		/* extended attributes by descriptor: as on a file system without them */
+		"fgetxattr", "flistxattr",
 		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
 		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 		"map_shadow_stack", NULL } },

@@ -188,7 +188,7 @@ TEST(b_checks_the_path_argument_the_kinds_name)
 		paths += has;
 		if (has)
 			EXPECT_TRUE(g && g->kind != GUARD_RULES) TH_LOG("%s", k->name);
-		if (!g || g->kind != GUARD_NEEDS_B || !g->proc || g->proc->kind != PK_PATH)
+		if (!g || g->kind != GUARD_NEEDS_B || !g->proc || (g->proc->kind != PK_PATH && g->proc->kind != PK_PATH_OP))
 			continue;
 		ASSERT_TRUE(has) TH_LOG("%s: B checks a path the kinds do not know", k->name);
 		EXPECT_EQ(sp.path_arg, g->proc->path_arg) TH_LOG("%s", k->name);

@@ -142,13 +142,15 @@ TEST(inv3_policy_table_cannot_be_reprotected_or_replaced)
 	EXPECT_EQ(0, outcome(run_sandboxed(body_table, NULL)));
 }
 
-/* sandpit's descriptors are the sockets of this process */
+/* sandpit's descriptors: the socket to B, its placeholder, the eventfds (anonymous
+ * inodes, no file type) */
 static int sandpit_fds(int *fds, int max)
 {
 	int n = 0;
 	for (int fd = 3; fd < 4096 && n < max; fd++) {
 		struct stat sb;
-		if (fstat(fd, &sb) == 0 && (S_ISSOCK(sb.st_mode) || (fd > 900 && S_ISCHR(sb.st_mode))))
+		if (fstat(fd, &sb) == 0 && (S_ISSOCK(sb.st_mode) || (sb.st_mode & S_IFMT) == 0 ||
+					 (fd > 900 && S_ISCHR(sb.st_mode))))
 			fds[n++] = fd;
 	}
 	return n;

@@ -26,6 +26,7 @@
 #include "policy/policy.h"
 #include "policy/t_table.h"
 
+#include "build_dir.h"
 #include "default_expected.h"
 #include "policy_util.h"
 #include "sandbox_util.h"
@@ -373,6 +374,91 @@ TEST(path_lines_become_grants)
 	policy_free(p);
 }
 
+/* `path deny`: matched against resolved paths, a match and everything
+ * under it refused, whatever the grants; '*' stays within a component */
+TEST(path_deny_lines_win_over_every_grant)
+{
+	struct msgs m;
+	struct policy *p = parse("path read /\npath write /tmp\npath deny /etc/shadow\n"
+				 "path deny /etc/ssh/*_key\npath deny //etc//sudoers*/\n"
+				 "path deny /tmp/s[0-9]\npath deny /proc/self/environ\n"
+				 "path deny /etc/a\\*b\n",
+				 &m, NULL);
+	char environ_path[64];
+
+	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
+	ASSERT_EQ(6UL, policy_ndenies(p));
+	EXPECT_STREQ("/etc/sudoers*", policy_deny_at(p, 2)->pattern);
+	static const struct {
+		const char *path;
+		int access, want;
+	} cases[] = {
+		{ "/etc/shadow", PA_READ, -EACCES },
+		{ "/etc/shadow/x", PA_READ, -EACCES }, /* under a match */
+		{ "/etc/shadow-", PA_READ, 0 },
+		{ "/etc/shado", PA_READ, 0 },
+		{ "/etc/ssh/ssh_host_ed25519_key", PA_READ, -EACCES },
+		{ "/etc/ssh/.hidden_key", PA_READ, -EACCES }, /* a leading dot too */
+		{ "/etc/ssh/ssh_host_ed25519_key.pub", PA_READ, 0 },
+		{ "/etc/ssh/sub/x_key", PA_READ, 0 }, /* '*' never crosses '/' */
+		{ "/etc/sudoers", PA_READ, -EACCES },
+		{ "/etc/sudoers.d/README", PA_READ, -EACCES },
+		{ "/etc/passwd", PA_READ, 0 },
+		{ "/tmp/s1", PA_WRITE, -EACCES }, /* over a write grant */
+		{ "/tmp/s1/new", PA_WRITE, -EACCES },
+		{ "/tmp/sx", PA_WRITE, 0 },
+		{ "/etc/a*b", PA_READ, -EACCES }, /* quoted: only the '*' itself */
+		{ "/etc/axb", PA_READ, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *path = cases[i].path;
+		EXPECT_EQ(cases[i].want, policy_check_path(p, 4242, path, cases[i].access))
+		TH_LOG("%s", path);
+	}
+	EXPECT_EQ(-EACCES, policy_check_path(p, 4242, "/proc/4242/environ", PA_READ));
+	EXPECT_EQ(0, policy_check_path(p, 4242, "/proc/4243/environ", PA_READ));
+	snprintf(environ_path, sizeof(environ_path), "/proc/%d/environ", 4242);
+	EXPECT_STREQ("/proc/self/environ", policy_path_denied(p, 4242, environ_path));
+	/* what holds a denied path may not be moved or removed either */
+	EXPECT_STREQ("/etc/shadow", policy_path_holds_denied(p, 4242, "/etc"));
+	EXPECT_STREQ("/etc/ssh/*_key", policy_path_holds_denied(p, 4242, "/etc/ssh"));
+	EXPECT_STREQ("/etc/ssh/*_key", policy_path_holds_denied(p, 4242, "/etc/ssh/a_key"));
+	EXPECT_STREQ("/tmp/s[0-9]", policy_path_holds_denied(p, 4242, "/tmp"));
+	EXPECT_STREQ("/proc/self/environ", policy_path_holds_denied(p, 4242, "/proc/4242"));
+	EXPECT_NE(NULL, policy_path_holds_denied(p, 4242, "/"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/etc/ssl"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/usr"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/tmp/sx"));
+	EXPECT_EQ(NULL, policy_path_holds_denied(p, 4242, "/proc/4243"));
+	policy_free(p);
+}
+
+/* B checks resolved paths: a deny through a symlinked directory is also
+ * kept with the directory resolved, as grants are */
+TEST(path_deny_through_a_symlink_also_denies_its_target)
+{
+	struct tmp t;
+	char real[PATH_MAX], link[PATH_MAX], text[3 * PATH_MAX], want[PATH_MAX + 16];
+	struct msgs m;
+
+	tmp_init(&t);
+	snprintf(real, sizeof(real), "%s/real", t.dir);
+	snprintf(link, sizeof(link), "%s/link", t.dir);
+	ASSERT_EQ(0, mkdir(real, 0700));
+	ASSERT_EQ(0, symlink(real, link));
+	snprintf(text, sizeof(text), "path read %s\npath deny %s/key*\n", t.dir, link);
+	struct policy *p = parse(text, &m, NULL);
+	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
+	snprintf(want, sizeof(want), "%s/key1", real);
+	EXPECT_EQ(-EACCES, policy_check_path(p, 1, want, PA_READ));
+	snprintf(want, sizeof(want), "%s/other", real);
+	EXPECT_EQ(0, policy_check_path(p, 1, want, PA_READ));
+	policy_free(p);
+	unlink(link);
+	rmdir(real);
+	tmp_done(&t);
+}
+
 TEST(default_deny_reaches_the_t_table)
 {
 	static struct tt_table t;
@@ -445,7 +531,38 @@ TEST(bad_expressions)
 	EXPECT_ERROR("@inclde x\n", "t.policy:1:1: unknown directive '@inclde' (only @include)");
 	EXPECT_ERROR("path read usr\n", "t.policy:1:11: 'usr' is not an absolute path");
 	EXPECT_ERROR("path exec /usr\n",
-		     "t.policy:1:6: expected 'read' or 'write' after 'path', found 'exec'");
+		     "t.policy:1:6: expected 'read', 'write' or 'deny' after 'path', found 'exec'");
+}
+
+TEST(bad_path_deny_lines)
+{
+	EXPECT_ERROR("path deny\n", "t.policy:1:10: expected a path pattern");
+	EXPECT_ERROR("path deny etc/shadow\n",
+		     "t.policy:1:11: 'etc/shadow' is not an absolute path");
+	EXPECT_ERROR(
+		"getppid: allow\n path deny /etc/[ab\n",
+		"t.policy:2:12: the pattern '/etc/[ab' has a '[' that no ']' closes in the same "
+		"component");
+	EXPECT_ERROR(
+		"path deny /etc/[a/b]\n",
+		"t.policy:1:11: the pattern '/etc/[a/b]' has a '[' that no ']' closes in the same "
+		"component");
+	EXPECT_ERROR(
+		"path deny /etc/**/key\n",
+		"t.policy:1:11: the pattern '/etc/**/key' has '**': '*' never matches '/', and a "
+		"pattern denies everything under what it matches");
+	EXPECT_ERROR("path deny /etc/../shadow\n",
+		     "t.policy:1:11: the pattern '/etc/../shadow' has a '.' or '..' component");
+	EXPECT_ERROR("path deny /etc/./shadow\n",
+		     "t.policy:1:11: the pattern '/etc/./shadow' has a '.' or '..' component");
+	EXPECT_ERROR("path deny /etc/x\\\n",
+		     "t.policy:1:11: the pattern '/etc/x\\' ends in '\\', which quotes nothing");
+	EXPECT_ERROR("path deny /etc/a\\/b\n",
+		     "t.policy:1:11: the pattern '/etc/a\\/b' quotes a '/', which always separates "
+		     "components");
+	EXPECT_ERROR("path deny /etc/shadow extra\n",
+		     "t.policy:1:23: expected end of line after a path pattern (paths cannot hold "
+		     "spaces)");
 }
 
 TEST(duplicate_and_conflicting_lines)
@@ -472,12 +589,12 @@ TEST(memory_arguments_need_the_trusted_process)
 	EXPECT_ERROR("openat: arg2 == 0\n",
 		     "t.policy:1:9: openat: 'trap' refused: its memory argument must be checked by "
 		     "the trusted process; use 'process'");
-	EXPECT_ERROR("mkdir: allow\n",
-		     "t.policy:1:8: mkdir: 'allow' refused: it takes a path, which only the trusted "
+	EXPECT_ERROR("chown: allow\n",
+		     "t.policy:1:8: chown: 'allow' refused: it takes a path, which only the trusted "
 		     "process can check against the grants, and the trusted process has no check "
 		     "for this call; deny it");
-	EXPECT_ERROR("mkdir: process\n",
-		     "t.policy:1:8: mkdir: 'process' refused: the trusted process has no check for it");
+	EXPECT_ERROR("chown: process\n",
+		     "t.policy:1:8: chown: 'process' refused: the trusted process has no check for it");
 	EXPECT_ERROR("getppid: process\n",
 		     "t.policy:1:10: getppid: 'process' refused: the trusted process has no check "
 		     "for it");
@@ -966,30 +1083,6 @@ static int sandpit_cli(char *out, size_t n)
 	return access(out, X_OK);
 }
 
-/* Runs the CLI with stdout to out_fd and stderr to err_fd; exit status. */
-static int run_cli(const char *cli, const char *const argv[], int out_fd, int err_fd)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		dup2(out_fd, 1);
-		dup2(err_fd, 2);
-		execv(cli, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void read_all(int fd, char *buf, size_t n)
-{
-	ssize_t r = pread(fd, buf, n - 1, 0);
-
-	buf[r > 0 ? r : 0] = 0;
-}
-
 TEST(cli_export_bpf_check_and_show)
 {
 	static char out[1 << 18], errs[1 << 14];
@@ -1031,6 +1124,37 @@ TEST(cli_export_bpf_check_and_show)
 	read_all(fd, out, sizeof(out));
 	EXPECT_TRUE(line_has(out, "getppid", "deny(EXDEV)")) TH_LOG("%s", out);
 	EXPECT_TRUE(line_has(out, "getuid", "arg0 == 0x7 else ENOTTY")) TH_LOG("%s", out);
+	close(fd);
+	close(efd);
+	tmp_done(&t);
+}
+
+/* sandpit policy check names the line of a bad deny; show lists denies */
+TEST(cli_check_names_a_bad_deny_line_and_show_lists_denies)
+{
+	static char out[1 << 18], errs[1 << 14];
+	char cli[PATH_MAX], want[PATH_MAX + 128];
+	struct tmp t;
+	int fd = memfd_create("out", MFD_CLOEXEC), efd = memfd_create("err", MFD_CLOEXEC);
+
+	if (sandpit_cli(cli, sizeof(cli)) < 0)
+		SKIP(return, "no sandpit command next to this test");
+	tmp_init(&t);
+	const char *bad = tmp_file(&t, "bad.policy",
+				   "getppid: allow\npath read /etc\npath deny /etc/ssh/[*_key\n");
+	const char *good = tmp_file(&t, "good.policy",
+				    "getppid: allow\npath read /etc\npath deny /etc/ssh/*_key\n");
+
+	EXPECT_EQ(1, run_cli(cli, (const char *[]){ cli, "policy", "check", bad, NULL }, fd, efd));
+	read_all(efd, errs, sizeof(errs));
+	snprintf(want, sizeof(want),
+		 "%s:3:11: the pattern '/etc/ssh/[*_key' has a '[' that no ']' closes", bad);
+	EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s", errs);
+
+	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "check", good, NULL }, fd, efd));
+	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "show", good, NULL }, fd, efd));
+	read_all(fd, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "\npath deny  /etc/ssh/*_key\n")) TH_LOG("%s", out);
 	close(fd);
 	close(efd);
 	tmp_done(&t);

@@ -248,6 +248,9 @@ TEST_F(profile, ls_l_usr_include_linux)
 	EXPECT_TRUE(has_line(p, "default: deny(ENOSYS)"));
 	EXPECT_TRUE(has_line(p, "path read /usr")) TH_LOG("%s", p);
 	EXPECT_TRUE(has_line(p, "path read /etc")); /* passwd, group, localtime */
+	/* the default's denies come along: /etc is granted whole */
+	EXPECT_TRUE(has_line(p, "path deny /etc/shadow")) TH_LOG("%s", p);
+	EXPECT_TRUE(has_line(p, "path deny /etc/ssh/*_key")) TH_LOG("%s", p);
 	EXPECT_TRUE(has_line(p, "openat: process"));
 	EXPECT_TRUE(has_line(p, "getdents64: allow"));
 	/* what it made, with the default's rule */

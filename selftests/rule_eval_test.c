@@ -161,12 +161,15 @@ static void world_of(const struct secure_page *sp, struct rule_world *w, struct 
 		     int32_t *tids)
 {
 	size_t nr = sp->nranges < SM_MAX_RANGES ? sp->nranges : SM_MAX_RANGES;
-	size_t nt = sp->ntids < SM_MAX_TIDS ? sp->ntids : SM_MAX_TIDS;
+	const int32_t *table = (const int32_t *)(uintptr_t)sp->tids;
+	size_t nt = 0;
 
 	for (size_t i = 0; i < nr; i++)
 		ranges[i] = (struct rule_range){ sp->ranges[i].lo, sp->ranges[i].hi };
-	for (size_t i = 0; i < nt; i++)
-		tids[i] = sp->tids[i];
+	/* the table has a word per slot, 0 where no T is; T skips tids <= 0 */
+	for (size_t i = 0; i < SM_NSLOTS; i++)
+		if (table[i] > 0)
+			tids[nt++] = table[i];
 	*w = (struct rule_world){ .rt = { .pid = sp->pid, .fd_lo = sp->fd_lo, .fd_hi = sp->fd_hi },
 				  .t_facts = 1, .nranges = nr, .ranges = ranges, .ntids = nt,
 				  .tids = tids };
@@ -179,7 +182,7 @@ static int body_differential(void *arg)
 	const struct secure_page *sp = st->sp;
 	const struct tt_table *t = st->table;
 	struct rule_range ranges[SM_MAX_RANGES], ranges2[SM_MAX_RANGES];
-	int32_t tids[SM_MAX_TIDS], tids2[SM_MAX_TIDS];
+	int32_t tids[SM_NSLOTS], tids2[SM_NSLOTS];
 	struct rule_world w, w2, blind;
 	int32_t u_tid = sp->u_tid;
 	uint64_t seq0 = mb->req_seq;

@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "selftests/build_dir.h"
 #include "selftests/run_util.h"
+#include "selftests/sandbox_util.h"
 
 
 FIXTURE(run) {
@@ -95,6 +96,129 @@ static void same_as_native(struct __test_metadata *_metadata, const FIXTURE_DATA
 
 #define SAME(in, cwd, ...) \
 	same_as_native(_metadata, self, variant->mode, in, cwd, (char *const[]){ __VA_ARGS__, NULL })
+
+/* A write grant is a working directory (issue 17): the same commands, one
+ * after the other, natively in one directory and sandboxed in another that
+ * is a write grant, give the same status and output each, and leave the
+ * same tree. */
+#define MAX_CMDS 24
+static void same_in_a_write_grant(struct __test_metadata *_metadata, const FIXTURE_DATA(run) *self,
+				  const char *mode, const char *env, char *const *const cmds[])
+{
+	char nat[192], box[192], grant[224];
+	snprintf(nat, sizeof nat, "%s/native", self->dir);
+	snprintf(box, sizeof box, "%s/grant", self->dir);
+	snprintf(grant, sizeof grant, "--allow-write=%s", box);
+	ASSERT_EQ(0, mkdir(nat, 0755));
+	ASSERT_EQ(0, mkdir(box, 0755));
+	const char *extra[] = { self->grant, grant, NULL };
+	for (int i = 0; cmds[i]; i++) {
+		struct result n, s;
+		ASSERT_EQ(0, capture(cmds[i], NULL, nat, env, &n));
+		ASSERT_EQ(0, sandboxed(mode, extra, cmds[i], NULL, box, env, &s));
+		EXPECT_EQ(n.status, s.status) TH_LOG("%s %s", cmds[i][0], cmds[i][1]);
+		EXPECT_EQ(0, n.len == s.len ? memcmp(n.out, s.out, n.len) : 1)
+			TH_LOG("%s %s: output differs: \"%.*s\" \"%.*s\"", cmds[i][0], cmds[i][1],
+			       (int)n.len, n.out, (int)s.len, s.out);
+		free(n.out);
+		free(s.out);
+	}
+	static char a[16384], b[16384];
+	a[0] = b[0] = '\0';
+	tree_signature(nat, "", a, sizeof a);
+	tree_signature(box, "", b, sizeof b);
+	EXPECT_STREQ(a, b);
+}
+
+#define CMD(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+TEST_F(run, coreutils_in_a_write_grant)
+{
+	char *const *const cmds[] = {
+		CMD("touch", "f"), CMD("touch", "f"), CMD("mkdir", "-p", "a/b/c"),
+		CMD("mkdir", "a"), CMD("mv", "f", "a/b/g"), CMD("ln", "-s", "g", "a/b/s"),
+		CMD("ln", "a/b/g", "a/h"), CMD("chmod", "600", "a/h"),
+		CMD("truncate", "-s", "10", "a/h"), CMD("wc", "-c", "a/b/s"),
+		CMD("touch", "-d", "2001-02-03 04:05:06", "a/h"), CMD("stat", "-c", "%y %s %A", "a/h"),
+		CMD("rmdir", "a/b/c"), CMD("rmdir", "a"), CMD("rm", "a/h"), CMD("mkdir", "z"),
+		CMD("mv", "a", "z/"), CMD("rm", "-r", "z/a"), CMD("rm", "nothing"), CMD("ls", "-R"),
+		NULL
+	};
+	same_in_a_write_grant(_metadata, self, variant->mode, NULL, cmds);
+}
+
+TEST_F(run, sqlite3_database_and_journal_in_a_write_grant)
+{
+	char *const *const cmds[] = {
+		CMD("sqlite3", "db", "create table t(a); begin; insert into t values (1); "
+			     "insert into t values (2); commit; select sum(a) from t;"),
+		CMD("sqlite3", "db", "pragma journal_mode=persist; insert into t values (3); "
+			     "select sum(a) from t;"),
+		CMD("sqlite3", "db", "pragma journal_mode=wal; insert into t values (4); "
+			     "select sum(a) from t;"),
+		CMD("ls"),
+		NULL
+	};
+	same_in_a_write_grant(_metadata, self, variant->mode, NULL, cmds);
+}
+
+TEST_F(run, python3_tempfile_and_makedirs_in_a_write_grant)
+{
+	char *const *const cmds[] = {
+		CMD("/usr/bin/python3", "-c",
+		    "import tempfile, os, shutil\n"
+		    "print(tempfile.gettempdir() == os.getcwd())\n"
+		    "d = tempfile.mkdtemp(dir='.')\n"
+		    "os.makedirs(d + '/x/y/z')\n"
+		    "open(d + '/x/y/f', 'w').write('1')\n"
+		    "os.makedirs(d + '/x/y', exist_ok=True)\n"
+		    "os.makedirs(os.getcwd(), exist_ok=True)\n"
+		    "os.makedirs('/usr/lib', exist_ok=True)\n"
+		    "with tempfile.NamedTemporaryFile(dir=d) as f: f.write(b'x')\n"
+		    "with tempfile.TemporaryDirectory() as t: open(t + '/g', 'w').close()\n"
+		    "shutil.rmtree(d)\n"
+		    "print(os.listdir('.'))"),
+		NULL
+	};
+	same_in_a_write_grant(_metadata, self, variant->mode, "TMPDIR=.", cmds);
+}
+
+/* The same commands on a directory under a read grant only: each fails,
+ * and nothing there is made, removed or changed. */
+TEST_F(run, coreutils_outside_the_write_grants_change_nothing)
+{
+	char out[192], keep[224], grant[224], before[4096] = "", after[4096] = "";
+	snprintf(out, sizeof out, "%s/out", self->dir);
+	snprintf(keep, sizeof keep, "%s/keep", out);
+	snprintf(grant, sizeof grant, "--allow-write=%s/grant", self->dir);
+	ASSERT_EQ(0, mkdir(out, 0755));
+	write_file(_metadata, keep, "keep\n", 0644);
+	char g[192];
+	snprintf(g, sizeof g, "%s/grant", self->dir);
+	ASSERT_EQ(0, mkdir(g, 0755));
+	tree_signature(out, "", before, sizeof before);
+	char *const *const cmds[] = {
+		CMD("touch", "f"), CMD("mkdir", "d"), CMD("ln", "-s", "keep", "s"),
+		CMD("ln", "keep", "l"), CMD("mv", "keep", "k2"), CMD("chmod", "600", "keep"),
+		CMD("truncate", "-s", "0", "keep"), CMD("rm", "keep"), CMD("touch", "keep"),
+		CMD("mkfifo", "p"), CMD("sqlite3", "db", "create table t(a);"),
+		CMD("/usr/bin/python3", "-c", "import tempfile; tempfile.mkdtemp(dir='.')"),
+		NULL
+	};
+	const char *extra[] = { self->grant, grant, NULL };
+	for (int i = 0; cmds[i]; i++) {
+		struct result s;
+		ASSERT_EQ(0, sandboxed(variant->mode, extra, cmds[i], NULL, out, NULL, &s));
+		EXPECT_NE(0, s.status) TH_LOG("%s %s", cmds[i][0], cmds[i][1]);
+		free(s.out);
+	}
+	tree_signature(out, "", after, sizeof after);
+	EXPECT_STREQ(before, after);
+	struct stat st;
+	ASSERT_EQ(0, stat(keep, &st));
+	EXPECT_EQ(5, st.st_size);
+	EXPECT_EQ(0644u, st.st_mode & 07777);
+}
 
 TEST_F(run, true_false_echo)
 {
@@ -269,6 +393,41 @@ TEST_F(run, log_denials)
 	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied socket(0x2, 0x1, 0x0")) TH_LOG("stderr: %s", r.out);
 	free(r.out);
 	want_stderr = 0;
+}
+
+/* As root: /etc/shadow refused by the default policy's deny, even with
+ * --allow-read=/etc, and logged as such; no capability left, uid kept */
+TEST_F(run, root_reads_no_shadow_and_holds_no_capability)
+{
+	const char *opts[] = { "--log=denials", "--allow-read=/etc", NULL };
+	struct result r;
+
+	if (geteuid() != 0 || access("/etc/shadow", R_OK) != 0)
+		SKIP(return, "not root: /etc/shadow is unreadable natively, so a refusal would "
+			     "prove nothing");
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, opts, (char *const[]){ "cat", "/etc/shadow", NULL },
+			       NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "cat: /etc/shadow: Permission denied\n")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY, "
+				      "0) = -EACCES (policy: path deny /etc/shadow)\n"))
+		TH_LOG("%s", r.out);
+	free(r.out);
+	want_stderr = 0;
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL,
+			       (char *const[]){ "grep", "-E", "^(Uid|Cap)", "/proc/self/status", NULL },
+			       NULL, NULL, NULL, &r));
+	r.out = realloc(r.out, r.len + 1);
+	r.out[r.len] = 0;
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("Uid:\t0\t0\t0\t0\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+		     "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+		     "CapAmb:\t0000000000000000\n",
+		     r.out);
+	free(r.out);
 }
 
 /* Up front sandpit patches the program, its interpreter and the vDSO, and

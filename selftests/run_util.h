@@ -66,15 +66,27 @@ static int capture(char *const argv[], const char *in, const char *cwd, const ch
 
 #define MAX_ARGS 16
 
+/* When not 0: sandboxed() kills `sandpit run` after this many seconds
+ * (status 137), so that a program that hangs fails its test instead of
+ * the harness's */
+static unsigned run_timeout;
+
 /* sandpit run --mode=MODE [extra...] -- argv... */
 static int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
 		     const char *cwd, const char *env, struct result *r)
 {
-	char sandpit[PATH_MAX + 16], modeopt[32];
-	char *av[2 * MAX_ARGS];
+	char sandpit[PATH_MAX + 16], modeopt[32], secs[16];
+	char *av[2 * MAX_ARGS + 4];
 	int n = 0;
 	snprintf(sandpit, sizeof sandpit, "%s/sandpit", bindir);
 	snprintf(modeopt, sizeof modeopt, "--mode=%s", mode);
+	snprintf(secs, sizeof secs, "%u", run_timeout);
+	if (run_timeout) {
+		av[n++] = "timeout";
+		av[n++] = "-s";
+		av[n++] = "KILL";
+		av[n++] = secs;
+	}
 	av[n++] = sandpit;
 	av[n++] = "run";
 	av[n++] = modeopt;

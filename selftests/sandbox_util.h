@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +104,34 @@ static inline long raw_syscall(long nr, long a0, long a1, long a2)
 			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2)
 			 : "rcx", "r11", "memory");
 	return ret;
+}
+
+/* Every entry under dir, sorted: its path under dir (start with rel ""),
+ * type and mode, size (regular files), link target; appended to out. */
+static inline void tree_signature(const char *dir, const char *rel, char *out, size_t len)
+{
+	struct dirent **ents;
+	char path[PATH_MAX], sub[PATH_MAX], target[128];
+	int n = scandir(dir, &ents, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		struct stat st;
+		if (strcmp(nm, ".") && strcmp(nm, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, nm);
+			snprintf(sub, sizeof(sub), "%s%s/", rel, nm);
+			lstat(path, &st);
+			ssize_t t = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : 0;
+			target[t > 0 ? t : 0] = '\0';
+			size_t l = strlen(out);
+			snprintf(out + l, len - l, "%s %o %ld %s\n", sub, st.st_mode,
+				 S_ISREG(st.st_mode) ? (long)st.st_size : 0L, target);
+			if (S_ISDIR(st.st_mode))
+				tree_signature(path, sub, out, len);
+		}
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
 }
 
 /* A child of this process whose command name starts with comm (B is

@@ -38,7 +38,7 @@ int task_status(pid_t pid, pid_t tid, const char *field)
 		return -1;
 	buf[n] = 0;
 	const char *f = strstr(buf, field);
-	return f ? atoi(f + strlen(field)) : -2;
+	return f ? (int)strtol(f + strlen(field), NULL, 0) : -2; /* base 0: Umask is octal */
 }
 
 int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *val)

@@ -13,7 +13,7 @@ struct u_state {
 	const struct tt_table *table;
 	uint64_t seq;
 	int32_t tid; /* US_TID: written by sandpit_start or the nursery */
-	int32_t u_fd;
+	int32_t u_fd;             /* U's eventfd: U sleeps on it */
 	uint32_t spin;
 	int32_t pid;
 	/* a request to sandpit's own signal handler (SANDPIT_SIG): change this
@@ -35,6 +35,10 @@ struct u_state {
 		uint8_t info[128];
 	} deferred[4];
 	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
+	/* the program's view of SANDPIT_NEVER_BLOCKED in this thread's mask,
+	 * and those of them it raised while it had them blocked */
+	uint64_t vblocked, vpending;
+	int32_t t_fd;             /* T's eventfd: U wakes a sleeping T on it */
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 
@@ -50,7 +54,7 @@ extern int sandpit_u_fsgsbase __attribute__((visibility("hidden")));
 /* the kernel's TASK_SIZE_MAX: the highest FS base + 1 it accepts */
 extern uint64_t sandpit_u_task_size __attribute__((visibility("hidden")));
 /* a store to U's memory that returns -EFAULT instead of faulting
- * (asm/x86_64/syscall.S; u_sigsegv resumes the faulting store) */
+ * (asm/x86_64/syscall.S; sandpit's SIGSEGV handler resumes the faulting store) */
 long sandpit_put_user64(uint64_t *p, uint64_t v) __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")));
@@ -89,12 +93,17 @@ void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibili
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
+long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+	__attribute__((visibility("hidden")));
 /* user/u_signal.c */
-void u_sigsegv(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_sandpit_sig(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_sigsys(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
-void u_signal_wrapper(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+/* sandpit's part of every signal U catches (asm/x86_64/syscall.S's
+ * sandpit_signal_entry calls them): the program's handler to run in the
+ * kernel's frame, or 0; and what is left to do once it has returned */
+uintptr_t u_signal_enter(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
+void u_signal_leave(void *uc) __attribute__((visibility("hidden")));
+void sandpit_signal_entry(void) __attribute__((visibility("hidden")));
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
+void u_raise_due(struct u_state *st) __attribute__((visibility("hidden")));
 extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));
 /* asm/x86_64/syscall.S: block in read(fd) unless *counter != seen; a
  * handler that lands between the check and the read makes it return -EINTR */

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,17 +30,19 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "policy/t_table.h"
+#include "user/caps.h"
 #include "user/patch.h"
 #include "user/runtime.h"
 #include "user/sandbox.h"
 #include "user/fs_base.h"
+#include "user/slots.h"
 #include "user/start_policy.h"
 #include "user/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
-/* P's end of T<->B, a placeholder for B's, then U's and T's ends per slot */
-#define NFDS SM_NFDS
-#define S_LEN ((size_t)SM_NSLOTS * SM_PAGE)
+/* the secure memfd (secure pages and the T tid table), the mailboxes */
+#define S_LEN ((size_t)SM_S_LEN)
+#define MB_LEN ((size_t)SM_NSLOTS * SM_PAGE)
 
 static char errbuf[512];
 static int started;
@@ -130,34 +133,6 @@ static int count_threads(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* Move the four descriptors sandpit uses to a block at the top of the
- * descriptor space, out of the program's way; T refuses close/dup2/fcntl
- * on [lo, lo + NFDS) (invariant 3). */
-static int park_fds(int fds[NFDS], int *lo)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return -errno;
-	long top = rl.rlim_cur > SM_FD_TOP ? SM_FD_TOP : (long)rl.rlim_cur;
-	for (long base = top - NFDS; base >= 3; base -= NFDS) {
-		int i;
-		for (i = 0; i < NFDS; i++)
-			if (fcntl((int)base + i, F_GETFD) >= 0)
-				break;
-		if (i < NFDS)
-			continue;
-		for (i = 0; i < NFDS; i++) {
-			if (dup3(fds[i], (int)base + i, O_CLOEXEC) < 0)
-				return -errno;
-			close(fds[i]);
-			fds[i] = (int)base + i;
-		}
-		*lo = (int)base;
-		return 0;
-	}
-	return -EMFILE;
 }
 
 /* T's alternate stacks and the secure pages, in one region aligned so that
@@ -289,7 +264,7 @@ struct start {
 	uintptr_t region;               /* T's alternate stacks, then the secure pages */
 	struct secure_page *sp;         /* slot 0's */
 	struct mailbox *mb;             /* slot 0's */
-	int fds[NFDS], fd_lo, tb_fd, b_fd;
+	int fds[4], nslots, fd_lo, fd_hi, tb_fd, b_fd;
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, then */
 	pid_t bpid;                     /* B */
@@ -376,31 +351,31 @@ static int map_secure_memory(struct start *s)
 	s->mb = MAP_FAILED;
 	if (s->smfd < 0 || ftruncate(s->smfd, (off_t)S_LEN) < 0 ||
 	    !(s->region = map_region(s->smfd)) ||
-	    (s->mb = mmap(NULL, S_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+	    (s->mb = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 			  0)) == MAP_FAILED)
 		return fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
 	s->sp = (struct secure_page *)(s->region + SM_ALT_REGION);
 	return 0;
 }
 
-/* P's end of T<->B and B's, then U's and T's ends for every slot, moved to
- * a block at the top of the descriptor space. */
+/* P's end of T<->B and B's, and slot 0's eventfds (T's never blocks: T
+ * polls it), moved to sandpit's block of descriptors; the other slots' are
+ * made as threads are (user/slots.h). */
 static int make_descriptors(struct start *s)
 {
-	int tb[2], r;
+	int r;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tb) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds) < 0)
 		return fail(-errno, "socketpair: %s", strerror(errno));
-	s->fds[0] = tb[0];
-	s->fds[1] = tb[1];
-	for (int i = 0; i < SM_NSLOTS; i++)
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds + 2 + 2 * i) < 0)
-			return fail(-errno, "socketpair: %s", strerror(errno));
+	if ((s->fds[2] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (s->fds[3] = eventfd(0, EFD_CLOEXEC)) < 0)
+		return fail(-errno, "eventfd: %s", strerror(errno));
 	s->fd_lo = -1;
-	if ((r = park_fds(s->fds, &s->fd_lo)) < 0)
+	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
 	s->tb_fd = s->fds[0];
 	s->b_fd = s->fds[1];
+	s->fd_hi = slots_u_fd(s->fd_lo, s->nslots - 1);
 	return 0;
 }
 
@@ -416,13 +391,14 @@ static int configure(struct start *s)
 	s->tid = (pid_t)syscall(SYS_gettid);
 	sp->tb_fd = s->tb_fd;
 	sp->fd_lo = s->fd_lo;
-	sp->fd_hi = s->fd_lo + NFDS - 1;
+	sp->fd_hi = s->fd_hi;
+	sp->tids = (uint64_t)(uintptr_t)((char *)sp + (size_t)SM_NSLOTS * SM_PAGE);
 	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)s->table;
 	if (s->mode == SANDPIT_MODE_FILTER &&
 	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), s->pid, s->fd_lo,
-			     s->fd_lo + NFDS - 1, sp->fprog, s->perr, sizeof(s->perr))) < 0)
+			     s->fd_hi, sp->fprog, s->perr, sizeof(s->perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s",
 			    s->perr[0] ? s->perr : strerror(-r));
 	if (s->mode == SANDPIT_MODE_FILTER)
@@ -434,21 +410,33 @@ static int configure(struct start *s)
 		return fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
 	sandpit_sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = s->pid, .fd = s->b_fd, .fd_lo = s->fd_lo,
-					      .fd_hi = s->fd_lo + NFDS - 1, .sp = sp, .mb = mb,
+					      .fd_hi = s->fd_hi, .nslots = s->nslots, .sp = sp,
+					      .mb = mb,
 					      .policy = policy, .sigtab = sigtab,
 					      .fs_by_ptrace = s->mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size() };
-	for (int i = 0; i < SM_NSLOTS; i++) {
-		tp.u_fd[i] = s->fds[2 + 2 * i];
-		tp.t_fd[i] = s->fds[3 + 2 * i];
-	}
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
 	st->tid = s->tid;
 	mb->ctid = (uint32_t)s->tid;
 	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
+	return 0;
+}
+
+/* root is not root inside: no capability for P, nor for B and T, who
+ * inherit the empty sets (B needs none: P has the same uid, stays dumpable
+ * and now holds nothing B lacks, so B may trace it and read its /proc
+ * files).  The steps before return an error with nothing applied; from here
+ * on a failure leaves the capabilities dropped. */
+static int drop_capabilities(void)
+{
+	char what[64];
+	int r = caps_drop_all(what, sizeof(what));
+
+	if (r < 0)
+		return fail(r, "cannot drop the capabilities: %s: %s", what, strerror(-r));
 	return 0;
 }
 
@@ -481,7 +469,7 @@ static void protect_ranges(struct start *s)
 	struct secure_page *sp = s->sp;
 
 	add_range(sp, s->region, (uintptr_t)sp + S_LEN);
-	add_range(sp, (uintptr_t)s->mb, (uintptr_t)s->mb + S_LEN);
+	add_range(sp, (uintptr_t)s->mb, (uintptr_t)s->mb + MB_LEN);
 	add_range(sp, (uintptr_t)s->table, (uintptr_t)s->table + s->table_len);
 	add_range(sp, (uintptr_t)__start_sandpit_text, (uintptr_t)__stop_sandpit_text);
 	add_range(sp, (uintptr_t)&sandpit_ro_page, (uintptr_t)&sandpit_ro_page + SM_PAGE);
@@ -522,8 +510,8 @@ static int trusted_process_ready(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
 				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
-				"ptrace_scope 3, a tracer already attached, or a container that forbids "
-				"it?): use filter mode",
+				"ptrace_scope 2 or 3, a tracer already attached, or a container "
+				"that forbids it?): use filter mode",
 			    strerror(-r2));
 	}
 	return 0;
@@ -580,14 +568,10 @@ static void denial_names(struct start *s)
 }
 
 /* T: cloned with every signal blocked, so it never runs a handler.  After
- * it runs there is no way back. */
+ * it runs there is no way back.  no_new_privs, which a filter needs, was set
+ * with the capabilities. */
 static int clone_trusted_thread(struct start *s)
 {
-	/* a filter needs no_new_privs (unless root); T inherits it, harmless */
-	if (s->mode == SANDPIT_MODE_FILTER && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		kill(s->bpid, SIGKILL);
-		return fail(-errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
-	}
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -597,8 +581,7 @@ static int clone_trusted_thread(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	s->sp->tids[0] = (int32_t)ttid; /* B publishes it to later slots */
-	s->sp->ntids = 1;
+	((int32_t *)(uintptr_t)s->sp->tids)[0] = (int32_t)ttid; /* B keeps the table from now */
 	return 0;
 }
 
@@ -629,14 +612,23 @@ static void set_up_thread(struct start *s)
 
 	/* rdtsc emulation and the program's SIGSEGV handler, on the alternate
 	 * stack if the thread has one (the program's handler may be there for
-	 * stack overflows) */
-	install_handler(SIGSEGV, u_sigsegv, SA_ONSTACK, 0, "installing the SIGSEGV handler");
-	install_handler(SANDPIT_SIG, u_sandpit_sig, SA_RESTART, 0, "installing sandpit's signal handler");
-	/* T's interrupt: on T's alternate stack, nothing else on top of it */
-	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, ~0ull,
+	 * stack overflows).  sandpit's signals come through one entry and are
+	 * never blocked by the kernel (SA_NODEFER): a fault or a trap in a
+	 * handler must reach sandpit, and the program's SA_NODEFER must be
+	 * honoured; its view of them is virtual (u_signal.c) */
+	void (*entry)(int, void *, void *) = (void (*)(int, void *, void *))(void *)sandpit_signal_entry;
+	install_handler(SIGSEGV, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSEGV handler");
+	install_handler(SANDPIT_SIG, entry, SA_RESTART | SA_NODEFER, 0,
+			"installing sandpit's signal handler");
+	/* T's interrupt: on T's alternate stack, nothing else on top of it:
+	 * T lets 63 through only while it waits, every other signal blocked,
+	 * and the kernel adds 63 itself, so T runs it with all blocked.  No
+	 * mask of its own, so that the program's own 63 on a U does not block
+	 * SANDPIT_SIG (its handler's mask changes would wait for ever) */
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, 0,
 			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
-	install_handler(SIGSYS, u_sigsys, SA_ONSTACK, 0, "installing the SIGSYS handler");
+	install_handler(SIGSYS, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSYS handler");
 	uint64_t unblock = (1ull << (SANDPIT_SIG - 1)) | (1ull << (SIGSYS - 1));
 	if ((r = (int)raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0)) < 0)
 		die("unblocking sandpit's signal", r);
@@ -680,7 +672,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	errbuf[0] = 0;
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
-	    (r = configure(&s)) < 0 || (r = fork_trusted_process(&s)) < 0)
+	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
+	    (r = fork_trusted_process(&s)) < 0)
 		return r;
 	protect_ranges(&s);
 	patch_code(&s);

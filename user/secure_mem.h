@@ -16,14 +16,18 @@
 #define SANDPIT_SECURE_MEM_H
 
 #define SM_PAGE         4096
-#define SM_NSLOTS       16   /* threads at once: each has its S, T and sockets */
-/* sandpit's descriptors: P's end of T<->B, a placeholder for B's, then U's
- * and T's ends per slot, parked just below SM_FD_TOP (or the lower
- * RLIMIT_NOFILE); the prebuilt filter is for the block that ends there */
+/* threads at once: each has its slot (S, T's alternate stack, two
+ * descriptors).  Address space for every slot is reserved at start; a
+ * slot's pages are touched and its descriptors made when a thread first
+ * uses it (user/slots.h). */
+#define SM_NSLOTS       1024
+/* sandpit's descriptors, one block [fd_lo, fd_lo + SM_NFDS): P's end of
+ * T<->B, a placeholder for B's, then per slot T's and U's eventfds
+ * (slots_t_fd, slots_u_fd), made on demand.  The block ends at SM_FD_TOP
+ * (or the lower RLIMIT_NOFILE); the prebuilt filter is for that block. */
 #define SM_NFDS   (2 + 2 * SM_NSLOTS)
-#define SM_FD_TOP 1024
+#define SM_FD_TOP 4096
 #define SM_MAX_RANGES   48
-#define SM_MAX_TIDS     SM_NSLOTS
 
 /* ---- secure page ---- */
 #define SP_SEQ          0    /* seqlock: odd while B writes, even when complete */
@@ -39,8 +43,11 @@
 #define SP_CFG_PID      96
 #define SP_CFG_U_TID    100
 #define SP_CFG_SPIN     104  /* u32: spin iterations (~ one blocking hand-off)  */
-#define SP_CFG_NTIDS    108  /* u32 */
-#define SP_CFG_TIDS     112  /* SM_MAX_TIDS x i32: the trusted threads' tids     */
+#define SP_CFG_FDS_NEW  108  /* u32: SP_V_CLONE: the new slot's descriptors are
+                              * made for the first time (their numbers must
+                              * be free); else they replace its last ones */
+#define SP_CFG_TIDS     112  /* u64: the T tid table (SM_NSLOTS x i32, 0 free) */
+#define SP_CFG_PAD0     120
 #define SP_CFG_TABLE    176  /* u64: address of the T table                    */
 #define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
 #define SP_NEW_SP       192  /* u64: SP_V_CLONE: the new thread's secure page  */
@@ -51,6 +58,7 @@
 #define SP_FPROG        1008 /* struct sock_fprog of filter mode (len 0: strict) */
 #define SP_POLLFD       1024 /* 2 x struct pollfd T sleeps on: {T_FD, TB_FD}    */
 #define SP_EXITING      1040 /* u32: B knows this slot's U is exiting (T said so) */
+#define SP_CFG_U_FD     1044 /* U's eventfd: U sleeps on it, T wakes it        */
 #define SP_DATA         1048 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
 
@@ -61,7 +69,11 @@
 #define SM_ALT_SIZE     16384
 #define SM_ALT_SHIFT    14
 #define SM_ALT_REGION   (SM_NSLOTS * SM_ALT_SIZE)
-#define SM_REGION_ALIGN 0x100000
+#define SM_REGION_ALIGN 0x2000000 /* > SM_ALT_REGION */
+/* after the secure pages, in the same sealed memfd: the T tid table, one
+ * i32 per slot, written by B, read by T's NOT_TID rule */
+#define SM_TID_PAGES    ((SM_NSLOTS * 4 + SM_PAGE - 1) / SM_PAGE)
+#define SM_S_LEN        ((SM_NSLOTS + SM_TID_PAGES) * SM_PAGE)
 
 /* verdicts */
 #define SP_V_EXEC       0    /* execute SP_NR with SP_ARGS                       */
@@ -119,7 +131,10 @@
 
 /* pseudo system call numbers U sends to T (never real numbers) */
 #define SANDPIT_NR_RDTSC        0x10001
-#define SANDPIT_NR_SEGV_DFL     0x10002
+/* the kernel's default action for one of the signals sandpit keeps
+ * (arg0: SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR), when the program's own signal
+ * must end it as natively: it only ever makes sandpit fail closed */
+#define SANDPIT_NR_SIG_DFL      0x10002
 #define SANDPIT_NR_THREAD_EXIT  0x10003
 /* arch_prctl(ARCH_SET_FS/ARCH_GET_FS, addr) in strict mode on a CPU without
  * FSGSBASE: U cannot set its own FS base and T is another thread, so B
@@ -133,6 +148,18 @@
  * for U, when a handler must run in U: the call ends with EINTR, as the
  * kernel would end it */
 #define SANDPIT_SIG_INTR        63
+
+/* The signals sandpit keeps (issue 18): the kernel always has sandpit's
+ * handler for them (SIGSEGV: faults, rdtsc, code mapped later; SIGSYS:
+ * filter mode's net; 63 and 64 above).  The program's dispositions for
+ * them live only in the handler table, virtualised: it reads back what it
+ * set, and its handlers run for its own signals, never for sandpit's. */
+#define SANDPIT_SIGBIT(s)       (1ull << ((s) - 1))
+#define SANDPIT_KEPT_SIGNALS    (SANDPIT_SIGBIT(11) | SANDPIT_SIGBIT(31) | \
+				 SANDPIT_SIGBIT(SANDPIT_SIG_INTR) | SANDPIT_SIGBIT(SANDPIT_SIG))
+/* those of them U's mask never blocks for real (U never takes 63); the
+ * program's view of these bits is kept per thread (u_state.vblocked) */
+#define SANDPIT_NEVER_BLOCKED   (SANDPIT_SIGBIT(11) | SANDPIT_SIGBIT(31) | SANDPIT_SIGBIT(SANDPIT_SIG))
 
 /* kernel ABI: struct kernel_sigaction.sa_flags bit, not exported by libc */
 #define SANDPIT_SA_RESTORER     0x04000000
@@ -148,14 +175,16 @@ struct secure_page {
 	uint32_t b_cpu, slot;
 	int32_t t_fd, tb_fd, fd_lo, fd_hi;
 	int32_t pid, u_tid;
-	uint32_t spin, ntids;
-	int32_t tids[SM_MAX_TIDS];
+	uint32_t spin, fds_new;
+	uint64_t tids; /* int32_t[SM_NSLOTS] */
+	uint64_t pad0[7];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
 	uint64_t fprog[2]; /* { len, filter }: what a new U installs in filter mode */
 	struct { int32_t fd; int16_t events, revents; } pollfd[2];
-	uint32_t exiting, pad;
+	uint32_t exiting;
+	int32_t u_fd;
 	uint8_t data[SP_DATA_SIZE];
 };
 
@@ -205,6 +234,9 @@ _Static_assert(__builtin_offsetof(struct secure_page, altstack) == SP_ALTSTACK, 
 _Static_assert(__builtin_offsetof(struct secure_page, fprog) == SP_FPROG, "SP_FPROG");
 _Static_assert(__builtin_offsetof(struct secure_page, pollfd) == SP_POLLFD, "SP_POLLFD");
 _Static_assert(__builtin_offsetof(struct secure_page, exiting) == SP_EXITING, "SP_EXITING");
+_Static_assert(__builtin_offsetof(struct secure_page, u_fd) == SP_CFG_U_FD, "SP_CFG_U_FD");
+_Static_assert(__builtin_offsetof(struct secure_page, fds_new) == SP_CFG_FDS_NEW, "SP_CFG_FDS_NEW");
+_Static_assert(SM_ALT_REGION < SM_REGION_ALIGN, "the alternate stacks fit the alignment");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
 _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RES_SEQ");

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -27,6 +28,8 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/fs_base.h"
+#include "user/slots.h"
+#include "user/path_op.h"
 #include "user/trusted_process.h"
 
 #include "user/runtime.h"
@@ -50,6 +53,8 @@ static int32_t u_tids[SM_NSLOTS], t_tids[SM_NSLOTS];
  * be reused, a pidfd cannot; -1 otherwise */
 static int u_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
+/* the slot's eventfds exist: its first thread ran (so T made them) */
+static char fds_made[SM_NSLOTS] = { 1 }; /* slot 0's are sandpit_start's */
 
 int32_t b_slot_u_tid(int s)
 {
@@ -90,7 +95,7 @@ static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
 /* with the lock held */
 static int free_slot(void)
 {
-	for (int s = 1; s < SM_NSLOTS; s++)
+	for (int s = 1; s < cfg->nslots; s++)
 		if (slots[s].state == SLOT_FREE)
 			return s;
 	return -1;
@@ -112,19 +117,14 @@ static int exiting_slots(void)
 	return n;
 }
 
-/* Every T's secure page lists every T's tid, for the NOT_TID rule. */
+/* The T tid table every T's NOT_TID rule reads (after the secure pages,
+ * read-only in P): slot s's T, 0 when free. */
 static void publish_tids(void)
 {
-	for (int s = 0; s < SM_NSLOTS; s++) {
-		if (slots[s].state == SLOT_FREE)
-			continue;
-		struct secure_page *sp = &cfg->sp[s];
-		uint32_t n = 0;
-		for (int i = 0; i < SM_NSLOTS; i++)
-			if (t_tids[i])
-				sp->tids[n++] = t_tids[i];
-		sp->ntids = n;
-	}
+	int32_t *tab = (int32_t *)(uintptr_t)cfg->sp[0].tids;
+	for (int s = 0; s < SM_NSLOTS; s++)
+		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != t_tids[s])
+			__atomic_store_n(&tab[s], t_tids[s], __ATOMIC_RELEASE);
 }
 
 /* Watching the slots (invariant 5, invariant 8).  A U that ends without
@@ -136,8 +136,8 @@ static void publish_tids(void)
  * (tgkill(P, tid, 0) failing with ESRCH; /proc for the thread-group leader,
  * which lingers as a zombie).  Each slot goes through the steps below;
  * watch_step takes as many as it can without waiting and says which word
- * to wait on next.  With futex_waitv one watcher waits on every slot's
- * word at once; without it each slot has its own. */
+ * to wait on next.  With futex_waitv a watcher waits on the words of 127
+ * slots at once (watch_group); without it each slot has its own. */
 enum { W_IDLE, W_START, W_SECCOMP, W_U, W_T };
 static struct {
 	int step;
@@ -318,6 +318,7 @@ static void watch_step(int s, struct watch_wait *w)
 				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
+			fds_made[s] = 1;
 			u_tids[s] = watch[s].u;
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
@@ -392,17 +393,24 @@ static void *watch_slot(void *arg)
 	return NULL;
 }
 
-static void *watch_all(void *arg)
+/* futex_waitv takes at most 128 words: a watcher per WATCH_GROUP slots (a
+ * word each and the idle word), started when its first slot is used */
+#define WATCH_GROUP 127
+#define WATCH_GROUPS ((SM_NSLOTS + WATCH_GROUP - 1) / WATCH_GROUP)
+
+static void *watch_group(void *arg)
 {
-	(void)arg;
-	struct futex_waitv v[1 + SM_NSLOTS];
+	int lo = (int)(intptr_t)arg * WATCH_GROUP;
+	int hi = lo + WATCH_GROUP < SM_NSLOTS ? lo + WATCH_GROUP : SM_NSLOTS;
+	struct futex_waitv v[1 + WATCH_GROUP];
+	_Static_assert(1 + WATCH_GROUP <= 128, "futex_waitv's FUTEX_WAITV_MAX");
 	for (;;) {
 		struct watch_wait idle = idle_wait();
 		long ns = idle.ns;
 		int n = 0;
 		v[n++] = (struct futex_waitv){ .val = idle.val, .uaddr = (uintptr_t)idle.word,
 					       .flags = FUTEX_32 };
-		for (int s = 0; s < SM_NSLOTS; s++) {
+		for (int s = lo; s < hi; s++) {
 			struct watch_wait w = { NULL, 0, 0 };
 			watch_step(s, &w);
 			if (!w.word)
@@ -438,22 +446,31 @@ static void *watch_all(void *arg)
 static void *watch_p(void *arg)
 {
 	(void)arg;
-	unsigned char buf[64];
+	/* slot numbers are u16 (a stream: one may come in two reads) */
+	unsigned char buf[128];
+	size_t have = 0;
 	for (;;) {
-		ssize_t n = read(cfg->fd, buf, sizeof(buf));
+		ssize_t n = read(cfg->fd, buf + have, sizeof(buf) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			_exit(0);
+		have += (size_t)n;
 		pthread_mutex_lock(&lock);
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] < SM_NSLOTS && t_tids[buf[i]])
-				syscall(SYS_tgkill, cfg->pid, t_tids[buf[i]], SANDPIT_SIG_INTR);
+		for (size_t i = 0; i + 1 < have; i += 2) {
+			uint16_t s;
+			memcpy(&s, buf + i, sizeof(s));
+			if (s < SM_NSLOTS && t_tids[s])
+				syscall(SYS_tgkill, cfg->pid, t_tids[s], SANDPIT_SIG_INTR);
+		}
 		pthread_mutex_unlock(&lock);
+		if (have & 1)
+			buf[0] = buf[have - 1];
+		have &= 1;
 	}
 }
 
-static long read_string(char *buf, size_t max, uint64_t addr)
+long b_read_string(char *buf, size_t max, uint64_t addr)
 {
 	size_t got = 0;
 	while (got < max) {
@@ -473,7 +490,7 @@ static long read_string(char *buf, size_t max, uint64_t addr)
 	return -ENAMETOOLONG;
 }
 
-static int proc_link(char *out, size_t len, const char *what)
+int b_proc_link(char *out, size_t len, const char *what)
 {
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/%d/%s", (int)cfg->pid, what);
@@ -520,6 +537,15 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 
 static int log_denials = -1;
 
+static int logging_denials(void)
+{
+	if (log_denials < 0) {
+		const char *e = getenv("SANDPIT_LOG");
+		log_denials = e && !strcmp(e, "denials");
+	}
+	return log_denials;
+}
+
 static void put_open_flags(FILE *f, long flags)
 {
 	static const struct { long bit; const char *name; } fl[] = {
@@ -556,15 +582,12 @@ static void put_quoted(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* --log=denials: one strace-like line for a path the policy refuses */
-static void log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
-			    const char *path, int access)
+/* --log=denials: one strace-like line for a path the policy refuses; deny
+ * is the `path deny` pattern that refused it, if one did */
+void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
+		       const char *path, int access, const char *deny)
 {
-	if (log_denials < 0) {
-		const char *e = getenv("SANDPIT_LOG");
-		log_denials = e && !strcmp(e, "denials");
-	}
-	if (!log_denials)
+	if (!logging_denials())
 		return;
 	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)sp->nr);
 	int last = pa->path_arg;
@@ -595,8 +618,13 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 		else
 			fprintf(f, "%ld", v);
 	}
-	fprintf(f, ") = -EACCES (policy: %s)\n",
-		access == PA_NEVER ? "never allowed" : access == PA_WRITE ? "no write grant" : "no read grant");
+	if (deny)
+		fprintf(f, ") = -EACCES (policy: path deny %s)\n", deny);
+	else
+		fprintf(f, ") = -EACCES (policy: %s)\n",
+			access == PA_NEVER   ? "never allowed"
+			: access == PA_WRITE ? "no write grant"
+					     : "no read grant");
 	fclose(f);
 	ssize_t w = buf ? write(2, buf, len) : 0;
 	(void)w;
@@ -604,19 +632,38 @@ static void log_path_denial(const struct policy_proc_arg *pa, const struct secur
 	free(name);
 }
 
+int b_resolve(int dirfd, const char *path, int nofollow, char *out)
+{
+	char base[PATH_MAX];
+	int r;
+	if (path[0] == '/')
+		r = 0, strcpy(base, "/");
+	else if (dirfd == AT_FDCWD)
+		r = b_proc_link(base, sizeof(base), "cwd");
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		r = b_proc_link(base, sizeof(base), what);
+	}
+	if (r < 0)
+		return r == -ENOENT ? -EBADF : r;
+	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
+	return path_resolve(cfg->pid, base, path, how, out, PATH_MAX);
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 {
-	char path[PATH_MAX], base[PATH_MAX], resolved[PATH_MAX];
-	long n = read_string(path, sizeof(path), sp->args[pa->path_arg]);
+	char path[PATH_MAX], resolved[PATH_MAX];
+	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
 	if (access == PA_NEVER) {
-		log_path_denial(pa, sp, path, access);
+		b_log_path_denial(pa, sp, path, access, NULL);
 		return -EACCES;
 	}
 
@@ -630,27 +677,19 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		}
 		return -ENOENT;
 	}
-	int r;
-	if (path[0] == '/')
-		r = 0, strcpy(base, "/");
-	else if (dirfd == AT_FDCWD)
-		r = proc_link(base, sizeof(base), "cwd");
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		r = proc_link(base, sizeof(base), what);
-	}
-	if (r < 0)
-		return r == -ENOENT ? -EBADF : r;
-	int how = (policy_proc_follow(pa, sp->args) ? 0 : PATH_NOFOLLOW) |
-		    (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
-	r = path_resolve(cfg->pid, base, path, how, resolved, sizeof(resolved));
+	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved);
 	if (r < 0)
 		return r;
 	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
+	/* the directories on the way to a grant may be looked at, as a program
+	 * that resolves its paths by hand does (sqlite, rm -r's "/") */
+	if (r == -EACCES && pa->access == PA_READ &&
+	    policy_check_ancestor(cfg->policy, cfg->pid, resolved) == 0)
+		r = 0;
 	if (r < 0) {
 		if (r == -EACCES)
-			log_path_denial(pa, sp, path, access);
+			b_log_path_denial(pa, sp, path, access,
+					  policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
 	size_t len = strlen(resolved) + 1;
@@ -662,25 +701,41 @@ static long check_path(const struct policy_proc_arg *pa, struct secure_page *sp)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
 	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
 		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
+	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
+		/* the attribute's name is memory the kernel reads: B's copy too */
+		char *name = (char *)sp->data + len;
+		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
+		if (n < 0)
+			return n == -ENAMETOOLONG ? -ERANGE : n;
+		sp->args[1] = (uint64_t)(uintptr_t)name;
+	}
 	return 0;
 }
+
+/* the sa_flags the kernel keeps (and reports) on x86-64: the others it
+ * clears, so that a program can tell which it has */
+#define UAPI_SA_FLAGS                                                                        \
+	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | 0x800 /* SA_EXPOSE_TAGBITS */ | SA_ONSTACK | \
+	 SA_RESTART | SA_NODEFER | SA_RESETHAND | SANDPIT_SA_RESTORER)
 
 /* rt_sigaction(sig, act, oact, size).  The struct is copied and checked:
  * no handler or restorer in sandpit's protected memory (invariant 1).  For
  * a caught signal the program's handler goes into the handler table and the
- * kernel gets sandpit's wrapper (u_signal.c), so that sandpit can tell
- * pause and sigsuspend that a handler ran.  SIGSEGV stays sandpit's (rdtsc
- * emulation): the program's handler is only recorded, and called by
- * sandpit's.  SANDPIT_SIG is sandpit's alone. */
+ * kernel gets sandpit's entry (sandpit_signal_entry, u_signal.c), so that
+ * sandpit can tell pause and sigsuspend that a handler ran.  The signals
+ * sandpit keeps (SANDPIT_KEPT_SIGNALS) are only recorded, whatever the
+ * action: the kernel keeps sandpit's handler (DESIGN §6), which calls the
+ * program's for the program's own signals; a query of one is answered by
+ * U from the table.  What is recorded is what the kernel would report. */
 static long check_sigaction(struct secure_page *sp)
 {
 	struct k_sigaction act;
 	int sig = (int)sp->args[0];
-	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N || sig == SANDPIT_SIG ||
-	    sig == SANDPIT_SIG_INTR || sig == SIGSYS)
-		return -EINVAL; /* sandpit's own, as SIGKILL is the kernel's */
+	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N)
+		return -EINVAL;
+	int kept = (SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) != 0;
 	if (!sp->args[1])
-		return sig == SIGSEGV ? SP_V_ACK : 0;
+		return kept ? SP_V_ACK : 0;
 	struct iovec local = { &act, sizeof(act) };
 	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
 	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != sizeof(act))
@@ -688,16 +743,21 @@ static long check_sigaction(struct secure_page *sp)
 	if ((act.handler > 1 && in_protected(act.handler)) ||
 	    ((act.flags & SANDPIT_SA_RESTORER) && in_protected(act.restorer)))
 		return -EPERM;
+	act.flags &= UAPI_SA_FLAGS;
+	act.mask &= ~(SANDPIT_SIGBIT(SIGKILL) | SANDPIT_SIGBIT(SIGSTOP));
 	struct k_sigaction *rec = &cfg->sigtab->act[sig];
-	if (sig == SIGSEGV) {
+	if (kept) {
 		*rec = act;
 		return SP_V_ACK;
 	}
 	if (act.handler > 1 && sig != SIGKILL && sig != SIGSTOP) {
 		*rec = act;
-		act.handler = (uint64_t)(uintptr_t)u_signal_wrapper;
+		act.handler = (uint64_t)(uintptr_t)sandpit_signal_entry;
 		act.flags |= SA_SIGINFO | SANDPIT_SA_RESTORER;
 		act.restorer = (uint64_t)(uintptr_t)sandpit_restorer;
+		/* the kept ones stay unblocked for real; the handler's mask for
+		 * them is the program's view (u_signal.c) */
+		act.mask &= ~SANDPIT_KEPT_SIGNALS;
 	} else {
 		memset(rec, 0, sizeof(*rec));
 	}
@@ -716,7 +776,9 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	sp->seq = seq;
 	sp->verdict = 0;
 	sp->slot = (uint32_t)s;
-	sp->t_fd = c->t_fd[s];
+	sp->t_fd = slots_t_fd(c->fd_lo, s);
+	sp->u_fd = slots_u_fd(c->fd_lo, s);
+	sp->fds_new = 0;
 	sp->mailbox = (uint64_t)(uintptr_t)mb;
 	sp->u_tid = 0;
 	sp->glibc_ctid = 0;
@@ -732,7 +794,8 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	struct u_state *st = (struct u_state *)mb->u_state;
 	st->mb = mb;
 	st->table = (const struct tt_table *)(uintptr_t)sp0->table;
-	st->u_fd = c->u_fd[s];
+	st->u_fd = sp->u_fd;
+	st->t_fd = sp->t_fd;
 	st->spin = sp0->spin;
 	st->pid = sp0->pid;
 	st->tb_fd = sp0->tb_fd;
@@ -753,17 +816,36 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 static void *serve(void *arg);
 static void *exit_bell_slot(void *arg);
 
+/* --log=denials: a thread refused for want of a slot (EAGAIN) */
+static void log_no_slot(int all_busy)
+{
+	if (!logging_denials())
+		return;
+	if (all_busy)
+		say("sandpit: denied clone(): all %ld thread slots are in use = -1 EAGAIN\n",
+		    cfg->nslots);
+	else
+		say("sandpit: denied clone(): no thread slot of %ld came free in time = -1 EAGAIN\n",
+		    cfg->nslots);
+}
+
 /* A slot's server (and, without futex_waitv, its watcher), made when the
  * slot is first used: starting them all at once would take CPU from P
  * while it patches. */
 static pthread_attr_t thread_attr;
 static int slot_threads[SM_NSLOTS];
+static int group_watchers[WATCH_GROUPS];
 
 static int start_slot_threads(intptr_t s)
 {
 	pthread_t w;
 	if (slot_threads[s])
 		return 0;
+	if (compat_has(COMPAT_FUTEX_WAITV) && !group_watchers[s / WATCH_GROUP]) {
+		if (pthread_create(&w, &thread_attr, watch_group, (void *)(s / WATCH_GROUP)) != 0)
+			return -EAGAIN;
+		group_watchers[s / WATCH_GROUP] = 1;
+	}
 	if (pthread_create(&w, &thread_attr, serve, (void *)s) != 0)
 		return -EAGAIN;
 	if (!compat_has(COMPAT_FUTEX_WAITV) &&
@@ -809,11 +891,14 @@ static long check_clone(int parent, struct secure_page *sp)
 	if (starting_slots())
 		s = -1;
 	if (s < 0 || start_slot_threads(s) < 0) {
+		int busy = starting_slots();
 		pthread_mutex_unlock(&lock);
+		log_no_slot(s < 0 && !busy);
 		return -EAGAIN;
 	}
 	trusted_process_init_slot(cfg, s);
 	struct secure_page *child = &cfg->sp[s];
+	child->fds_new = !fds_made[s];
 	struct mailbox *cmb = &cfg->mb[s];
 	child->glibc_ctid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
 	memcpy(cmb->clone_regs, cfg->mb[parent].clone_regs, CR_SIZE);
@@ -888,6 +973,8 @@ static long check(int s, struct secure_page *out)
 		return check_sigaction(out);
 	case PK_CLONE:
 		return check_clone(s, out);
+	case PK_PATH_OP:
+		return path_op(cfg, pa, out);
 	default:
 		return -ENOSYS;
 	}
@@ -1011,6 +1098,7 @@ static void __attribute__((noreturn)) run(void)
 	syscall(SYS_close_range, cfg->fd + 1, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
+	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
 	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, cfg->pid, 0) : -1;
@@ -1037,8 +1125,7 @@ static void __attribute__((noreturn)) run(void)
 			_exit(1);
 	}
 	pthread_t w;
-	if ((compat_has(COMPAT_FUTEX_WAITV) && pthread_create(&w, &thread_attr, watch_all, NULL) != 0) ||
-	    start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
+	if (start_slot_threads(0) < 0 || pthread_create(&w, &thread_attr, watch_p, NULL) != 0)
 		_exit(1);
 	for (;;)
 		pause();

@@ -15,8 +15,7 @@ struct trusted_process_config {
 	pid_t pid;                  /* P */
 	int fd;                     /* B's end of the socket pair: P's end hangs up when P ends */
 	int fd_lo, fd_hi;           /* P's sandpit descriptors: B closes its copies */
-	int u_fd[SM_NSLOTS];        /* per slot: U's and T's ends of U<->T */
-	int t_fd[SM_NSLOTS];
+	int nslots;                 /* slots that fit sandpit's descriptor block (user/slots.h) */
 	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
 	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
@@ -46,4 +45,17 @@ void trusted_process_init_slot(const struct trusted_process_config *cfg, int slo
 /* In B only: the tid of slot `slot`'s U as the kernel confirmed it when the
  * slot started, 0 if the slot is not running. */
 int32_t b_slot_u_tid(int slot);
+
+struct policy_proc_arg;
+
+/* In B only, for the checks of user/path_op.c: U's string at addr, as
+ * process_vm_readv reads it (its length or -errno); the text of P's
+ * /proc/P/<what> link, which must be a path; U's path made absolute from
+ * dirfd (AT_FDCWD: P's cwd) and resolved as the kernel will (path_resolve),
+ * into out (PATH_MAX); a --log=denials line for a path refused. */
+long b_read_string(char *buf, size_t max, uint64_t addr);
+int b_proc_link(char *out, size_t len, const char *what);
+int b_resolve(int dirfd, const char *path, int nofollow, char *out);
+void b_log_path_denial(const struct policy_proc_arg *pa, const struct secure_page *sp,
+		       const char *path, int access, const char *deny);
 #endif

@@ -11,6 +11,13 @@ uint64_t sandpit_u_task_size = 0x7ffffffff000;
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
 
+/* one wake-up on T's eventfd */
+static void wake_t(const struct u_state *st)
+{
+	static const uint64_t one = 1;
+	sandpit_raw_syscall6(__NR_write, st->t_fd, (long)&one, sizeof(one), 0, 0, 0);
+}
+
 /* One request to T: write it, wake T only if it sleeps, then spin while T
  * runs on another CPU (at most about one blocking hand-off), else block. */
 static long call_trusted(struct u_state *st, long nr, const long args[6])
@@ -18,7 +25,6 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	struct mailbox *mb = st->mb;
 	uint64_t seq = ++st->seq;
 	unsigned cpu = sandpit_getcpu();
-	char drain[64];
 
 	mb->nr = nr;
 	for (int i = 0; i < 6; i++)
@@ -27,7 +33,7 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 	__atomic_store_n(&mb->req_seq, seq, __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+		wake_t(st);
 
 	/* res_seq can pass seq: a handler's own requests, answered after ours */
 	for (;;) {
@@ -61,7 +67,7 @@ long u_call_trusted(long nr, const long args[6])
 
 /* rt_sigprocmask and sigaltstack act on the calling thread, so T cannot
  * make them for U, and strict mode forbids them to U.  U sends itself
- * SANDPIT_SIG; sandpit's handler (u_sandpit_sig) finds the current mask and
+ * SANDPIT_SIG; sandpit's handler (on_sandpit_sig, u_signal.c) finds the current mask and
  * alternate stack in its signal frame and changes them there, and the
  * kernel installs them on rt_sigreturn.  The request is in st->self_*. */
 static long ask_own_handler(struct u_state *st)
@@ -78,7 +84,7 @@ static long ask_own_handler(struct u_state *st)
 	return st->self_err;
 }
 
-static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
+long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 {
 	struct u_state *st = u_self();
 	if (size != 8)
@@ -90,6 +96,8 @@ static long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long siz
 	long r = ask_own_handler(st);
 	if (r == 0 && old)
 		*old = st->self_old;
+	if (r == 0 && set)
+		u_raise_due(st);
 	return r;
 }
 
@@ -119,10 +127,11 @@ static long __attribute__((noreturn)) u_exit(long code)
 	mb->nr = SANDPIT_NR_THREAD_EXIT;
 	for (int i = 0; i < 6; i++)
 		mb->args[i] = 0;
+	mb->args[0] = (uint64_t)code; /* T ends with it too: the last to end gives P's status */
 	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		sandpit_raw_syscall6(__NR_write, st->u_fd, (long)drain, 1, 0, 0, 0);
+		wake_t(st);
 	while (!__atomic_load_n(&st->sp->exiting, __ATOMIC_ACQUIRE))
 		sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
 	for (;;)
@@ -141,9 +150,15 @@ static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
 	long r = u_call_trusted(__NR_rt_sigaction, args);
 	if (r < 0 || !old)
 		return r;
-	if (sig == 11 /* SIGSEGV: only recorded, the kernel keeps sandpit's */ ||
-	    old->handler == (uint64_t)(uintptr_t)u_signal_wrapper)
-		*old = prev;
+	/* a signal sandpit keeps is only recorded (the kernel keeps sandpit's
+	 * handler, and B wrote no old action) */
+	if (!(SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) &&
+	    old->handler != (uint64_t)(uintptr_t)sandpit_signal_entry)
+		return r;
+	const uint64_t *w = &prev.handler;
+	for (int i = 0; i < 4; i++)
+		if (sandpit_put_user64((uint64_t *)old + i, w[i]) < 0)
+			return -14; /* EFAULT */
 	return r;
 }
 

@@ -1,9 +1,12 @@
-/* sandpit's SIGSEGV handler in U.  Strict mode turns the TSC off for U
- * (DESIGN §9): rdtsc and rdtscp fault, and the vDSO's clock_gettime uses
- * them.  The handler recognises the instruction, asks T (which keeps the
- * TSC) to execute it, writes the result into the interrupted registers and
- * steps over the instruction.  Any other fault restores the default action
- * so that the retried instruction kills the process. */
+/* sandpit's signal handling in U.  Every signal U catches arrives through
+ * sandpit_signal_entry (asm/x86_64/syscall.S) at u_signal_enter, which does
+ * sandpit's part and names the program's handler to run in the kernel's
+ * frame.  sandpit keeps SIGSEGV (strict mode turns the TSC off for U,
+ * DESIGN §9: rdtsc and rdtscp fault, and T, which keeps the TSC, executes
+ * them; sandpit's own fault-safe accesses; code mapped later), SIGSYS
+ * (filter mode's net) and SANDPIT_SIG (masks and alternate stacks); the
+ * program's own uses of them (a real fault, a raise, a kill) reach the
+ * program's virtualised disposition (issue 18). */
 #include <asm/unistd.h>
 #include <sys/ucontext.h>
 #include "user/runtime.h"
@@ -28,94 +31,43 @@ static void refuse_trusted_thread(void)
 		sandpit_raw_syscall6(62 /* kill */, ro->pid, 9 /* SIGKILL */, 0, 0, 0, 0);
 }
 
-/* Filter mode's net: a system call the patcher did not redirect, which the
- * filter sends here (SECCOMP_RET_TRAP), takes the same entry a patched
- * site would, and its result goes back into the interrupted rax. */
-void u_sigsys(int sig, void *info, void *ucv)
-{
-	(void)sig;
-	ucontext_t *uc = ucv;
-	greg_t *g = uc->uc_mcontext.gregs;
-	const int32_t *si = info;
-	long nr = si[6]; /* si_syscall, after si_call_addr */
-	g[REG_RAX] = (greg_t)sandpit_entry(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
-					   g[REG_R8], g[REG_R9]);
-}
-
-/* SANDPIT_SIG: a request from this thread's own entry to change its
- * signal mask (u_sigprocmask).  The frame's uc_sigmask is the mask in force
- * when the signal came, and what the kernel restores on rt_sigreturn. */
-void u_sandpit_sig(int sig, void *info, void *ucv)
-{
-	(void)sig;
-	(void)info;
-	refuse_trusted_thread();
-	ucontext_t *uc = ucv;
-	struct u_state *st = u_self();
-	/* A handler stacked on this one (the mask it installs lets one in) may
-	 * have eaten the wake-up byte of the wait this one interrupted: that
-	 * wait looks at res_seq again instead of restarting its read. */
-	greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP];
-	if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
-	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
-	if (st->self_done == req)
-		return; /* not asked for */
-	/* sigaltstack: validated here as the kernel would, because a bad
-	 * uc_stack would make rt_sigreturn fail */
-	uint64_t *ss = (uint64_t *)&uc->uc_stack; /* ss_sp, ss_flags (int), ss_size */
-	st->self_old_ss[0] = ss[0];
-	st->self_old_ss[1] = ss[1] & 0xffffffffu;
-	st->self_old_ss[2] = ss[2];
-	if (st->self_how == 3) {
-		uint32_t flags = (uint32_t)st->self_ss[1], mode = flags & ~(1u << 31); /* SS_AUTODISARM */
-		st->self_err = 0;
-		if (ss[1] & 1 /* SS_ONSTACK: on it now */)
-			st->self_err = -1; /* EPERM */
-		else if (mode != 0 && mode != 2 /* SS_DISABLE */ && mode != 1)
-			st->self_err = -22; /* EINVAL */
-		else if (mode != 2 && st->self_ss[2] < 2048 /* MINSIGSTKSZ */)
-			st->self_err = -12; /* ENOMEM */
-		if (!st->self_err) {
-			ss[0] = mode == 2 ? 0 : st->self_ss[0];
-			ss[1] = (ss[1] & ~0xffffffffull) | (mode == 2 ? 2 : flags & ~1u);
-			ss[2] = mode == 2 ? 0 : st->self_ss[2];
-		}
-		__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
-		return;
-	}
-	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
-	uint64_t old = *mask, set = st->self_set, now = old;
-	if (st->self_how == 0)
-		now |= set;
-	else if (st->self_how == 1)
-		now &= ~set;
-	else if (st->self_how == 2)
-		now = set;
-	/* SIGKILL and SIGSTOP cannot be blocked, nor can sandpit's own */
-	now &= ~((1ull << (9 - 1)) | (1ull << (19 - 1)) | (1ull << (SANDPIT_SIG - 1)));
-	*mask = now;
-	st->self_old = old;
-	__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
-}
+#define SA_SIGINFO_ 4u
+#define SA_NODEFER_ 0x40000000u
+#define SA_RESETHAND_ 0x80000000u
+#define SI_KERNEL_ 0x80
+#define SYS_SECCOMP_ 1
 
 struct sigtab *sandpit_sigtab;
+
+/* What u_signal_leave needs once the program's handler has returned,
+ * kept in the kernel's own frame: the 64 bytes the kernel reserves in the
+ * sigcontext (__reserved1) and never reads back.  They are U's to write,
+ * as all of this is U's own state. */
+struct sig_saved {
+	uint32_t restore, u_sleep; /* a request in flight was answered first */
+	int32_t depth, pad;
+	int64_t result;
+	uint64_t res2, res3;
+	uint64_t vblocked; /* the program's view of its mask before the handler */
+};
+_Static_assert(sizeof(struct sig_saved) <= sizeof(((mcontext_t *)0)->__reserved1), "sig_saved");
+
+static struct sig_saved *saved_of(ucontext_t *uc)
+{
+	return (struct sig_saved *)(void *)uc->uc_mcontext.__reserved1;
+}
 
 typedef void (*handler1)(int);
 typedef void (*handler3)(int, void *, void *);
 
 static void call_program_handler(const struct k_sigaction *a, int sig, void *info, void *uc)
 {
-	if (a->flags & 4 /* SA_SIGINFO */)
+	if (a->flags & SA_SIGINFO_)
 		((handler3)(uintptr_t)a->handler)(sig, info, uc);
 	else
 		((handler1)(uintptr_t)a->handler)(sig);
 }
 
-/* What the kernel calls for every signal the program catches: count it,
- * call the program's handler, and if it interrupted pause or sigsuspend
- * make that return EINTR (DESIGN: a wait ends when a handler ran). */
 static void copy_bytes(void *d, const void *s, unsigned long n)
 {
 	unsigned char *dd = d;
@@ -137,7 +89,8 @@ static void leave_waits(ucontext_t *uc)
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
 }
 
-/* Handlers put off while their thread waited for T (see struct u_state). */
+/* Handlers put off while their thread waited for T (see struct u_state).
+ * They run with a zeroed context: the kernel's frame is gone. */
 void u_run_deferred(struct u_state *st)
 {
 	while (st->ndeferred) {
@@ -166,107 +119,262 @@ static int raised_by_request(const struct u_state *st, const struct mailbox *mb,
 	return 0;
 }
 
-void u_signal_wrapper(int sig, void *info, void *ucv)
+static long raise_self(struct u_state *st, int sig)
 {
-	refuse_trusted_thread();
-	ucontext_t *uc = ucv;
+	long args[6] = { st->pid, st->tid, sig };
+	return u_call_trusted(__NR_tgkill, args);
+}
+
+/* The program's handler for sig, to run now in the kernel's frame (or 0:
+ * none, or put off until the request in flight is answered).  Counts it
+ * for pause and sigsuspend; SA_RESETHAND, SA_NODEFER and the handler's
+ * mask act on the program's view of the signals sandpit keeps as the
+ * kernel acts on the others. */
+static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
+{
 	struct sigtab *t = sandpit_sigtab;
 	struct u_state *st = u_self();
+	struct k_sigaction *a = &t->act[sig];
+	uint64_t h = a->handler;
+	if (h <= 1)
+		return 0;
 	__atomic_fetch_add(&t->signals, 1, __ATOMIC_SEQ_CST);
+	struct sig_saved *sv = saved_of(uc);
+	sv->restore = 0;
 	struct mailbox *mb = st->mb;
-	int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
-	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0 &&
-	    (answered || raised_by_request(st, mb, sig))) {
+	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
+		int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
+		if (!answered && !raised_by_request(st, mb, sig)) {
+			uint32_t n = st->ndeferred;
+			for (uint32_t i = 0; i < n; i++)
+				if (st->deferred[i].sig == sig)
+					return 0; /* a standard signal pending twice is once */
+			if (n < sizeof(st->deferred) / sizeof(st->deferred[0])) {
+				st->deferred[n].sig = sig;
+				copy_bytes(st->deferred[n].info, info,
+					   sizeof(st->deferred[n].info));
+				__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
+			}
+			/* T may be waiting for U (a futex, a sleep, a poll): B can
+			 * make that call end with EINTR, as the kernel would */
+			if (st->intr_seq != st->seq) {
+				st->intr_seq = st->seq;
+				uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */
+				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot,
+						     sizeof(slot), 0, 0, 0);
+			}
+			return 0;
+		}
 		/* The request is answered (only its result is left to read), or
 		 * it is the very call that sent this signal to this thread, which
 		 * has done its work and returns 0.  T has taken the request out of
 		 * the mailbox either way, so the handler runs now, as the kernel
 		 * would run it, and may make requests of its own; the result is
-		 * given back afterwards. */
-		int64_t result = answered ? mb->result : 0;
-		uint64_t res2 = mb->res2, res3 = mb->res3;
-		int32_t depth = st->depth;
-		/* the handler's own waits end with u_sleep at 0: the interrupted
-		 * wait may be about to sleep, and T must then still wake it */
-		uint32_t u_sleep = __atomic_load_n(&mb->u_sleep, __ATOMIC_SEQ_CST);
+		 * given back afterwards (u_signal_leave).  The handler's own waits
+		 * end with u_sleep at 0: the interrupted wait may be about to
+		 * sleep, and T must then still wake it. */
+		sv->restore = 1;
+		sv->result = answered ? mb->result : 0;
+		sv->res2 = mb->res2;
+		sv->res3 = mb->res3;
+		sv->depth = st->depth;
+		sv->u_sleep = __atomic_load_n(&mb->u_sleep, __ATOMIC_SEQ_CST);
 		st->depth = 0;
-		if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
-			call_program_handler(&t->act[sig], sig, info, uc);
-		st->depth = depth;
-		__atomic_store_n(&mb->u_sleep, u_sleep, __ATOMIC_SEQ_CST);
+	}
+	sv->vblocked = st->vblocked;
+	if (a->flags & SA_RESETHAND_)
+		a->handler = 0;
+	if (!(a->flags & SA_NODEFER_))
+		st->vblocked |= SANDPIT_SIGBIT(sig) & SANDPIT_NEVER_BLOCKED;
+	st->vblocked |= a->mask & SANDPIT_NEVER_BLOCKED;
+	return (uintptr_t)h;
+}
+
+/* The program's own kept signals it raised while it had them blocked,
+ * once they are not: raised again (between requests, depth 0). */
+void u_raise_due(struct u_state *st)
+{
+	uint64_t due = st->vpending & ~st->vblocked;
+	st->vpending &= ~due;
+	for (int sig = 1; due; sig++, due >>= 1)
+		if (due & 1)
+			raise_self(st, sig);
+}
+
+void u_signal_leave(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct u_state *st = u_self();
+	struct sig_saved *sv = saved_of(uc);
+	st->vblocked = sv->vblocked;
+	u_raise_due(st);
+	if (sv->restore) {
+		struct mailbox *mb = st->mb;
+		st->depth = sv->depth;
+		__atomic_store_n(&mb->u_sleep, sv->u_sleep, __ATOMIC_SEQ_CST);
 		/* the handler's own requests came after ours and overwrote its
 		 * result; if it made none, T answers ours as usual */
-		if (answered || __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) > st->seq) {
-			mb->result = result;
-			mb->res2 = res2;
-			mb->res3 = res3;
+		if (__atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq) {
+			mb->result = sv->result;
+			mb->res2 = sv->res2;
+			mb->res3 = sv->res3;
 		}
-		leave_waits(uc);
-		return;
 	}
-	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
-		uint32_t n = st->ndeferred;
-		for (uint32_t i = 0; i < n; i++)
-			if (st->deferred[i].sig == sig)
-				return; /* a standard signal pending twice is once */
-		if (n < sizeof(st->deferred) / sizeof(st->deferred[0])) {
-			st->deferred[n].sig = sig;
-			copy_bytes(st->deferred[n].info, info, sizeof(st->deferred[n].info));
-			__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
-		}
-		/* T may be waiting for U (a futex, a sleep, a poll): B can make
-		 * that call end with EINTR, as the kernel would for the handler */
-		if (st->intr_seq != st->seq) {
-			st->intr_seq = st->seq;
-			char slot = (char)st->slot;
-			sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, 1, 0, 0, 0);
-		}
-		return;
-	}
-	if (sig > 0 && sig < SIGTAB_N && t->act[sig].handler > 1)
-		call_program_handler(&t->act[sig], sig, info, uc);
 	leave_waits(uc);
 }
 
-void u_sigsegv(int sig, void *info, void *ucv)
+/* The program's own SIGSEGV, SIGSYS or SANDPIT_SIG, as the kernel would
+ * deliver it (fault: the kernel raised it for an instruction, which it
+ * cannot leave pending, ignore or block). */
+static uintptr_t program_kept_signal(int sig, void *info, ucontext_t *uc, int fault)
 {
-	ucontext_t *uc = ucv;
+	struct u_state *st = u_self();
+	const struct k_sigaction *a = &sandpit_sigtab->act[sig];
+	if (st->vblocked & SANDPIT_SIGBIT(sig)) {
+		if (!fault) {
+			st->vpending |= SANDPIT_SIGBIT(sig);
+			return 0;
+		}
+	} else if (a->handler > 1) {
+		/* the kernel blocked only what sandpit's own action says: the
+		 * rest of the program's sa_mask is blocked here, in this frame's
+		 * mask, which rt_sigreturn replaces with the one from before */
+		uint64_t more = a->mask & ~SANDPIT_KEPT_SIGNALS;
+		uintptr_t h = program_handler(sig, info, uc);
+		if (h && more)
+			u_sigprocmask(0 /* SIG_BLOCK */, &more, 0, 8);
+		return h;
+	} else if (a->handler == 1 && !fault) {
+		return 0;
+	}
+	/* the default action: the kernel's, which ends P (a fault is retried
+	 * and ends it; a raised signal is raised again) */
+	long args[6] = { sig };
+	u_call_trusted(SANDPIT_NR_SIG_DFL, args);
+	if (!fault)
+		raise_self(st, sig);
+	return 0;
+}
+
+/* Filter mode's net: a system call the patcher did not redirect, which the
+ * filter sends here (SECCOMP_RET_TRAP), takes the same entry a patched
+ * site would, and its result goes back into the interrupted rax.  Any
+ * other SIGSYS is the program's. */
+static uintptr_t on_sigsys(void *info, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	const int32_t *si = info;
+	if (si[2] != SYS_SECCOMP_)
+		return program_kept_signal(31, info, uc, 0);
+	long nr = si[6]; /* si_syscall, after si_call_addr */
+	g[REG_RAX] = (greg_t)sandpit_entry(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+					   g[REG_R8], g[REG_R9]);
+	return 0;
+}
+
+/* SANDPIT_SIG: a request from this thread's own entry to change its
+ * signal mask (u_sigprocmask) or alternate stack.  The frame's uc_sigmask
+ * is the mask in force when the signal came, and what the kernel restores
+ * on rt_sigreturn; uc_stack likewise.  Not asked for: the program's. */
+static uintptr_t on_sandpit_sig(void *info, ucontext_t *uc)
+{
+	struct u_state *st = u_self();
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
+	if (st->self_done == req)
+		return program_kept_signal(SANDPIT_SIG, info, uc, 0);
+	/* A handler stacked on this one (the mask it installs lets one in) may
+	 * have eaten the wake-up byte of the wait this one interrupted: that
+	 * wait looks at res_seq again instead of restarting its read. */
+	if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
+	/* sigaltstack: validated here as the kernel would, because a bad
+	 * uc_stack would make rt_sigreturn fail.  The frame keeps the settings;
+	 * whether the thread runs on the stack comes from the interrupted stack
+	 * pointer, as the kernel's own answer does */
+	uint64_t *ss = (uint64_t *)&uc->uc_stack; /* ss_sp, ss_flags (int), ss_size */
+	uint64_t sp = (uint64_t)g[REG_RSP];
+	int on_stack = ss[2] && sp > ss[0] && sp - ss[0] <= ss[2];
+	uint32_t kflags = (uint32_t)ss[1];
+	st->self_old_ss[0] = ss[0];
+	st->self_old_ss[1] = (!ss[2]	 ? 2 /* SS_DISABLE */
+			      : on_stack ? 1 /* SS_ONSTACK */
+					 : 0) |
+			     kflags;
+	st->self_old_ss[2] = ss[2];
+	if (st->self_how == 3) {
+		uint32_t flags = (uint32_t)st->self_ss[1],
+			 mode = flags & ~(1u << 31); /* SS_AUTODISARM */
+		st->self_err = 0;
+		if (on_stack)
+			st->self_err = -1; /* EPERM */
+		else if (mode != 0 && mode != 2 /* SS_DISABLE */ && mode != 1)
+			st->self_err = -22; /* EINVAL */
+		else if (mode != 2 && st->self_ss[2] < 2048 /* MINSIGSTKSZ */)
+			st->self_err = -12; /* ENOMEM */
+		if (!st->self_err) {
+			ss[0] = mode == 2 ? 0 : st->self_ss[0];
+			ss[1] = (ss[1] & ~0xffffffffull) | (mode == 2 ? 2 : flags & ~1u);
+			ss[2] = mode == 2 ? 0 : st->self_ss[2];
+		}
+		__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+		return 0;
+	}
+	/* the program's view: the real mask, and its own bits for the signals
+	 * sandpit never lets be blocked for real (DESIGN §6: U cannot take
+	 * them away) */
+	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
+	uint64_t old = (*mask & ~SANDPIT_NEVER_BLOCKED) | (st->vblocked & SANDPIT_NEVER_BLOCKED);
+	uint64_t set = st->self_set, now = old;
+	if (st->self_how == 0)
+		now |= set;
+	else if (st->self_how == 1)
+		now &= ~set;
+	else if (st->self_how == 2)
+		now = set;
+	/* SIGKILL and SIGSTOP cannot be blocked */
+	now &= ~(SANDPIT_SIGBIT(9) | SANDPIT_SIGBIT(19));
+	*mask = now & ~SANDPIT_NEVER_BLOCKED;
+	st->vblocked = now & SANDPIT_NEVER_BLOCKED;
+	st->self_old = old;
+	__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+	return 0; /* what this unblocked, u_sigprocmask raises (u_raise_due) */
+}
+
+static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
+{
 	greg_t *g = uc->uc_mcontext.gregs;
 	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
 	static const long none[6];
-	int len = 0;
 	const int32_t *si = info;
 
 	/* sandpit's own fault-safe accesses to U's memory: EFAULT, not a death */
 	if (ip == (const unsigned char *)sandpit_put_user64_insn) {
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
-		return;
+		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_get_user8_insn) {
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
-		return;
+		return 0;
 	}
+	int fault = si[2] > 0; /* from the kernel; a kill, raise or sigqueue is <= 0 */
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
 	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&
 	    sandpit_exec_fault((uintptr_t)g[REG_RIP]))
-		return;
-	if (ip[0] == 0x0f && ip[1] == 0x31)
-		len = 2;
-	else if (ip[0] == 0x0f && ip[1] == 0x01 && ip[2] == 0xf9)
-		len = 3;
-	if (!len || !__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED)) {
-		/* a real fault: the program's own handler, if it has one */
-		const struct k_sigaction *a = &sandpit_sigtab->act[11];
-		if (a->handler > 1) {
-			__atomic_fetch_add(&sandpit_sigtab->signals, 1, __ATOMIC_SEQ_CST);
-			call_program_handler(a, sig, info, ucv);
-			return;
-		}
-		if (a->handler == 1)
-			return; /* SIG_IGN: the kernel would loop on it too */
-		u_call_trusted(SANDPIT_NR_SEGV_DFL, none);
-		return;
+		return 0;
+	/* rdtsc (0f 31) or rdtscp (0f 01 f9): a #GP, read without faulting */
+	int len = 0;
+	if (si[2] == SI_KERNEL_ && __atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED) &&
+	    sandpit_get_user8(ip) == 0x0f) {
+		long b1 = sandpit_get_user8(ip + 1);
+		if (b1 == 0x31)
+			len = 2;
+		else if (b1 == 0x01 && sandpit_get_user8(ip + 2) == 0xf9)
+			len = 3;
 	}
+	if (!len)
+		return program_kept_signal(11, info, uc, fault);
 	struct mailbox *mb = u_self()->mb;
 	uint64_t lo = (uint64_t)u_call_trusted(SANDPIT_NR_RDTSC, none);
 	g[REG_RAX] = (greg_t)(lo & 0xffffffffu);
@@ -274,4 +382,24 @@ void u_sigsegv(int sig, void *info, void *ucv)
 	if (len == 3)
 		g[REG_RCX] = (greg_t)(mb->res3 & 0xffffffffu);
 	g[REG_RIP] += len;
+	return 0;
+}
+
+uintptr_t u_signal_enter(int sig, void *info, void *ucv)
+{
+	refuse_trusted_thread();
+	ucontext_t *uc = ucv;
+	switch (sig) {
+	case 11:
+		return on_sigsegv(info, uc);
+	case 31:
+		return on_sigsys(info, uc);
+	case SANDPIT_SIG:
+		return on_sandpit_sig(info, uc);
+	case SANDPIT_SIG_INTR: /* never T's here: its handler sends only U's */
+		return program_kept_signal(SANDPIT_SIG_INTR, info, uc, 0);
+	}
+	if (sig > 0 && sig < SIGTAB_N)
+		return program_handler(sig, info, uc);
+	return 0;
 }

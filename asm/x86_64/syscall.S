@@ -39,6 +39,46 @@ sandpit_call_on_stack:
 	ret
 	.size sandpit_call_on_stack, .-sandpit_call_on_stack
 
+/* What the kernel calls for every signal U catches (the program's, and
+ * SIGSEGV, SIGSYS and SANDPIT_SIG, which sandpit keeps).  u_signal_enter
+ * does sandpit's part and names the program's handler, if one is to run
+ * now; that handler then runs in the kernel's own frame, with the
+ * kernel's registers (rdi signal, rsi siginfo, rdx ucontext, rsp at the
+ * return address with the ucontext above it), with or without SA_SIGINFO,
+ * as natively.  It returns to sandpit_signal_after instead of the
+ * restorer, which finishes sandpit's part (u_signal_leave) and returns
+ * from the signal.  Entry: rsp = 8 mod 16, as after a call. */
+	.globl sandpit_signal_entry
+	.hidden sandpit_signal_entry
+	.type sandpit_signal_entry,@function
+sandpit_signal_entry:
+	push %rdi
+	push %rsi
+	push %rdx
+	call u_signal_enter
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	test %rax, %rax
+	jz 1f
+	lea sandpit_signal_after(%rip), %rcx
+	mov %rcx, (%rsp)
+	jmp *%rax
+1:	ret /* to the frame's restorer, sandpit_restorer */
+	.size sandpit_signal_entry, .-sandpit_signal_entry
+
+	.globl sandpit_signal_after
+	.hidden sandpit_signal_after
+	.type sandpit_signal_after,@function
+sandpit_signal_after:
+	/* rsp = the frame's ucontext (16-aligned), as in a restorer */
+	mov %rsp, %rdi
+	call u_signal_leave
+	mov $__NR_rt_sigreturn, %eax
+	syscall
+	ud2
+	.size sandpit_signal_after, .-sandpit_signal_after
+
 /* the sa_restorer of sandpit's own signal handlers */
 	.globl sandpit_restorer
 	.hidden sandpit_restorer

@@ -35,6 +35,8 @@
 #define MSG_NOSIGNAL 0x4000
 #define SIGKILL  9
 #define SIGSEGV  11
+#define SIGSYS   31
+#define EINVAL   22
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
 #define ETIMEDOUT 110
@@ -42,6 +44,11 @@
 #define ESRCH    3
 #define MSG_PEEK     2
 #define MSG_DONTWAIT 0x40
+#define EBADF    9
+#define F_GETFD  1
+#define O_CLOEXEC 02000000
+#define EFD_CLOEXEC  O_CLOEXEC
+#define EFD_NONBLOCK 04000
 #define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
 /* how long U may take to end after its exit was accepted: a yield costs 1,
  * a 10 ms wait EXIT_WAIT_COST, so about 2 s in all */
@@ -141,6 +148,53 @@ sandpit_clone_trusted:
 .Lcheck_b_ok\@:
 .endm
 
+/* WAKE_U: one wake-up on U's eventfd, the value from sandpit_text */
+.macro WAKE_U
+	mov SP_CFG_U_FD(%r15), %edi
+	lea eventfd_one(%rip), %rsi
+	mov $8, %edx
+	mov $__NR_write, %eax
+	syscall
+.endm
+
+/* FD_FREE_OR_REFUSE off: the new slot's descriptor number (at off in the
+ * secure page in rbx) is in use, by the program: refuse the thread */
+.macro FD_FREE_OR_REFUSE off
+	mov \off(%rbx), %edi
+	mov $F_GETFD, %esi
+	mov $__NR_fcntl, %eax
+	syscall
+	cmp $-EBADF, %rax
+	jne .Lclone_refused
+.endm
+
+/* NEW_EVENTFD off, flags: an eventfd at the number at off in the secure
+ * page in rbx (keeps xmm8-14, rbx; clobbers rbp, xmm15) */
+.macro NEW_EVENTFD off, flags
+	xor %edi, %edi
+	mov $\flags, %esi
+	mov $__NR_eventfd2, %eax
+	syscall
+	test %rax, %rax
+	js .Lclone_undo
+	cmp \off(%rbx), %eax
+	je .Lefd_done\@
+	mov %rax, %rbp
+	mov %rax, %rdi
+	mov \off(%rbx), %esi
+	mov $O_CLOEXEC, %edx
+	mov $__NR_dup3, %eax
+	syscall
+	movq %rax, %xmm15
+	mov %rbp, %rdi
+	mov $__NR_close, %eax
+	syscall
+	movq %xmm15, %rax
+	test %rax, %rax
+	js .Lclone_undo
+.Lefd_done\@:
+.endm
+
 /* BLOCK_ALL: every signal blocked again (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
 .macro BLOCK_ALL
 	mov $SIG_SETMASK, %edi
@@ -219,13 +273,11 @@ trusted_thread_main:
 	/* B never writes to its socket; it only hangs up by exiting, which
 	 * must end P (invariant 5) */
 	CHECK_B
-	/* U's wake-up bytes, drained without blocking */
+	/* U's wake-ups, drained from T's eventfd (non-blocking) */
 	mov SP_CFG_T_FD(%r15), %edi
 	lea MB_DRAIN(%r14), %rsi
 	mov $64, %edx
-	mov $MSG_DONTWAIT, %r10d
-	xor %r8d, %r8d
-	mov $__NR_recvfrom, %eax
+	mov $__NR_read, %eax
 	syscall
 .Lawake:
 	movl $0, MB_T_SLEEP(%r14)
@@ -244,8 +296,8 @@ trusted_thread_main:
 	movq %xmm0, %rax
 	cmp $SANDPIT_NR_RDTSC, %rax
 	je .Lrdtsc
-	cmp $SANDPIT_NR_SEGV_DFL, %rax
-	je .Lsegv_dfl
+	cmp $SANDPIT_NR_SIG_DFL, %rax
+	je .Lsig_dfl
 	cmp $SANDPIT_NR_THREAD_EXIT, %rax
 	je .Lexit_req
 	/* strict mode without FSGSBASE: B sets or reads U's FS base by ptrace,
@@ -366,19 +418,19 @@ trusted_thread_main:
 	cmp SP_CFG_PID(%r15), %ecx
 	jne .Lrule_fail
 	jmp .Lrule_next
+/* the T tid table (SM_NSLOTS entries, 0 for a free slot) is B's, in the
+ * sealed memfd after the secure pages; its address comes from S */
 .Lop_not_tid:
-	mov SP_CFG_NTIDS(%r15), %edx
-	cmp $SM_MAX_TIDS, %edx
-	jbe 1f
-	mov $SM_MAX_TIDS, %edx
-1:	lea SP_CFG_TIDS(%r15), %rsi
-2:	test %edx, %edx
-	jz .Lrule_next
-	cmp (%rsi), %ecx
+	test %ecx, %ecx
+	jle .Lrule_next
+	mov SP_CFG_TIDS(%r15), %rsi
+	mov $SM_NSLOTS, %edx
+2:	cmp (%rsi), %ecx
 	je .Lrule_fail
 	add $4, %rsi
 	dec %edx
-	jmp 2b
+	jnz 2b
+	jmp .Lrule_next
 /* invariant 3: [a, a+len) rounded out to pages must miss every protected
  * range (S, the T table, T's code, the trampolines) */
 .Lop_range_free:
@@ -496,9 +548,24 @@ trusted_thread_main:
  * default action so the retried instruction kills the process.  The
  * sigaction the kernel reads is constant, in protected memory (invariant
  * 8: U could rewrite one in the mailbox before the kernel reads it). */
-.Lsegv_dfl:
-	lea segv_dfl_act(%rip), %rsi
-	mov $SIGSEGV, %edi
+/* ---- the default action for a signal sandpit keeps, so that the
+ * program's own SIGSEGV, SIGSYS, SANDPIT_SIG or SANDPIT_SIG_INTR ends P as
+ * natively.  Only those four (from the register): the default never gives
+ * U more, it only makes sandpit's own use of the signal end P (fail
+ * closed; a T that B interrupts then ends P too). */
+.Lsig_dfl:
+	movq %xmm1, %rdi
+	cmp $SIGSEGV, %rdi
+	je 1f
+	cmp $SIGSYS, %rdi
+	je 1f
+	cmp $SANDPIT_SIG, %rdi
+	je 1f
+	cmp $SANDPIT_SIG_INTR, %rdi
+	je 1f
+	mov $-EINVAL, %rax
+	jmp .Lresult
+1:	lea sig_dfl_act(%rip), %rsi
 	xor %edx, %edx
 	mov $8, %r10d
 	mov $__NR_rt_sigaction, %eax
@@ -632,6 +699,36 @@ trusted_thread_main:
  * pointing at its own secure page: no instruction of U's runs in it before
  * it has its own T and is in strict mode. */
 .Lclone:
+	/* the new slot's eventfds first (user/slots.h): made here, where the
+	 * kernel hands their numbers back in rax, and moved onto the numbers
+	 * B wrote in the new secure page, inside sandpit's descriptor block
+	 * (invariant 3).  A slot used before gets fresh ones over its last
+	 * (their threads are gone, as the kernel confirmed to B); a new
+	 * slot's numbers must be free, or the thread is refused (EAGAIN)
+	 * rather than a descriptor of the program's replaced.  No stack: the
+	 * verdict waits in xmm8-14, the new secure page in rbx. */
+	movq %rax, %xmm8
+	movq %rdi, %xmm9
+	movq %rsi, %xmm10
+	movq %rdx, %xmm11
+	movq %r10, %xmm12
+	movq %r8, %xmm13
+	movq %r9, %xmm14
+	mov %r11, %rbx
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je 1f
+	FD_FREE_OR_REFUSE SP_CFG_T_FD
+	FD_FREE_OR_REFUSE SP_CFG_U_FD
+1:	NEW_EVENTFD SP_CFG_T_FD, (EFD_CLOEXEC | EFD_NONBLOCK)
+	NEW_EVENTFD SP_CFG_U_FD, EFD_CLOEXEC
+	movq %xmm8, %rax
+	movq %xmm9, %rdi
+	movq %xmm10, %rsi
+	movq %xmm11, %rdx
+	movq %xmm12, %r10
+	movq %xmm13, %r8
+	movq %xmm14, %r9
+	mov %rbx, %r11
 	xor %esi, %esi
 	movq %r15, %xmm7
 	mov %r11, %r15
@@ -641,9 +738,37 @@ trusted_thread_main:
 	jz sandpit_nursery
 	movq %xmm7, %r15
 	mov SP_CFG_MAILBOX(%r15), %r14
+	test %rax, %rax
+	jns .Lresult
+	/* no thread: a new slot's descriptors go again (B marks a slot's
+	 * descriptors made only once its thread has run) */
+	movq %rax, %xmm15
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je 1f
+	mov SP_CFG_T_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+	mov SP_CFG_U_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+1:	movq %xmm15, %rax
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax
+	jmp .Lresult
+/* a new slot's descriptors could not be made: no thread; a new slot's
+ * made in part are closed again (its numbers were free) */
+.Lclone_undo:
+	cmpl $0, SP_CFG_FDS_NEW(%rbx)
+	je .Lclone_refused
+	mov SP_CFG_T_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+	mov SP_CFG_U_FD(%rbx), %edi
+	mov $__NR_close, %eax
+	syscall
+.Lclone_refused:
+	mov $-EAGAIN, %rax
 
 /* ---- publish the result; wake U only if it sleeps */
 .Lresult:
@@ -652,11 +777,7 @@ trusted_thread_main:
 	mfence
 	cmpl $0, MB_U_SLEEP(%r14)
 	je 1f
-	mov SP_CFG_T_FD(%r15), %edi
-	lea MB_DRAIN(%r14), %rsi
-	mov $1, %edx
-	mov $__NR_write, %eax
-	syscall
+	WAKE_U
 1:	jmp .Lwait
 
 /* ---- B knows U exits (SP_EXITING, which U waits for before it ends):
@@ -667,11 +788,7 @@ trusted_thread_main:
  * for libc what CLONE_CHILD_CLEARTID would have done (U's clear-child-tid
  * word is sandpit's) and ends too. */
 .Lexit_ack:
-	mov SP_CFG_T_FD(%r15), %edi
-	lea MB_DRAIN(%r14), %rsi
-	mov $1, %edx
-	mov $__NR_write, %eax
-	syscall
+	WAKE_U
 	mov $EXIT_BUDGET, %ebp
 .Lexit_wait:
 	mov SP_CFG_PID(%r15), %edi
@@ -725,7 +842,10 @@ trusted_thread_main:
 	mov $0x7fffffff, %edx
 	mov $__NR_futex, %eax
 	syscall
-3:	xor %edi, %edi
+	/* with U's own exit code, still in xmm1 from its exit request: the
+	 * last thread of P to end gives P its status, and after a program's
+	 * last thread that is its T (sys_exit(1) must leave status 1) */
+3:	movq %xmm1, %rdi
 	mov $__NR_exit, %eax
 	syscall
 	ud2
@@ -854,14 +974,25 @@ intr_mask:
  * nothing in memory U can write, tells which slot's T this is.  The frame
  * (U can write it) is never read and never returned to: T gives up the
  * interrupted call with EINTR and goes back to its loop, every signal
- * blocked again (invariant 1: no sigreturn through U's memory on T).  A U
- * thread (only U itself can send it the signal) returns normally from its
- * own stack; one that put its alternate stack in sandpit's region becomes a
- * copy of T in strict mode and dies at its first call. */
+ * blocked again (invariant 1: no sigreturn through U's memory on T).  On
+ * a U thread (only the program can send it the signal) it is the
+ * program's own signal, which sandpit_signal_entry gives to the program's
+ * virtual action; a U that put its alternate stack in sandpit's region
+ * becomes a copy of T in strict mode and dies at its first call. */
 	.globl sandpit_intr_handler
 	.hidden sandpit_intr_handler
 	.type sandpit_intr_handler,@function
 sandpit_intr_handler:
+	/* on none of T's alternate stacks (their bounds in sandpit_ro, a page
+	 * U cannot write; struct sandpit_ro starts with t_alt_lo, t_alt_hi):
+	 * the program's own signal on a U.  The alignment alone would take a
+	 * quarter of all U stacks for T's region. */
+	mov %rsp, %rcx
+	sub sandpit_ro_page(%rip), %rcx
+	mov sandpit_ro_page+8(%rip), %rax
+	sub sandpit_ro_page(%rip), %rax
+	cmp %rax, %rcx
+	jae .Lintr_foreign
 	mov %rsp, %rax
 	and $-SM_REGION_ALIGN, %rax
 	mov %rsp, %rcx
@@ -884,16 +1015,21 @@ sandpit_intr_handler:
 	mov $-4, %rax
 	jmp .Lresult
 .Lintr_foreign:
-	ret
+	/* not on a T: the program's own signal 63, on U (rdi, rsi, rdx are
+	 * still the kernel's); its virtual action decides */
+	jmp sandpit_signal_entry
 	.size sandpit_intr_handler, .-sandpit_intr_handler
 
 futex_timeout:
 	.quad 0, 100000000
+/* what T writes to U's eventfd to wake it */
+eventfd_one:
+	.quad 1
 exit_timeout:
 	.quad 0, 10000000
-/* SIGSEGV's default action, for SANDPIT_NR_SEGV_DFL: a struct
+/* the default action, for SANDPIT_NR_SIG_DFL: a struct
  * kernel_sigaction the kernel reads where U cannot write */
-segv_dfl_act:
+sig_dfl_act:
 	.quad 0, 0, 0, 0
 msg_kill:
 	.ascii "sandpit: forbidden system call (policy: kill); killing the process\n"

@@ -20,7 +20,8 @@ static int recorded(int nr, const struct syscall_path *sp)
 	const struct policy_guard *g = policy_guard(nr);
 	const struct syscall_kinds *k = syscall_kinds(nr);
 
-	if (g && g->kind == GUARD_NEEDS_B && g->proc && g->proc->kind == PK_PATH)
+	if (g && g->kind == GUARD_NEEDS_B && g->proc &&
+	    (g->proc->kind == PK_PATH || g->proc->kind == PK_PATH_OP))
 		return 1;
 	return sp->opens || (k && (k->effects & SE_EXEC));
 }

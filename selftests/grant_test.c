@@ -1,0 +1,619 @@
+/* A write grant is a working directory (issue 17): the namespace calls the
+ * trusted process makes inside one (mkdir, rmdir, unlink, rename, link,
+ * symlink, truncate, chmod, utimensat, mknod of a FIFO, O_TMPFILE) answer
+ * as natively, errors included; outside the grants they are refused with
+ * nothing made, where a read grant lets the path be seen with the kernel's
+ * own answer; and no directory swapped for a symlink (or renamed away)
+ * during a call leads it out of the grant. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <sys/xattr.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+
+#define NRES 64
+
+/* write grants need openat2; a forced legacy kernel has none (sandpit_start
+ * refuses them: api_write_grant_refused_without_openat2) */
+#define NEED_OPENAT2()                                        \
+	do {                                                  \
+		if (!suite_has_openat2())                     \
+			SKIP(return, "write grants need openat2"); \
+	} while (0)
+
+/* Shared with the sandboxed child. */
+struct box {
+	char grant[64], grant2[64], outside[64];
+	long res[NRES]; /* each call's result, or -errno */
+	int n;
+};
+
+static void note(struct box *b, long r)
+{
+	if (b->n < NRES)
+		b->res[b->n++] = r < 0 ? -errno : r;
+}
+#define R(call) note(b, (long)(call))
+
+static void make_dir(struct __test_metadata *_metadata, char *tmpl)
+{
+	ASSERT_NE(NULL, mkdtemp(tmpl));
+}
+
+static void rm_rf(const char *d)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", d);
+}
+
+/* fn natively in one directory, and sandboxed in another that is a write
+ * grant: the same results, call by call, and the same tree after. */
+static void same_as_native(struct __test_metadata *_metadata, int (*fn)(void *))
+{
+	struct box *nat = shared_page(sizeof(*nat)), *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, nat);
+	ASSERT_NE(NULL, box);
+	strcpy(nat->grant, "/tmp/sandpit-native-XXXXXX");
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	make_dir(_metadata, nat->grant);
+	make_dir(_metadata, box->grant);
+	pid_t p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0)
+		_exit(fn(nat));
+	int st;
+	ASSERT_EQ(p, waitpid(p, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+	const char *w[] = { box->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(fn, box, &o, 60)));
+	EXPECT_EQ(nat->n, box->n);
+	for (int i = 0; i < nat->n && i < box->n; i++) {
+		long want = nat->res[i], got = box->res[i];
+		EXPECT_EQ(want, got) TH_LOG("call %d: native %ld, sandboxed %ld", i, want, got);
+	}
+	static char a[16384], s[16384];
+	a[0] = s[0] = '\0';
+	tree_signature(nat->grant, "", a, sizeof(a));
+	tree_signature(box->grant, "", s, sizeof(s));
+	EXPECT_STREQ(a, s);
+	EXPECT_LT(4, box->n);
+	rm_rf(nat->grant);
+	rm_rf(box->grant);
+}
+
+static int in_dir(struct box *b)
+{
+	return chdir(b->grant);
+}
+
+static int make(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	int r = write(fd, "data\n", 5) == 5 ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+static int ops_mkdir_rmdir(void *a)
+{
+	struct box *b = a;
+	if (in_dir(b))
+		return 1;
+	umask(027);
+	R(mkdir("d", 0777));
+	R(mkdir("d", 0777));        /* EEXIST */
+	R(mkdir("d/", 0777));       /* EEXIST */
+	R(mkdir("x/y", 0777));      /* ENOENT */
+	R(mkdir("d/e", 01777));
+	R(rmdir("d"));              /* ENOTEMPTY */
+	R(rmdir("d/e"));
+	R(rmdir("nothing"));        /* ENOENT */
+	R(make("f"));
+	R(mkdir("f/x", 0777));      /* ENOTDIR */
+	R(rmdir("f"));              /* ENOTDIR */
+	R(rmdir("d/."));            /* EINVAL */
+	int dfd = open("d", O_RDONLY | O_DIRECTORY);
+	R(mkdirat(dfd, "m", 0700));
+	R(unlinkat(dfd, "m", AT_REMOVEDIR));
+	R(mkdirat(dfd, "n", 0755));
+	close(dfd);
+	return 0;
+}
+
+TEST(mkdir_rmdir_inside_a_write_grant_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_mkdir_rmdir);
+}
+
+static int ops_unlink_rename(void *a)
+{
+	struct box *b = a;
+	if (in_dir(b))
+		return 1;
+	R(make("f"));
+	R(make("g"));
+	R(mkdir("d", 0755));
+	R(rename("f", "h"));
+	R(rename("f", "i"));                                          /* ENOENT */
+	R(syscall(SYS_renameat2, AT_FDCWD, "h", AT_FDCWD, "g", RENAME_NOREPLACE)); /* EEXIST */
+	R(truncate("h", 1));
+	R(syscall(SYS_renameat2, AT_FDCWD, "h", AT_FDCWD, "g", RENAME_EXCHANGE));
+	R(syscall(SYS_renameat2, AT_FDCWD, "g", AT_FDCWD, "d/g", RENAME_NOREPLACE));
+	R(rename("d", "d/e"));                                        /* EINVAL */
+	R(rename("h", "d"));                                          /* EISDIR */
+	R(renameat(AT_FDCWD, "d", AT_FDCWD, "e"));
+	R(unlink("e/g"));
+	R(unlink("e/g"));                                             /* ENOENT */
+	R(unlink("e"));                                               /* EISDIR */
+	R(unlinkat(AT_FDCWD, "e", AT_REMOVEDIR));
+	R(unlink("h/"));                                              /* ENOTDIR */
+	return 0;
+}
+
+TEST(unlink_rename_inside_a_write_grant_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_unlink_rename);
+}
+
+static int ops_links(void *a)
+{
+	struct box *b = a;
+	char buf[64];
+	if (in_dir(b))
+		return 1;
+	R(make("f"));
+	R(symlink("only text, never followed", "s"));
+	R(symlink("f", "s"));                       /* EEXIST */
+	R(symlink("f", "t"));
+	R(readlink("t", buf, sizeof(buf)));
+	R(link("f", "l"));
+	R(link("f", "l"));                          /* EEXIST */
+	R(link("t", "lt"));                         /* the symlink itself */
+	R(linkat(AT_FDCWD, "t", AT_FDCWD, "lf", AT_SYMLINK_FOLLOW));
+	R(link("nothing", "x"));                    /* ENOENT */
+	R(symlinkat("f", AT_FDCWD, "u"));
+	R(unlink("t"));
+	struct stat st;
+	R(stat("f", &st));
+	R(st.st_nlink);
+	return 0;
+}
+
+TEST(symlink_link_inside_a_write_grant_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_links);
+}
+
+static int ops_attrs(void *a)
+{
+	struct box *b = a;
+	struct stat st;
+	if (in_dir(b))
+		return 1;
+	umask(022);
+	R(make("f"));
+	R(mkdir("d", 0755));
+	R(symlink("f", "s"));
+	R(truncate("f", 100));
+	R(truncate("s", 3));                        /* through the link */
+	R(truncate("d", 0));                        /* EISDIR */
+	R(truncate("f", -1));                       /* EINVAL */
+	R(chmod("f", 0640));
+	R(chmod("s", 0600));                        /* through the link */
+	R(fchmodat(AT_FDCWD, "d", 0700, 0));
+	R(chmod("nothing", 0600));                  /* ENOENT */
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1200000000, 500 } };
+	R(utimensat(AT_FDCWD, "f", ts, 0));
+	R(stat("f", &st));
+	R(st.st_mtim.tv_sec);
+	R(st.st_mtim.tv_nsec);
+	ts[1].tv_sec = 1300000000;
+	R(utimensat(AT_FDCWD, "s", ts, AT_SYMLINK_NOFOLLOW)); /* the link itself */
+	R(lstat("s", &st));
+	R(st.st_mtim.tv_sec);
+	int fd = open("f", O_WRONLY);
+	ts[1].tv_sec = 1400000000;
+	R(futimens(fd, ts));
+	close(fd);
+	R(stat("f", &st));
+	R(st.st_mtim.tv_sec);
+	R(utimensat(AT_FDCWD, "f", NULL, 0));       /* touch: now */
+	R(mknod("p", S_IFIFO | 0666, 0));
+	R(mkfifo("p", 0600));                       /* EEXIST */
+	fd = open(".", O_TMPFILE | O_RDWR, 0600);
+	R(fd >= 0 ? 0 : -1);
+	R(write(fd, "tmp", 3));
+	close(fd);
+	return 0;
+}
+
+TEST(truncate_chmod_utimensat_mknod_tmpfile_inside_a_write_grant_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_attrs);
+}
+
+/* What a grant never lets U do, whatever the kernel would. */
+static int ops_never(void *a)
+{
+	struct box *b = a;
+	if (in_dir(b))
+		return 1;
+	R(make("f"));
+	R(chmod("f", 04755));                              /* EPERM: set-uid */
+	R(chmod("f", 02755));                              /* EPERM: set-gid */
+	R(mknod("c", S_IFCHR | 0666, makedev(1, 3)));      /* EPERM: a device */
+	R(mknod("r", S_IFREG | 0666, 0));                  /* EPERM: FIFOs only */
+	return 0;
+}
+
+TEST(set_id_bits_and_devices_refused_inside_a_write_grant)
+{
+	NEED_OPENAT2();
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	make_dir(_metadata, box->grant);
+	const char *w[] = { box->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_never, box, &o, 60)));
+	ASSERT_EQ(5, box->n);
+	EXPECT_EQ(0, box->res[0]);
+	EXPECT_EQ(-EPERM, box->res[1]);
+	EXPECT_EQ(-EPERM, box->res[2]);
+	EXPECT_EQ(-EPERM, box->res[3]);
+	EXPECT_EQ(-EPERM, box->res[4]);
+	char f[128], c[128], r[128];
+	struct stat st;
+	snprintf(f, sizeof(f), "%s/f", box->grant);
+	snprintf(c, sizeof(c), "%s/c", box->grant);
+	snprintf(r, sizeof(r), "%s/r", box->grant);
+	ASSERT_EQ(0, stat(f, &st));
+	EXPECT_EQ(0644u, st.st_mode & 07777);
+	EXPECT_EQ(-1, lstat(c, &st));
+	EXPECT_EQ(-1, lstat(r, &st));
+	rm_rf(box->grant);
+}
+
+/* Outside the write grants: a path under a read grant gets the kernel's
+ * answer where it does not depend on permission, else EACCES, and nothing
+ * is made, removed or changed; a path under no grant is EACCES even where
+ * it exists. */
+static int ops_outside(void *a)
+{
+	struct box *b = a;
+	char p[192], q[192];
+#define AT(buf, dir, name) (snprintf(buf, sizeof(buf), "%s/%s", dir, name), buf)
+	R(mkdir(AT(p, b->outside, "d"), 0755));                  /* EEXIST */
+	R(mkdir(AT(p, b->outside, "new"), 0755));                /* EACCES */
+	R(mkdir(AT(p, b->outside, "x/y"), 0755));                /* ENOENT */
+	R(unlink(AT(p, b->outside, "f")));                       /* EACCES */
+	R(unlink(AT(p, b->outside, "nothing")));                 /* ENOENT */
+	R(rmdir(AT(p, b->outside, "d")));                        /* EACCES */
+	R(rename(AT(p, b->outside, "f"), AT(q, b->grant, "f"))); /* EACCES */
+	R(rename(AT(p, b->grant, "g"), AT(q, b->outside, "g"))); /* EACCES */
+	R(link(AT(p, b->outside, "f"), AT(q, b->grant, "l")));   /* EACCES */
+	R(symlink("x", AT(p, b->outside, "s")));                 /* EACCES */
+	R(symlink("x", AT(p, b->outside, "f")));                 /* EEXIST */
+	R(truncate(AT(p, b->outside, "f"), 0));                  /* EACCES */
+	R(chmod(AT(p, b->outside, "f"), 0777));                  /* EACCES */
+	R(utimensat(AT_FDCWD, AT(p, b->outside, "f"), NULL, 0)); /* EACCES */
+	R(mkfifo(AT(p, b->outside, "p"), 0666));                 /* EACCES */
+	R(mkdir("/tmp", 0755));                                  /* EACCES: not seen */
+	R(mkdir(b->grant, 0755));                                /* EEXIST: the grant */
+	int fd = open(AT(p, b->outside, "f"), O_RDONLY);
+	R(futimens(fd, NULL));                                   /* EACCES: read only */
+	close(fd);
+	return 0;
+}
+
+TEST(outside_the_write_grants_refused_and_nothing_made)
+{
+	NEED_OPENAT2();
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, box->grant);
+	make_dir(_metadata, box->outside);
+	char p[192];
+	ASSERT_EQ(0, mkdir(AT(p, box->outside, "d"), 0755));
+	ASSERT_EQ(0, make(AT(p, box->outside, "f")));
+	ASSERT_EQ(0, make(AT(p, box->grant, "g")));
+	struct stat before, after;
+	ASSERT_EQ(0, stat(AT(p, box->outside, "f"), &before));
+	static char sig_before[4096], sig_after[4096];
+	sig_before[0] = sig_after[0] = '\0';
+	tree_signature(box->outside, "", sig_before, sizeof(sig_before));
+	const char *w[] = { box->grant, NULL }, *r[] = { box->outside, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w, .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_outside, box, &o, 60)));
+	static const long want[] = { -EEXIST, -EACCES, -ENOENT, -EACCES, -ENOENT, -EACCES,
+				     -EACCES, -EACCES, -EACCES, -EACCES, -EEXIST, -EACCES,
+				     -EACCES, -EACCES, -EACCES, -EACCES, -EEXIST, -EACCES };
+	ASSERT_EQ((int)(sizeof(want) / sizeof(want[0])), box->n);
+	for (int i = 0; i < box->n; i++) {
+		int call = i;
+		EXPECT_EQ(want[call], box->res[call]) TH_LOG("call %d", call);
+	}
+	tree_signature(box->outside, "", sig_after, sizeof(sig_after));
+	EXPECT_STREQ(sig_before, sig_after);
+	ASSERT_EQ(0, stat(AT(p, box->outside, "f"), &after));
+	EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+	EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	EXPECT_EQ(0, access(AT(p, box->grant, "g"), F_OK)); /* not moved out */
+	rm_rf(box->grant);
+	rm_rf(box->outside);
+}
+
+static int ops_across(void *a)
+{
+	struct box *b = a;
+	char p[192], q[192];
+	R(rename(AT(p, b->grant, "f"), AT(q, b->grant2, "f")));  /* EXDEV */
+	R(link(AT(p, b->grant, "f"), AT(q, b->grant2, "l")));    /* EXDEV */
+	R(rename(AT(p, b->grant, "f"), AT(q, b->grant, "g")));   /* 0: one grant */
+	return 0;
+}
+
+TEST(rename_and_link_across_write_grants_answer_exdev)
+{
+	NEED_OPENAT2();
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(box->grant2, "/tmp/sandpit-grant2-XXXXXX");
+	make_dir(_metadata, box->grant);
+	make_dir(_metadata, box->grant2);
+	char p[192];
+	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	const char *w[] = { box->grant, box->grant2, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_across, box, &o, 60)));
+	ASSERT_EQ(3, box->n);
+	EXPECT_EQ(-EXDEV, box->res[0]);
+	EXPECT_EQ(-EXDEV, box->res[1]);
+	EXPECT_EQ(0, box->res[2]);
+	EXPECT_EQ(-1, access(AT(p, box->grant2, "f"), F_OK));
+	EXPECT_EQ(-1, access(AT(p, box->grant2, "l"), F_OK));
+	rm_rf(box->grant);
+	rm_rf(box->grant2);
+}
+
+/* A read grant lets U read what describes a file, as natively: statfs,
+ * getxattr, lgetxattr, listxattr, llistxattr, readlink; outside the grants
+ * they are EACCES. */
+static int ops_read(void *a)
+{
+	struct box *b = a;
+	char p[192], buf[256];
+	struct statfs sfs;
+	R(statfs(AT(p, b->grant, "f"), &sfs));
+	R(sfs.f_type);
+	R(getxattr(AT(p, b->grant, "f"), "user.sandpit", buf, sizeof(buf)));
+	R(getxattr(AT(p, b->grant, "f"), "user.sandpit", NULL, 0));
+	R(getxattr(AT(p, b->grant, "f"), "user.none", buf, sizeof(buf)));
+	R(lgetxattr(AT(p, b->grant, "s"), "user.sandpit", buf, sizeof(buf)));
+	R(listxattr(AT(p, b->grant, "f"), buf, sizeof(buf)));
+	R(llistxattr(AT(p, b->grant, "s"), buf, sizeof(buf)));
+	R(readlink(AT(p, b->grant, "s"), buf, sizeof(buf)));
+	return 0;
+}
+
+TEST(read_grants_allow_statfs_xattrs_and_readlink_as_natively)
+{
+	struct box *nat = shared_page(sizeof(*nat)), *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, nat);
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-read-XXXXXX");
+	make_dir(_metadata, box->grant);
+	strcpy(nat->grant, box->grant);
+	char p[192];
+	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	setxattr(p, "user.sandpit", "value", 5, 0); /* where the file system has them */
+	ASSERT_EQ(0, symlink("f", AT(p, box->grant, "s")));
+	ASSERT_EQ(0, ops_read(nat));
+	const char *r[] = { box->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_read, box, &o, 60)));
+	ASSERT_EQ(nat->n, box->n);
+	for (int i = 0; i < nat->n; i++) {
+		long want = nat->res[i], got = box->res[i];
+		EXPECT_EQ(want, got) TH_LOG("call %d", i);
+	}
+	/* and outside every grant */
+	box->n = 0;
+	struct sandpit_options none = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_read, box, &none, 60)));
+	EXPECT_EQ(-EACCES, box->res[0]);
+	EXPECT_EQ(-EACCES, box->res[2]);
+	EXPECT_EQ(-EACCES, box->res[6]);
+	EXPECT_EQ(-EACCES, box->res[8]);
+	rm_rf(box->grant);
+}
+
+/* ------------------------------------------------------------ races */
+
+/* While the sandboxed body makes one call again and again on GRANT/d/...,
+ * a second process swaps GRANT/d with GRANT/l, a symlink to OUTSIDE (one
+ * atomic RENAME_EXCHANGE), or renames GRANT/d away and back.  Whatever B
+ * checked, the call may act only inside the grant: OUTSIDE must end as it
+ * began.  `reached` counts the calls that B answered: acted (`done`),
+ * refused a path it resolved out of the grant (EACCES), or found the path
+ * swapped between its check and the call (`raced`: ELOOP, ENOENT,
+ * ENOTDIR; EEXIST where the race left a name behind). */
+struct race {
+	struct box b;
+	volatile int stop;
+	int reached, done, refused, raced;
+	int op;
+	int rename_away;
+};
+
+enum { R_MKDIR, R_RMDIR, R_UNLINK, R_RENAME, R_LINK, R_SYMLINK, R_TRUNCATE, R_CHMOD, R_UTIMENS,
+       R_MKNOD };
+
+static long race_call(struct race *r, const char *x, const char *y)
+{
+	struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+	switch (r->op) {
+	case R_MKDIR:
+		return mkdir(y, 0755);
+	case R_RMDIR:
+		return mkdir(x, 0755), rmdir(x);
+	case R_UNLINK:
+		return make(x), unlink(x);
+	case R_RENAME:
+		return make(x), rename(x, y);
+	case R_LINK:
+		return link(x, y);
+	case R_SYMLINK:
+		return symlink("t", y);
+	case R_TRUNCATE:
+		return truncate(x, 0);
+	case R_CHMOD:
+		return chmod(x, 0600);
+	case R_UTIMENS:
+		return utimensat(AT_FDCWD, x, ts, 0);
+	case R_MKNOD:
+		return mknod(y, S_IFIFO | 0600, 0);
+	}
+	return -1;
+}
+
+static int race_body(void *a)
+{
+	struct race *r = a;
+	char x[128], y[128];
+	snprintf(x, sizeof(x), "%s/d/%s", r->b.grant, r->op == R_RMDIR ? "new" : "file");
+	for (int i = 0; i < 2000; i++) {
+		/* a new name each time for the calls that make one: one made
+		 * outside stays there to be found */
+		snprintf(y, sizeof(y), "%s/d/new%d", r->b.grant, i);
+		errno = 0;
+		long v = race_call(r, x, y);
+		if (v == 0)
+			r->done++;
+		else if (errno == EACCES)
+			r->refused++;
+		else if (errno == ELOOP || errno == ENOENT || errno == ENOTDIR || errno == EEXIST)
+			r->raced++;
+		else
+			continue;
+		r->reached++;
+	}
+	r->stop = 1;
+	return 0;
+}
+
+FIXTURE(race) {
+	struct race *r;
+};
+
+FIXTURE_VARIANT(race) {
+	int op;
+	int rename_away;
+};
+FIXTURE_VARIANT_ADD(race, mkdir) { .op = R_MKDIR };
+FIXTURE_VARIANT_ADD(race, rmdir) { .op = R_RMDIR };
+FIXTURE_VARIANT_ADD(race, unlink) { .op = R_UNLINK };
+FIXTURE_VARIANT_ADD(race, unlink_renamed_away) { .op = R_UNLINK, .rename_away = 1 };
+FIXTURE_VARIANT_ADD(race, rename) { .op = R_RENAME };
+FIXTURE_VARIANT_ADD(race, link) { .op = R_LINK };
+FIXTURE_VARIANT_ADD(race, symlink) { .op = R_SYMLINK };
+FIXTURE_VARIANT_ADD(race, truncate) { .op = R_TRUNCATE };
+FIXTURE_VARIANT_ADD(race, chmod) { .op = R_CHMOD };
+FIXTURE_VARIANT_ADD(race, utimensat) { .op = R_UTIMENS };
+FIXTURE_VARIANT_ADD(race, mknod) { .op = R_MKNOD };
+
+FIXTURE_SETUP(race)
+{
+	self->r = shared_page(sizeof(*self->r));
+	ASSERT_NE(NULL, self->r);
+}
+
+FIXTURE_TEARDOWN(race)
+{
+}
+
+TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
+{
+	struct race *r = self->r;
+	struct box *b = &r->b;
+	NEED_OPENAT2();
+	r->op = variant->op;
+	r->rename_away = variant->rename_away;
+	strcpy(b->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(b->outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, b->grant);
+	make_dir(_metadata, b->outside);
+	char d[96], l[96], away[96], p[192];
+	snprintf(d, sizeof(d), "%s/d", b->grant);
+	snprintf(l, sizeof(l), "%s/l", b->grant);
+	snprintf(away, sizeof(away), "%s/away", b->grant);
+	ASSERT_EQ(0, mkdir(d, 0755));
+	ASSERT_EQ(0, make(AT(p, d, "file")));
+	ASSERT_EQ(0, make(AT(p, b->outside, "file")));
+	ASSERT_EQ(0, chmod(p, 0644));
+	ASSERT_EQ(0, symlink(b->outside, l));
+	struct stat before, after;
+	ASSERT_EQ(0, stat(p, &before));
+	static char sig_before[4096], sig_after[4096];
+	sig_before[0] = sig_after[0] = '\0';
+	tree_signature(b->outside, "", sig_before, sizeof(sig_before));
+
+	pid_t swapper = fork();
+	ASSERT_LE(0, swapper);
+	if (swapper == 0) {
+		while (!r->stop) {
+			if (r->rename_away) {
+				/* d away, a symlink out in its place, then back */
+				if (rename(d, away) == 0) {
+					rename(l, d);
+					rename(d, l);
+					rename(away, d);
+				}
+			} else {
+				syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, RENAME_EXCHANGE);
+			}
+		}
+		_exit(0);
+	}
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int st = run_sandboxed_opts(race_body, r, &o, 120);
+	r->stop = 1;
+	waitpid(swapper, NULL, 0);
+	EXPECT_EQ(0, outcome(st));
+	tree_signature(b->outside, "", sig_after, sizeof(sig_after));
+	EXPECT_STREQ(sig_before, sig_after);
+	ASSERT_EQ(0, stat(AT(p, b->outside, "file"), &after));
+	EXPECT_EQ(5, after.st_size);
+	EXPECT_EQ(0644u, after.st_mode & 07777);
+	EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+	EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	EXPECT_EQ(2000, r->reached); /* every call reached B and was answered */
+	EXPECT_LT(0, r->done);       /* and some of them acted, inside */
+	TH_LOG("%d calls acted inside the grant, %d were refused, %d met a swap after the check",
+	       r->done, r->refused, r->raced);
+	rm_rf(b->grant);
+	rm_rf(b->outside);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,556 @@
+/* Threads on demand: a slot (S, T, two eventfds) is made as a thread is,
+ * up to SM_NSLOTS threads at once; beyond, pthread_create gets EAGAIN and
+ * the process goes on.  The descriptors a new slot gets are sandpit's
+ * (invariant 3), and each thread has its own T (invariant 4). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+#include "user/secure_mem.h"
+
+#define MANY 300
+#define WAVES 5
+#define LINE 64
+
+/* what the threads of one run write, compared between native and sandboxed */
+struct many_out {
+	int sandboxed;
+	long refused_ok;       /* refused calls that failed with the policy's errno */
+	long tasks_at_once;    /* /proc/self/task entries while all MANY threads live */
+	long waves_done;
+	long ppid;
+	char lines[MANY][LINE];
+};
+
+static struct many_out *out;
+static pthread_barrier_t all_here, counted;
+
+static long tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	long n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* allowed: open/read/close, stat, getppid; refused by the default policy:
+ * socket(AF_INET) (EACCES) and a create outside the grants (EACCES) */
+static void *many_worker(void *arg)
+{
+	long i = (long)arg;
+	char buf[32];
+	int fd = open("/etc/passwd", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	struct stat sb;
+	long size = stat("/etc/passwd", &sb) == 0 ? (long)sb.st_size : -1;
+	/* every thread alive at once before any refused call or exit */
+	pthread_barrier_wait(&all_here);
+	pthread_barrier_wait(&counted);
+	if (out->sandboxed) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (s == -1 && errno == EACCES)
+			__atomic_add_fetch(&out->refused_ok, 1, __ATOMIC_SEQ_CST);
+		int c = open("/tmp/sandpit-slots-test", O_CREAT | O_WRONLY, 0600);
+		if (c == -1 && errno == EACCES)
+			__atomic_add_fetch(&out->refused_ok, 1, __ATOMIC_SEQ_CST);
+	}
+	snprintf(out->lines[i], LINE, "%03ld read %zd size %ld ppid %d\n", i, n, size,
+		 getppid() == out->ppid ? 0 : 1);
+	return NULL;
+}
+
+static int many_wave(void)
+{
+	pthread_t t[MANY];
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 128 * 1024);
+	if (pthread_barrier_init(&all_here, NULL, MANY + 1) ||
+	    pthread_barrier_init(&counted, NULL, MANY + 1))
+		return 1;
+	for (long i = 0; i < MANY; i++)
+		if (pthread_create(&t[i], &at, many_worker, (void *)i))
+			return 2;
+	pthread_barrier_wait(&all_here);
+	long n = tasks();
+	if (n > out->tasks_at_once)
+		out->tasks_at_once = n;
+	pthread_barrier_wait(&counted);
+	for (int i = 0; i < MANY; i++)
+		if (pthread_join(t[i], NULL))
+			return 3;
+	pthread_barrier_destroy(&all_here);
+	pthread_barrier_destroy(&counted);
+	out->waves_done++;
+	return 0;
+}
+
+static int body_many(void *a)
+{
+	int waves = (int)(long)a;
+	out->sandboxed = sandpit_mode() != SANDPIT_MODE_NONE;
+	out->ppid = getppid();
+	for (int w = 0; w < waves; w++) {
+		int r = many_wave();
+		if (r)
+			return 10 * (w + 1) + r;
+	}
+	return 0;
+}
+
+/* the same body natively (forked, never sandboxed) and in the sandbox */
+static void run_native_and_sandboxed(struct __test_metadata *_metadata, int waves,
+				     struct many_out *native)
+{
+	out = native;
+	pid_t p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0)
+		_exit(body_many((void *)(long)waves));
+	int st;
+	ASSERT_EQ(p, waitpid(p, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+	out = shared_page(sizeof(*out));
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_many, (void *)(long)waves, NULL, 240)));
+}
+
+TEST(threads_300_at_once_allowed_and_refused_calls_as_native)
+{
+	struct many_out *native = shared_page(sizeof(*native));
+	ASSERT_NE(NULL, native);
+	run_native_and_sandboxed(_metadata, 1, native);
+	EXPECT_EQ(1, out->sandboxed);
+	EXPECT_EQ(0, native->sandboxed);
+	/* the refused calls reached the sandbox and got the policy's errno */
+	EXPECT_EQ(2 * MANY, out->refused_ok);
+	/* all at once: natively a task each, sandboxed a U and its own T each */
+	EXPECT_EQ(MANY + 1, native->tasks_at_once);
+	EXPECT_EQ(2 * (MANY + 1), out->tasks_at_once);
+	EXPECT_EQ(0, memcmp(native->lines, out->lines, sizeof(out->lines)));
+	if (memcmp(native->lines, out->lines, sizeof(out->lines)))
+		TH_LOG("native: %.*s sandboxed: %.*s", LINE, native->lines[0], LINE, out->lines[0]);
+}
+
+TEST(threads_5_waves_of_300_reuse_slots_as_native)
+{
+	struct many_out *native = shared_page(sizeof(*native));
+	ASSERT_NE(NULL, native);
+	run_native_and_sandboxed(_metadata, WAVES, native);
+	EXPECT_EQ(WAVES, out->waves_done);
+	/* 1,500 threads ran through 1,024 slots, each refused call refused */
+	EXPECT_EQ(2 * MANY * WAVES, out->refused_ok);
+	EXPECT_EQ(2 * (MANY + 1), out->tasks_at_once);
+	EXPECT_EQ(0, memcmp(native->lines, out->lines, sizeof(out->lines)));
+}
+
+/* ---- the limit ---- */
+
+struct limit_out {
+	long created;
+	long err;          /* pthread_create's error at the first refusal */
+	long after;        /* a thread made once the others ended: its call's result */
+};
+
+static int gate[2];
+
+static void *parked(void *a)
+{
+	char c;
+	(void)a;
+	return (void *)(long)read(gate[0], &c, 1);
+}
+
+static void *after_worker(void *a)
+{
+	(void)a;
+	int fd = open("/etc/passwd", O_RDONLY);
+	if (fd < 0)
+		return (void *)(long)-errno;
+	close(fd);
+	return (void *)1L;
+}
+
+static int body_limit(void *a)
+{
+	struct limit_out *o = a;
+	static pthread_t t[SM_NSLOTS + 8];
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (pipe(gate))
+		return 1;
+	long n = 0;
+	int r = 0;
+	while (n < SM_NSLOTS + 8 && (r = pthread_create(&t[n], &at, parked, NULL)) == 0)
+		n++;
+	o->created = n;
+	o->err = r;
+	/* the process keeps working: every parked thread ends and is joined */
+	char go[SM_NSLOTS + 8];
+	memset(go, 1, sizeof(go));
+	if (write(gate[1], go, (size_t)n) != n)
+		return 2;
+	for (long i = 0; i < n; i++) {
+		void *res;
+		if (pthread_join(t[i], &res) || (long)res != 1)
+			return 3;
+	}
+	pthread_t late;
+	void *res = NULL;
+	if (pthread_create(&late, &at, after_worker, NULL) || pthread_join(late, &res))
+		return 4;
+	o->after = (long)res;
+	return 0;
+}
+
+static char *run_logged(struct __test_metadata *_metadata, int (*fn)(void *), void *arg,
+			int *st)
+{
+	char path[] = "/tmp/sandpit-slots-log-XXXXXX";
+	int logfd = mkstemp(path);
+	if (logfd < 0)
+		return NULL;
+	unlink(path);
+	int saved = dup(2);
+	dup2(logfd, 2);
+	setenv("SANDPIT_LOG", "denials", 1);
+	*st = run_sandboxed_opts(fn, arg, NULL, 240);
+	unsetenv("SANDPIT_LOG");
+	dup2(saved, 2);
+	close(saved);
+	struct stat sb;
+	char *log = NULL;
+	if (fstat(logfd, &sb) == 0 && (log = calloc(1, (size_t)sb.st_size + 1)) &&
+	    pread(logfd, log, (size_t)sb.st_size, 0) != sb.st_size) {
+		free(log);
+		log = NULL;
+	}
+	close(logfd);
+	(void)_metadata;
+	return log;
+}
+
+TEST(threads_beyond_1024_get_eagain_and_a_denial_line_and_the_process_goes_on)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < SM_FD_TOP)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu leaves room for fewer slots",
+		     (unsigned long)rl.rlim_max);
+	struct limit_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	/* B's line goes to the sandboxed process's stderr: a file here */
+	int st;
+	char *log = run_logged(_metadata, body_limit, o, &st);
+	ASSERT_NE(NULL, log);
+	ASSERT_EQ(0, outcome(st));
+	/* slot 0 is the first thread's: 1,023 more run at once, the next is
+	 * refused with EAGAIN */
+	EXPECT_EQ(SM_NSLOTS - 1, o->created);
+	EXPECT_EQ(EAGAIN, o->err);
+	EXPECT_EQ(1, o->after);
+	EXPECT_NE(NULL, strstr(log, "denied clone(): all 1024 thread slots are in use = -1 EAGAIN"));
+	if (!strstr(log, "thread slots"))
+		TH_LOG("log: %.300s", log);
+	free(log);
+}
+
+/* RLIMIT_NOFILE decides how many slots fit: sandpit's block must end
+ * below the soft limit, which it raises towards 4096 if the hard limit
+ * lets it */
+struct rlimit_out {
+	struct limit_out l;
+	long soft_seen;    /* the soft limit the sandboxed program sees */
+};
+
+static int body_rlimit(void *a)
+{
+	struct rlimit_out *o = a;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 90;
+	o->soft_seen = (long)rl.rlim_cur;
+	return body_limit(&o->l);
+}
+
+TEST(threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain)
+{
+	struct rlimit rl = { 1024, 1024 };
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)); /* this test's child only */
+	struct rlimit_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	int st;
+	char *log = run_logged(_metadata, body_rlimit, o, &st);
+	ASSERT_NE(NULL, log);
+	ASSERT_EQ(0, outcome(st));
+	EXPECT_EQ(1024, o->soft_seen);
+	/* fewer slots, but more than the program's 64 descriptors' worth */
+	EXPECT_LT(64, o->l.created);
+	EXPECT_GT(SM_NSLOTS - 1, o->l.created);
+	EXPECT_EQ(EAGAIN, o->l.err);
+	EXPECT_EQ(1, o->l.after);
+	char want[128];
+	snprintf(want, sizeof(want), "denied clone(): all %ld thread slots are in use = -1 EAGAIN",
+		 o->l.created + 1);
+	EXPECT_NE(NULL, strstr(log, want));
+	if (!strstr(log, want)) {
+		char *l = strstr(log, "slot");
+		TH_LOG("created %ld; log: %.200s", o->l.created, l ? l - 60 : log);
+	}
+	free(log);
+}
+
+TEST(threads_with_a_soft_nofile_limit_of_1024_raised_for_1024_slots)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < SM_FD_TOP)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d", (unsigned long)rl.rlim_max,
+		     SM_FD_TOP);
+	rl.rlim_cur = 1024;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	struct rlimit_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_rlimit, o, NULL, 240)));
+	EXPECT_EQ(SM_FD_TOP, o->soft_seen);
+	EXPECT_EQ(SM_NSLOTS - 1, o->l.created);
+	EXPECT_EQ(EAGAIN, o->l.err);
+	EXPECT_EQ(1, o->l.after);
+}
+
+/* ---- invariant 3: a new slot's descriptors are sandpit's ---- */
+
+struct fd_attack {
+	long before, during;   /* sandpit's eventfds before a second thread, and with it */
+	long attempts, refused;
+	long thread_ok;
+};
+
+/* eventfds are anonymous inodes: no file type in st_mode */
+static int eventfds(int *fds, int max)
+{
+	int n = 0;
+	for (int fd = 3; fd < SM_FD_TOP; fd++) {
+		struct stat sb;
+		if (fstat(fd, &sb) == 0 && (sb.st_mode & S_IFMT) == 0 && n < max)
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+static int fd_gate[2], fd_done[2];
+
+static void *fd_thread(void *a)
+{
+	char c;
+	(void)a;
+	if (read(fd_gate[0], &c, 1) != 1)
+		return NULL;
+	/* after the attack: its calls still go through its slot's T */
+	int fd = open("/etc/passwd", O_RDONLY);
+	c = fd >= 0 ? 1 : 2;
+	if (fd >= 0)
+		close(fd);
+	if (write(fd_done[1], &c, 1) != 1)
+		return NULL;
+	return (void *)1L;
+}
+
+static void try_refused(struct fd_attack *o, long r)
+{
+	o->attempts++;
+	if (r == -1 && errno == EBADF)
+		o->refused++;
+}
+
+static int body_fd_attack(void *a)
+{
+	struct fd_attack *o = a;
+	int before[8], during[8];
+	if (pipe(fd_gate) || pipe(fd_done))
+		return 1;
+	o->before = eventfds(before, 8);
+	pthread_t t;
+	if (pthread_create(&t, NULL, fd_thread, NULL))
+		return 2;
+	o->during = eventfds(during, 8);
+	/* the new slot's: those that were not there before */
+	for (int i = 0; i < o->during; i++) {
+		int fd = during[i], old = 0;
+		for (int j = 0; j < o->before; j++)
+			old |= before[j] == fd;
+		if (old)
+			continue;
+		try_refused(o, close(fd));
+		try_refused(o, dup2(0, fd));
+		try_refused(o, dup3(0, fd, O_CLOEXEC));
+		try_refused(o, fcntl(fd, F_SETFL, O_NONBLOCK));
+		try_refused(o, fcntl(fd, F_DUPFD, 0));
+		/* and the numbers of slots not made yet: reserved already */
+		try_refused(o, dup2(0, fd + 2));
+		try_refused(o, dup2(0, fd + 4));
+	}
+	char c = 1;
+	if (write(fd_gate[1], &c, 1) != 1 || read(fd_done[0], &c, 1) != 1)
+		return 3;
+	void *r;
+	if (pthread_join(t, &r))
+		return 4;
+	o->thread_ok = c == 1 && (long)r == 1;
+	return 0;
+}
+
+TEST(inv3_a_new_slots_eventfds_cannot_be_closed_dup2ed_over_or_changed)
+{
+	struct fd_attack *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_fd_attack, o, NULL, 60)));
+	/* slot 0's two, then the new slot's two, made with its thread */
+	EXPECT_EQ(2, o->before);
+	EXPECT_EQ(4, o->during);
+	EXPECT_EQ(2 * 7, o->attempts);
+	EXPECT_EQ(o->attempts, o->refused);
+	EXPECT_EQ(1, o->thread_ok);
+}
+
+/* ---- slots past the first watcher's and past the old 16 ---- */
+
+#define HIGH 300
+static pid_t u_tids[HIGH];
+static int park[2];
+
+static void *parked_u(void *a)
+{
+	char c;
+	u_tids[(long)a] = (pid_t)syscall(SYS_gettid);
+	return (void *)(long)read(park[0], &c, 1);
+}
+
+static void *noop(void *a) { return a; }
+
+/* HIGH threads parked; when it returns, every one of their slots has
+ * been confirmed by B (a slot starts only once the one before is) */
+static int park_high(pthread_t *t)
+{
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (pipe(park))
+		return 1;
+	for (long i = 0; i < HIGH; i++)
+		if (pthread_create(&t[i], &at, parked_u, (void *)i))
+			return 2;
+	pthread_t x;
+	if (pthread_create(&x, &at, noop, NULL) || pthread_join(x, NULL))
+		return 3;
+	/* and that thread's U and T are gone: a U and a T for each left */
+	for (int i = 0; i < 5000 && tasks() != 2 * (HIGH + 1); i++)
+		usleep(1000);
+	return tasks() == 2 * (HIGH + 1) ? 0 : 4;
+}
+
+static int unpark(pthread_t *t)
+{
+	char go[HIGH];
+	memset(go, 1, sizeof(go));
+	if (write(park[1], go, sizeof(go)) != (ssize_t)sizeof(go))
+		return 1;
+	for (int i = 0; i < HIGH; i++)
+		if (pthread_join(t[i], NULL))
+			return 2;
+	return 0;
+}
+
+static void *forbidden_in_thread(void *a)
+{
+	(void)a;
+	/* a call the patcher cannot see: socket(AF_INET) from new code */
+	missed_fn f = missed_code(SYS_socket);
+	return (void *)(f ? f(AF_INET, SOCK_STREAM, 0) : -1L);
+}
+
+static int body_high_killed(void *a)
+{
+	(void)a;
+	static pthread_t t[HIGH];
+	int r = park_high(t);
+	if (r)
+		return 10 + r;
+	pthread_t k;
+	void *res;
+	if (pthread_create(&k, NULL, forbidden_in_thread, NULL))
+		return 1;
+	pthread_join(k, &res);
+	/* the process went on: only the filter's net may let it */
+	if ((long)res != -EACCES)
+		return 3;
+	return unpark(t) ? 4 : 2;
+}
+
+/* slot 301 is watched by B's third watcher (127 slots each): strict mode,
+ * the kernel kills the thread and B the process; filter mode, the net
+ * refuses the call */
+TEST(inv5_a_thread_past_300_killed_by_the_kernel_kills_the_process)
+{
+	int want = suite_mode() == SANDPIT_MODE_STRICT ? KILLED(SIGKILL) : 2;
+	EXPECT_EQ(want, outcome(run_sandboxed_opts(body_high_killed, NULL, NULL, 60)));
+}
+
+struct tid_attack {
+	long ts, attempts, refused;
+};
+
+static int body_kill_ts(void *a)
+{
+	struct tid_attack *o = a;
+	static pthread_t t[HIGH];
+	int r = park_high(t);
+	if (r)
+		return 10 + r;
+	pid_t me = getpid();
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t tid = atoi(e->d_name);
+		int mine = tid == me || tid <= 0;
+		for (int i = 0; i < HIGH && !mine; i++)
+			mine = u_tids[i] == tid;
+		if (mine)
+			continue;
+		o->ts++;
+		o->attempts++;
+		if (syscall(SYS_tgkill, me, tid, SIGKILL) == -1 && errno == EPERM)
+			o->refused++;
+	}
+	closedir(d);
+	return unpark(t) ? 2 : 0;
+}
+
+/* every T, the 301st too, is in the T tid table the NOT_TID rule reads */
+TEST(inv7_signals_to_any_of_301_trusted_threads_refused)
+{
+	struct tid_attack *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_kill_ts, o, NULL, 60)));
+	EXPECT_EQ(HIGH + 1, o->ts);
+	EXPECT_EQ(o->ts, o->attempts);
+	EXPECT_EQ(o->attempts, o->refused);
+}
+
+TEST_HARNESS_MAIN
