@@ -38,7 +38,7 @@ MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test inva
                 threads_test library_test core_test rule_eval_test signals_test \
                 secrets_test slots_test grant_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
-FALLBACK_TESTS := $(BUILD)/selftests/run_test
+FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -148,6 +148,28 @@ $(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
 $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
+
+# no_unwind_test runs programs without .eh_frame (issue 18): Go (built
+# offline from the standard library alone, its caches inside build/), a
+# stripped static C program without unwind tables, hand-written assembly;
+# beside each, the addresses of its `syscall`s as objdump finds them
+NO_UNWIND_PROGS := $(addprefix $(BUILD)/selftests/,go_workers no_unwind_static asm_calls)
+$(BUILD)/selftests/no_unwind_test: $(BUILD)/sandpit $(NO_UNWIND_PROGS)
+SITES = objdump -d --no-show-raw-insn $@ | awk '$$2 == "syscall" { sub(":", "", $$1); print $$1 }' >$@.sites
+$(BUILD)/selftests/go_workers: selftests/programs/go_workers.go
+	@mkdir -p $(dir $@) $(BUILD)/go
+	cd $(dir $<) && GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path \
+		GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 \
+		go build -o $(abspath $@) $(notdir $<)
+	$(SITES)
+$(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
+	$(SITES)
+$(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
+	@mkdir -p $(dir $@)
+	$(CC) -static -nostdlib -s -o $@ $<
+	$(SITES)
 
 tests: $(TESTS)
 
@@ -274,7 +296,7 @@ bench-docs: deps
 # (scripts/kselftest-install.sh)
 INSTALL_PATH ?= $(BUILD)/kselftest
 .PHONY: kselftest-install
-kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static $(NO_UNWIND_PROGS)
 	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
 

@@ -282,6 +282,33 @@ TEST(patch_roundtrip_libc_ldso)
 	EXPECT_GE(ldso.patched * 100, (ldso.sites - ldso.native_sigreturn) * 99);
 }
 
+static unsigned method_sum(const struct patch_stats *st)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < PATCH_N_METHODS; i++)
+		n += st->by_method[i];
+	return n;
+}
+
+/* Each method of finding a function's start, on code that offers it:
+ * libc and ld.so have .eh_frame tables for almost every function (glibc
+ * 2.36's libc: 523 of its 526 sites, the rest from its symbols and the
+ * gaps between FDEs); Go's .gopclntab, a dynamic symbol without .eh_frame
+ * and malformed tables are elf_test's crafted objects; programs without
+ * tables, no_unwind_test's */
+TEST(patch_method_eh_frame_for_libc_and_ldso)
+{
+	struct patch_stats libc = plan_and_check(_metadata, "libc.so.6");
+	struct patch_stats ldso = plan_and_check(_metadata, "ld-linux-x86-64.so.2");
+
+	EXPECT_EQ(libc.sites, method_sum(&libc));
+	EXPECT_EQ(ldso.sites, method_sum(&ldso));
+	EXPECT_GE(libc.by_method[PATCH_BY_EH_FRAME] * 100, libc.sites * 99);
+	EXPECT_GE(ldso.by_method[PATCH_BY_EH_FRAME] * 100, ldso.sites * 99);
+	EXPECT_EQ(0u, libc.by_method[PATCH_BY_GOPCLNTAB] + ldso.by_method[PATCH_BY_GOPCLNTAB]);
+}
+
 /* ---- a patched process ---- */
 
 static volatile sig_atomic_t got_signal;
@@ -724,6 +751,24 @@ TEST(patch_vdso_clock_sites_only_with_their_stubs)
 	}
 	EXPECT_EQ(0u, bad);
 	EXPECT_EQ(pl.st.clock_patched, calls);
+	patch_plan_free(&pl);
+}
+
+/* Code with no object around it is decoded from the start of the range */
+TEST(patch_method_linear_for_bare_code)
+{
+	uint8_t *page = code_page();
+	struct as a = { .buf = page };
+	uintptr_t lo = (uintptr_t)page;
+	struct patch_plan pl;
+
+	ASSERT_NE(NULL, page);
+	as_riprel(&a, lo + 2048);
+	as_relbranch(&a);
+	ASSERT_EQ(0, patch_plan_range(&test_cfg, lo, lo + 4096, lo + (1UL << 24), &pl));
+	EXPECT_EQ(2u, pl.st.sites);
+	EXPECT_EQ(2u, pl.st.by_method[PATCH_BY_LINEAR]);
+	EXPECT_EQ(2u, pl.st.patched);
 	patch_plan_free(&pl);
 }
 
