@@ -283,7 +283,8 @@ bench-docs: deps
 # (scripts/kselftest-install.sh)
 INSTALL_PATH ?= $(BUILD)/kselftest
 .PHONY: kselftest-install
-kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
+		$(BUILD)/selftests/unwind_read
 	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
 
