@@ -15,6 +15,7 @@
 #include <Zydis/Zydis.h>
 #include <kselftest_harness.h>
 #include "user/patch.h"
+#include "user/tramp_layout.h"
 #include "vdso_clock.h"
 
 /* The test's syscall stub: count, then do the call.  Unlike sandpit's stub it
@@ -197,6 +198,9 @@ static int check_call(const struct patch_plan *pl, size_t *t)
 
 		if (len < 0 || x.in.mnemonic != want[j])
 			return 1;
+		/* the stub reads the jmp back at this distance (tramp_layout.h) */
+		if (j == 2 && len != TRAMP_UP_LEN)
+			return 1;
 		if (j == 1 ? absolute(&x, 0, pl->region + *t) != pl->region
 			   : x.op[0].reg.value != ZYDIS_REGISTER_RSP ||
 				     x.op[1].mem.base != ZYDIS_REGISTER_RSP ||
@@ -222,6 +226,11 @@ static int check_site(const struct patch_plan *pl, const struct patch_site *s,
 	bad += check_moved(pl, &t, s->addr + 2, s->n_post, l);
 	if (decode(pl->code + t, pl->code_len - t, pl->region + t, &x) < 0 ||
 	    x.in.mnemonic != ZYDIS_MNEMONIC_JMP || absolute(&x, 0, pl->region + t) != s->hi)
+		bad++;
+	/* with nothing after the syscall, that jmp (e9 rel32) goes to the
+	 * address after it: the return slot of the stub's frame */
+	else if (!s->n_post && (x.in.length != TRAMP_JMP_LEN || pl->code[t] != TRAMP_JMP_OP ||
+				s->hi != s->addr + 2))
 		bad++;
 	else
 		t += x.in.length;
