@@ -1025,9 +1025,10 @@ blocking_calls:
 /* SANDPIT_SIG_INTR's handler.  On T it runs on T's alternate stack, whose
  * place the kernel took from T's secure page; so the stack pointer, and
  * nothing in memory U can write, tells which slot's T this is.  The frame
- * (U can write it) is never read and never returned to: T gives up the
- * interrupted call with EINTR and goes back to its loop, every signal
- * blocked again (invariant 1: no sigreturn through U's memory on T).  On
+ * (U can write it) is never returned to, and only its rip, rax and rbx are
+ * read (see .Lexec_waiting): T answers the interrupted call and goes back
+ * to its loop, every signal blocked again (invariant 1: no sigreturn
+ * through U's memory on T).  On
  * a U thread (only the program can send it the signal) it is the
  * program's own signal, which sandpit_signal_entry gives to the program's
  * virtual action; a U that put its alternate stack in sandpit's region
