@@ -43,6 +43,9 @@ struct u_state {
 	 * and those of them it raised while it had them blocked */
 	uint64_t vblocked, vpending;
 	int32_t t_fd;             /* T's eventfd: U wakes a sleeping T on it */
+	/* deferred handlers run without SA_RESTART: a call T gave up for one
+	 * of them ends with EINTR, otherwise it is made again */
+	uint64_t norestart_ran;
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");

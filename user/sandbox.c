@@ -622,8 +622,11 @@ static void set_up_thread(struct start *s)
 	 * T lets 63 through only while it waits, every other signal blocked,
 	 * and the kernel adds 63 itself, so T runs it with all blocked.  No
 	 * mask of its own, so that the program's own 63 on a U does not block
-	 * SANDPIT_SIG (its handler's mask changes would wait for ever) */
-	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK, 0,
+	 * SANDPIT_SIG (its handler's mask changes would wait for ever).
+	 * SA_RESTART: the kernel then rewinds a call that would restart
+	 * (-ERESTARTSYS), and the handler tells U to make it again per the
+	 * program's SA_RESTART; the program's own 63 on a U restarts too */
+	install_handler(SANDPIT_SIG_INTR, sandpit_intr_handler, SA_ONSTACK | SA_RESTART, 0,
 			"installing sandpit's interrupt handler");
 	/* filter mode's net under the patcher */
 	install_handler(SIGSYS, entry, SA_ONSTACK | SA_NODEFER, 0, "installing the SIGSYS handler");

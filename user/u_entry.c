@@ -71,9 +71,23 @@ static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
 	return r;
 }
 
+/* -ERESTARTSYS from T: sandpit's interrupt ended a call that the kernel
+ * restarts per SA_RESTART (or one not yet made).  As the kernel does for
+ * U's own call: made again, unless a handler that ran for it lacks
+ * SA_RESTART, then EINTR.  (Calls the kernel never restarts, such as
+ * poll or nanosleep, come back from T with EINTR itself.) */
+#define ERESTARTSYS_ 512
 long u_call_trusted(long nr, const long args[6])
 {
-	return call_trusted_res(nr, args, 0);
+	struct u_state *st = u_self();
+	for (;;) {
+		uint64_t ran = st->norestart_ran;
+		long r = call_trusted_res(nr, args, 0);
+		if (r != -ERESTARTSYS_)
+			return r;
+		if (st->norestart_ran != ran)
+			return -4; /* EINTR */
+	}
 }
 
 /* Strict mode turns the TSC off for U, so T (which keeps it) executes

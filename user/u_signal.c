@@ -33,6 +33,7 @@ static void refuse_trusted_thread(void)
 
 #define SA_SIGINFO_ 4u
 #define SA_NODEFER_ 0x40000000u
+#define SA_RESTART_ 0x10000000u
 #define SA_RESETHAND_ 0x80000000u
 #define SI_KERNEL_ 0x80
 #define SYS_SECCOMP_ 1
@@ -100,8 +101,11 @@ void u_run_deferred(struct u_state *st)
 		for (unsigned long i = 0; i < sizeof(uc); i++)
 			((unsigned char *)&uc)[i] = 0;
 		const struct k_sigaction *a = &sandpit_sigtab->act[d.sig];
-		if (a->handler > 1)
-			call_program_handler(a, d.sig, d.info, &uc);
+		if (a->handler <= 1)
+			continue;
+		if (!(a->flags & SA_RESTART_))
+			st->norestart_ran++;
+		call_program_handler(a, d.sig, d.info, &uc);
 	}
 }
 
@@ -160,8 +164,9 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 					   sizeof(st->deferred[n].info));
 				__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
 			}
-			/* T may be waiting for U (a futex, a sleep, a poll): B can
-			 * make that call end with EINTR, as the kernel would */
+			/* T may be blocked in a call for U (a read, a send, a
+			 * futex, a sleep, a poll...): B interrupts it, and it ends
+			 * or restarts as the kernel would end U's own */
 			if (st->intr_seq != st->seq) {
 				st->intr_seq = st->seq;
 				uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */

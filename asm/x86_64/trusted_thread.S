@@ -25,6 +25,13 @@
 #define SIG_SETMASK 2
 #define SIG_UNBLOCK 1
 #define FUTEX_WAIT_BITSET 9
+#define ERESTARTSYS 512 /* the kernel's own: U re-issues the call per SA_RESTART */
+/* a ucontext's rax, rbx, rip (uc_mcontext at 40, gregs in the kernel's order) */
+#define UC_RAX   (40 + 13 * 8)
+#define UC_RBX   (40 + 11 * 8)
+#define UC_RIP   (40 + 16 * 8)
+#define BLK(nr)  (1 << ((nr) & 63))
+#define BLOCKING_CALLS_N 448 /* blocking_calls' bits */
 #define PR_SET_SECCOMP 22
 #define SECCOMP_MODE_STRICT 1
 #define SECCOMP_SET_MODE_FILTER 1
@@ -478,14 +485,6 @@ trusted_thread_main:
 	movq %xmm0, %rax
 	cmp $__NR_futex, %rax
 	je .Lexec_futex
-	cmp $__NR_nanosleep, %rax
-	je .Lexec_waiting
-	cmp $__NR_clock_nanosleep, %rax
-	je .Lexec_waiting
-	cmp $__NR_poll, %rax
-	je .Lexec_waiting
-	cmp $__NR_select, %rax
-	je .Lexec_waiting
 	/* Invariant 1: no signal mask of U's choosing ever applies to T.  The
 	 * calls that carry one (the kernel would install it on T for the
 	 * wait, and a signal it lets through would run U's handler on T) get
@@ -504,10 +503,16 @@ trusted_thread_main:
 	cmp $__NR_epoll_pwait2, %rax
 	jne 4f
 3:	pxor %xmm5, %xmm5 /* sigmask */
-	jmp .Lexec_plain
+	jmp .Lexec_waiting
 4:	cmp $__NR_io_pgetevents, %rax
-	jne .Lexec_plain
+	jne 5f
 	pxor %xmm6, %xmm6 /* { sigmask, size } */
+	jmp .Lexec_waiting
+	/* the calls that may block (blocking_calls) wait interruptibly */
+5:	cmp $BLOCKING_CALLS_N, %rax
+	jae .Lexec_plain
+	bt %rax, blocking_calls(%rip)
+	jc .Lexec_waiting
 .Lexec_plain:
 	SYSCALL_FROM_XMM
 	jmp .Lresult
@@ -519,12 +524,19 @@ trusted_thread_main:
 	je .Lexec_waiting
 	cmp $FUTEX_WAIT_BITSET, %eax
 	jne .Lexec_plain
-/* A call that waits and consumes nothing (epoll_wait would: its events
- * are not here).  While it waits, and only then, T lets B's interrupt
- * signal through: if a handler must run in U, B sends it and the call ends
- * with EINTR through sandpit_intr_handler, as the kernel would end it.
- * Each of these calls may end with EINTR whenever, so an interrupt that
- * lands just before or after the call is harmless. */
+/* A call that may block.  While it waits, and only then, T lets B's
+ * interrupt signal through: if a handler must run in U, B sends it and
+ * sandpit_intr_handler ends the call as the kernel would have ended it for
+ * U.  It tells where the interrupt landed from the interrupted rip:
+ *   before the call, or at .Lwait_call (the kernel rewound a call that
+ *     said -ERESTARTSYS, T's handler being SA_RESTART): U gets
+ *     -ERESTARTSYS, and re-issues the call unless a handler that ran
+ *     lacks SA_RESTART (then EINTR), as the kernel restarts U's call;
+ *   at .Lwait_done: the call's own result, in the frame's rax (-EINTR
+ *     for calls the kernel never restarts, or a result that consumed
+ *     something, which must not be lost);
+ *   after it, up to .Lwait_blocked: the same result, in the frame's rbx.
+ * Past .Lwait_blocked the interrupt is blocked again. */
 .Lexec_waiting:
 	mov $SIG_UNBLOCK, %edi
 	lea intr_mask(%rip), %rsi
@@ -532,9 +544,19 @@ trusted_thread_main:
 	mov $8, %r10d
 	mov $__NR_rt_sigprocmask, %eax
 	syscall
-	SYSCALL_FROM_XMM
+	movq %xmm0, %rax
+	movq %xmm1, %rdi
+	movq %xmm2, %rsi
+	movq %xmm3, %rdx
+	movq %xmm4, %r10
+	movq %xmm5, %r8
+	movq %xmm6, %r9
+.Lwait_call:
+	syscall
+.Lwait_done:
 	mov %rax, %rbx
 	BLOCK_ALL
+.Lwait_blocked:
 	mov %rbx, %rax
 	jmp .Lresult
 
@@ -978,12 +1000,35 @@ all_mask:
 intr_mask:
 	.quad 1 << (SANDPIT_SIG_INTR - 1)
 
+/* The calls that may block, by number, one bit each: T makes them with
+ * sandpit's interrupt let through (.Lexec_waiting), so that a signal for
+ * U ends or restarts them as the kernel would (futex's waits and the calls
+ * that carry a mask are picked out before).  rt_sigtimedwait is not here:
+ * T unblocks its set for it (a signal it takes runs no handler). */
+blocking_calls:
+	.quad BLK(__NR_read) | BLK(__NR_write) | BLK(__NR_pread64) | BLK(__NR_pwrite64) | \
+	      BLK(__NR_readv) | BLK(__NR_writev) | BLK(__NR_poll) | BLK(__NR_select) | \
+	      BLK(__NR_nanosleep) | BLK(__NR_sendfile) | BLK(__NR_connect) | \
+	      BLK(__NR_accept) | BLK(__NR_sendto) | BLK(__NR_recvfrom) | \
+	      BLK(__NR_sendmsg) | BLK(__NR_recvmsg) | BLK(__NR_wait4)
+	.quad BLK(__NR_semop) | BLK(__NR_msgsnd) | BLK(__NR_msgrcv) | BLK(__NR_fcntl) | \
+	      BLK(__NR_flock)
+	.quad 0
+	.quad BLK(__NR_io_getevents) | BLK(__NR_semtimedop) | BLK(__NR_clock_nanosleep) | \
+	      BLK(__NR_epoll_wait) | BLK(__NR_mq_timedsend) | BLK(__NR_mq_timedreceive) | \
+	      BLK(__NR_waitid)
+	.quad BLK(__NR_splice) | BLK(__NR_tee) | BLK(__NR_accept4) | BLK(__NR_preadv) | \
+	      BLK(__NR_pwritev) | BLK(__NR_recvmmsg) | BLK(__NR_sendmmsg)
+	.quad BLK(__NR_copy_file_range) | BLK(__NR_preadv2) | BLK(__NR_pwritev2)
+	.quad BLK(__NR_epoll_pwait2)
+
 /* SANDPIT_SIG_INTR's handler.  On T it runs on T's alternate stack, whose
  * place the kernel took from T's secure page; so the stack pointer, and
  * nothing in memory U can write, tells which slot's T this is.  The frame
- * (U can write it) is never read and never returned to: T gives up the
- * interrupted call with EINTR and goes back to its loop, every signal
- * blocked again (invariant 1: no sigreturn through U's memory on T).  On
+ * (U can write it) is never returned to, and only its rip, rax and rbx are
+ * read (see .Lexec_waiting): T answers the interrupted call and goes back
+ * to its loop, every signal blocked again (invariant 1: no sigreturn
+ * through U's memory on T).  On
  * a U thread (only the program can send it the signal) it is the
  * program's own signal, which sandpit_signal_entry gives to the program's
  * virtual action; a U that put its alternate stack in sandpit's region
@@ -1008,20 +1053,37 @@ sandpit_intr_handler:
 	sub %rax, %rcx
 	cmp $SM_ALT_REGION, %rcx
 	jae .Lintr_foreign
+	mov %rdx, %r9 /* the frame's ucontext */
 	shr $SM_ALT_SHIFT, %rcx
 	mov %rcx, %rdx
 	shl $12, %rdx
 	lea SM_ALT_REGION(%rax,%rdx), %r15
 	cmp SP_CFG_SLOT(%r15), %ecx
 	jne .Ldie_proto
-	/* never return through a frame on this stack: it may be T's */
+	/* Where the interrupt landed (see .Lexec_waiting).  The frame is
+	 * written by the kernel on memory U can write: its rip is only
+	 * compared, its rax or rbx only handed to U as the result, which U
+	 * could write into its own mailbox anyway. */
+	mov $-ERESTARTSYS, %rbx
+	mov UC_RIP(%r9), %rcx
+	lea .Lwait_done(%rip), %rax
+	cmp %rax, %rcx
+	jne 1f
+	mov UC_RAX(%r9), %rbx
+	jmp 2f
+1:	jb 2f
+	lea .Lwait_blocked(%rip), %rax
+	cmp %rax, %rcx
+	ja 2f
+	mov UC_RBX(%r9), %rbx
+2:	/* never return through a frame on this stack: it may be T's */
 	xor %esp, %esp
 	mov SP_CFG_MAILBOX(%r15), %r14
 	mov SP_CFG_TABLE(%r15), %r13
 	BLOCK_ALL
 	pxor %xmm0, %xmm0
 	mov MB_REQ_SEQ(%r14), %r12
-	mov $-4, %rax
+	mov %rbx, %rax
 	jmp .Lresult
 .Lintr_foreign:
 	/* not on a T: the program's own signal 63, on U (rdi, rsi, rdx are

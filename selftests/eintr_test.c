@@ -1,0 +1,441 @@
+/* Every blocking call a sandboxed thread makes is interruptible as the
+ * kernel's own (issue 18): a signal for the thread ends it with EINTR, or
+ * restarts it when the handler is SA_RESTART and the call is one the
+ * kernel restarts (man 7 signal).
+ *
+ * Each test runs one scenario twice, natively in a child and sandboxed in
+ * another, and compares: the call's result and errno, how many times the
+ * handler ran, and for the sleeps the remaining time they wrote.  The
+ * parent sets up what the call blocks on (a full socket, an empty pipe, a
+ * lock it holds...) before the fork, waits until the child's thread is
+ * asleep (state S in /proc/PID/task/PID/stat) after it said it is about
+ * to call, sends SIGUSR1 with tgkill, and then releases the call so that a
+ * restarted one completes.  A call that neither ends nor restarts fails the
+ * test by its timeout instead of hanging the suite. */
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <kselftest_harness.h>
+#include "selftests/sandbox_util.h"
+
+#define SLEEP_S 5
+
+/* what the child reports (a shared page) */
+struct report {
+	volatile int ready;     /* the child is about to make the call */
+	int started;            /* sandpit_start's result (sandboxed runs) */
+	long ret;
+	int err;
+	volatile int handled;   /* the handler's runs */
+	long rem_ns;            /* nanosleep's remaining time, -1 if not written */
+	pid_t grandchild;       /* wait4's child */
+	uint32_t word;          /* the futex */
+};
+
+/* what the parent set up, inherited by the child */
+struct res {
+	int fd[2];      /* a socket pair or a pipe */
+	int ep;         /* epoll on fd[0] */
+	int lock_fd;    /* the parent's own open of the lock file */
+	int lock_other; /* a second open of it, for the child */
+};
+
+struct scenario {
+	const char *name;
+	void (*setup)(struct res *);
+	void (*pre)(struct report *);                  /* before sandpit_start */
+	void (*call)(struct res *, struct report *);   /* the blocking call */
+	void (*release)(struct res *, struct report *); /* let a restarted call finish */
+};
+
+static struct report *rep;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	rep->handled++;
+}
+
+/* ---- set-ups and releases */
+
+static void nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static void drain(int fd)
+{
+	char buf[4096];
+	nonblock(fd);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void setup_socketpair(struct res *r)
+{
+	socketpair(AF_UNIX, SOCK_STREAM, 0, r->fd);
+}
+
+static void setup_full_socketpair(struct res *r)
+{
+	static char buf[4096];
+	setup_socketpair(r);
+	while (send(r->fd[0], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	while (send(r->fd[0], buf, 1, MSG_DONTWAIT) > 0)
+		;
+}
+
+static void setup_pipe(struct res *r)
+{
+	if (pipe(r->fd) < 0)
+		r->fd[0] = r->fd[1] = -1;
+}
+
+static void setup_full_pipe(struct res *r)
+{
+	static char buf[4096];
+	setup_pipe(r);
+	nonblock(r->fd[1]);
+	while (write(r->fd[1], buf, sizeof(buf)) > 0)
+		;
+	while (write(r->fd[1], buf, 1) > 0)
+		;
+	fcntl(r->fd[1], F_SETFL, fcntl(r->fd[1], F_GETFL) & ~O_NONBLOCK);
+}
+
+static void setup_epoll(struct res *r)
+{
+	setup_pipe(r);
+	r->ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN };
+	epoll_ctl(r->ep, EPOLL_CTL_ADD, r->fd[0], &ev);
+}
+
+static void setup_locked(struct res *r)
+{
+	char path[] = "/tmp/sandpit-eintr-XXXXXX";
+	r->lock_fd = mkstemp(path);
+	r->lock_other = open(path, O_RDWR);
+	unlink(path);
+}
+
+static void setup_flocked(struct res *r)
+{
+	setup_locked(r);
+	flock(r->lock_fd, LOCK_EX);
+}
+
+static void setup_posix_locked(struct res *r)
+{
+	setup_locked(r);
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	fcntl(r->lock_fd, F_SETLK, &l);
+}
+
+static void release_drain_peer(struct res *r, struct report *p)
+{
+	(void)p;
+	drain(r->fd[1]);
+}
+
+static void release_drain_pipe(struct res *r, struct report *p)
+{
+	(void)p;
+	drain(r->fd[0]);
+}
+
+static void release_byte(struct res *r, struct report *p)
+{
+	(void)p;
+	if (write(r->fd[1], "x", 1) != 1)
+		return;
+}
+
+static void release_futex(struct res *r, struct report *p)
+{
+	(void)r;
+	__atomic_store_n(&p->word, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &p->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void release_flock(struct res *r, struct report *p)
+{
+	(void)p;
+	flock(r->lock_fd, LOCK_UN);
+}
+
+static void release_posix_lock(struct res *r, struct report *p)
+{
+	(void)p;
+	struct flock l = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+	fcntl(r->lock_fd, F_SETLK, &l);
+}
+
+static void release_grandchild(struct res *r, struct report *p)
+{
+	(void)r;
+	if (p->grandchild > 0)
+		kill(p->grandchild, SIGKILL);
+}
+
+static void release_nothing(struct res *r, struct report *p)
+{
+	(void)r;
+	(void)p;
+}
+
+static void pre_grandchild(struct report *p)
+{
+	pid_t g = fork();
+	if (g == 0) {
+		for (;;)
+			pause();
+	}
+	p->grandchild = g;
+}
+
+/* ---- the calls (each records ret and errno) */
+
+static void done(struct report *p, long r)
+{
+	p->ret = r;
+	p->err = r < 0 ? errno : 0;
+}
+
+static void call_send(struct res *r, struct report *p)
+{
+	done(p, send(r->fd[0], "y", 1, 0));
+}
+
+static void call_recv(struct res *r, struct report *p)
+{
+	char c;
+	done(p, recv(r->fd[0], &c, 1, 0));
+}
+
+static void call_read(struct res *r, struct report *p)
+{
+	char c;
+	done(p, read(r->fd[0], &c, 1));
+}
+
+static void call_write(struct res *r, struct report *p)
+{
+	done(p, write(r->fd[1], "y", 1));
+}
+
+static void call_epoll_wait(struct res *r, struct report *p)
+{
+	struct epoll_event ev;
+	done(p, epoll_wait(r->ep, &ev, 1, SLEEP_S * 1000));
+}
+
+static void call_poll(struct res *r, struct report *p)
+{
+	struct pollfd f = { .fd = r->fd[0], .events = POLLIN };
+	done(p, poll(&f, 1, SLEEP_S * 1000));
+}
+
+static void call_select(struct res *r, struct report *p)
+{
+	fd_set s;
+	FD_ZERO(&s);
+	FD_SET(r->fd[0], &s);
+	struct timeval tv = { SLEEP_S, 0 };
+	done(p, select(r->fd[0] + 1, &s, NULL, NULL, &tv));
+}
+
+static void call_futex(struct res *r, struct report *p)
+{
+	(void)r;
+	done(p, syscall(SYS_futex, &p->word, FUTEX_WAIT, 0, NULL, NULL, 0));
+}
+
+static void call_nanosleep(struct res *r, struct report *p)
+{
+	(void)r;
+	struct timespec req = { SLEEP_S, 0 }, rem = { -1, -1 };
+	done(p, nanosleep(&req, &rem));
+	p->rem_ns = rem.tv_sec < 0 ? -1 : rem.tv_sec * 1000000000L + rem.tv_nsec;
+}
+
+static void call_clock_nanosleep(struct res *r, struct report *p)
+{
+	(void)r;
+	struct timespec req = { SLEEP_S, 0 }, rem = { -1, -1 };
+	int e = clock_nanosleep(CLOCK_MONOTONIC, 0, &req, &rem);
+	p->ret = e;
+	p->err = 0;
+	p->rem_ns = rem.tv_sec < 0 ? -1 : rem.tv_sec * 1000000000L + rem.tv_nsec;
+}
+
+static void call_wait4(struct res *r, struct report *p)
+{
+	(void)r;
+	int st;
+	long w = wait4(p->grandchild, &st, 0, NULL);
+	done(p, w < 0 ? w : w == p->grandchild); /* 1: it was the child */
+}
+
+static void call_flock(struct res *r, struct report *p)
+{
+	done(p, flock(r->lock_other, LOCK_EX));
+}
+
+static void call_setlkw(struct res *r, struct report *p)
+{
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	done(p, fcntl(r->lock_other, F_SETLKW, &l));
+}
+
+/* ---- running a scenario */
+
+/* the thread's state letter from /proc/PID/task/PID/stat, 0 if gone */
+static char thread_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char *c = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return c && c[1] == ' ' ? c[2] : 0;
+}
+
+struct outcome {
+	int status;     /* the child's outcome(): 0 when it reported */
+	int blocked;    /* the thread was seen asleep before the signal */
+	long ret;
+	int err;
+	int handled;
+	long rem_ns;
+};
+
+static struct outcome run(const struct scenario *s, int sandboxed, int restart)
+{
+	struct outcome o = { .status = -1 };
+	struct res r = { .fd = { -1, -1 }, .ep = -1, .lock_fd = -1, .lock_other = -1 };
+	rep = shared_page(4096);
+	if (!rep)
+		return o;
+	memset(rep, 0, sizeof(*rep));
+	rep->rem_ns = -1;
+	s->setup(&r);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (s->pre)
+			s->pre(rep);
+		if (sandboxed && sandpit_start(NULL) < 0)
+			_exit(SANDBOX_START_FAILED);
+		struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGUSR1, &sa, NULL) < 0)
+			_exit(3);
+		rep->ready = 1;
+		s->call(&r, rep);
+		_exit(0);
+	}
+	/* about to call, then asleep in it; a margin for the sandbox's T
+	 * to reach the call too */
+	for (int i = 0; i < 1000 && !rep->ready; i++)
+		usleep(10000);
+	for (int i = 0; i < 1000 && rep->ready && !o.blocked; i++) {
+		if (thread_state(pid) == 'S')
+			o.blocked = 1;
+		else
+			usleep(5000);
+	}
+	usleep(200000);
+	syscall(SYS_tgkill, pid, pid, SIGUSR1);
+	usleep(300000);
+	s->release(&r, rep);
+	int st = -2;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		usleep(10000);
+		st = -2;
+	}
+	if (st == -2) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (rep->grandchild > 0) {
+		kill(rep->grandchild, SIGKILL);
+		waitpid(rep->grandchild, NULL, 0);
+	}
+	o.status = outcome(st);
+	o.ret = rep->ret;
+	o.err = rep->err;
+	o.handled = rep->handled;
+	o.rem_ns = rep->rem_ns;
+	for (int i = 0; i < 2; i++)
+		if (r.fd[i] >= 0)
+			close(r.fd[i]);
+	if (r.ep >= 0)
+		close(r.ep);
+	if (r.lock_fd >= 0)
+		close(r.lock_fd);
+	if (r.lock_other >= 0)
+		close(r.lock_other);
+	munmap(rep, 4096);
+	return o;
+}
+
+static void compare(struct __test_metadata *_metadata, const struct scenario *s, int restart)
+{
+	struct outcome n = run(s, 0, restart);
+	struct outcome b = run(s, 1, restart);
+	TH_LOG("%s%s: native ret %ld errno %d handled %d rem %ld; sandboxed ret %ld errno %d handled %d rem %ld",
+	       s->name, restart ? " SA_RESTART" : "", n.ret, n.err, n.handled, n.rem_ns,
+	       b.ret, b.err, b.handled, b.rem_ns);
+	/* the scenario ran natively: the call blocked, the handler ran once */
+	ASSERT_EQ(0, n.status);
+	ASSERT_EQ(1, n.blocked);
+	ASSERT_EQ(1, n.handled);
+	/* and sandboxed: it ended (no hang), after blocking, as natively */
+	ASSERT_EQ(0, b.status);
+	ASSERT_EQ(1, b.blocked);
+	EXPECT_EQ(n.ret, b.ret);
+	EXPECT_EQ(n.err, b.err);
+	EXPECT_EQ(n.handled, b.handled);
+	/* the sleeps wrote the time left: both most of SLEEP_S (the signal
+	 * comes within about a second), or both not at all */
+	if (n.rem_ns < 0) {
+		EXPECT_EQ(-1, b.rem_ns);
+	} else {
+		EXPECT_GT(b.rem_ns, 0);
+		EXPECT_LE(b.rem_ns, SLEEP_S * 1000000000L);
+		long d = n.rem_ns - b.rem_ns;
+		EXPECT_LT(d < 0 ? -d : d, 2000000000L);
+	}
+}
+
+#define SCENARIO(nm, su, pr, ca, re)                                              \
+	static const struct scenario sc_##nm = { #nm, su, pr, ca, re };           \
+	TEST(nm) { compare(_metadata, &sc_##nm, 0); }                             \
+	TEST(nm##_sa_restart) { compare(_metadata, &sc_##nm, 1); }
+
+SCENARIO(send_full_socketpair, setup_full_socketpair, NULL, call_send, release_drain_peer)
+SCENARIO(recv_empty_socketpair, setup_socketpair, NULL, call_recv, release_byte)
+SCENARIO(read_empty_pipe, setup_pipe, NULL, call_read, release_byte)
+SCENARIO(write_full_pipe, setup_full_pipe, NULL, call_write, release_drain_pipe)
+SCENARIO(epoll_wait_pipe, setup_epoll, NULL, call_epoll_wait, release_byte)
+SCENARIO(poll_pipe, setup_pipe, NULL, call_poll, release_byte)
+SCENARIO(select_pipe, setup_pipe, NULL, call_select, release_byte)
+SCENARIO(futex_wait, setup_pipe, NULL, call_futex, release_futex)
+SCENARIO(nanosleep_rem, setup_pipe, NULL, call_nanosleep, release_nothing)
+SCENARIO(clock_nanosleep_rem, setup_pipe, NULL, call_clock_nanosleep, release_nothing)
+SCENARIO(wait4_child, setup_pipe, pre_grandchild, call_wait4, release_grandchild)
+SCENARIO(flock_held, setup_flocked, NULL, call_flock, release_flock)
+SCENARIO(fcntl_setlkw, setup_posix_locked, NULL, call_setlkw, release_posix_lock)
+
+TEST_HARNESS_MAIN
