@@ -1,0 +1,59 @@
+#!/bin/sh
+# real-suites.sh: run real programs' own test suites natively and under
+# `sandpit run` in both modes, and print one markdown row per module with
+# pass/fail/error/skip counts for each.  Not part of `make check`; it takes
+# minutes.  Needs Debian's libpython3.11-testsuite (apt-get install it).
+#
+#   scripts/real-suites.sh [MODULE...]     (default: the list below)
+#
+# Environment: SANDPIT (default build/sandpit), PY (default /usr/bin/python3,
+# not a pyenv shim), T (per-run timeout in seconds, default 300),
+# OUT (directory for the logs, default /tmp/real-suites).
+set -u
+SANDPIT=${SANDPIT:-$(cd "$(dirname "$0")/.." && pwd)/build/sandpit}
+PY=${PY:-/usr/bin/python3}
+T=${T:-300}
+OUT=${OUT:-/tmp/real-suites}
+MODULES=${*:-"test_json test_os test_time test_tempfile test_shutil test_pathlib test_select test_fcntl test_mmap test_signal test_threading test_socket test_sqlite3 test_subprocess"}
+
+mkdir -p "$OUT"
+# Each run gets its own scratch directory, granted for writing; the suite
+# itself only needs reading, which the default policy grants.
+count() { # LOG -> "pass/fail/error/skip" from unittest's summary lines
+	# "Ran N tests" and "OK (skipped=S)" or "FAILED (failures=F, errors=E,
+	# skipped=S, expected failures=X)"; an expected failure counts as a pass.
+	awk '/^Ran [0-9]+ tests? in/ {n += $2}
+	     /^(OK|FAILED)( \(|$)/ {
+		while (match($0, /(failures|errors|skipped)=[0-9]+/)) {
+			k = substr($0, RSTART, RLENGTH); split(k, a, "=")
+			c[a[1]] += a[2]; $0 = substr($0, RSTART + RLENGTH)
+		}
+	     }
+	     END {if (n == 0) {print "-"; exit}
+		  printf "%d/%d/%d/%d", n - c["failures"] - c["errors"] - c["skipped"],
+			 c["failures"], c["errors"], c["skipped"]}' "$1"
+}
+verdict() { # LOG RC -> the regrtest result, or what ended the run
+	if [ "$2" = 124 ]; then echo "timeout ${T}s"; return; fi
+	r=$(sed -n 's/^Tests result: //p' "$1" | tail -1)
+	[ -n "$r" ] && echo "$r" || echo "exit $2"
+}
+run() { # KIND MODULE
+	d=$OUT/tmp-$1-$2; rm -rf "$d"; mkdir -p "$d"
+	log=$OUT/$2.$1.log
+	case $1 in
+	native) set -- env TMPDIR="$d" timeout "$T" "$PY" -m test -v --timeout 60 "$2" ;;
+	*) set -- env TMPDIR="$d" timeout "$T" "$SANDPIT" run --mode="$1" \
+		--allow-write="$d" --log=denials -- "$PY" -m test -v --timeout 60 "$2" ;;
+	esac
+	(cd "$d" && "$@") >"$log" 2>&1
+	rc=$?
+	printf '%s %s' "$(count "$log")" "($(verdict "$log" $rc))"
+}
+
+echo "| module | native p/f/e/s | strict p/f/e/s | filter p/f/e/s |"
+echo "|---|---|---|---|"
+for m in $MODULES; do
+	n=$(run native "$m"); s=$(run strict "$m"); f=$(run filter "$m")
+	echo "| $m | $n | $s | $f |"
+done
