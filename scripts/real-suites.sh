@@ -10,11 +10,12 @@
 # not a pyenv shim), T (per-run timeout in seconds, default 300),
 # OUT (directory for the logs, default /tmp/real-suites).
 set -u
+set -f # the patterns given to regrtest are its own
 SANDPIT=${SANDPIT:-$(cd "$(dirname "$0")/.." && pwd)/build/sandpit}
 PY=${PY:-/usr/bin/python3}
 T=${T:-300}
 OUT=${OUT:-/tmp/real-suites}
-MODULES=${*:-"test_json test_os test_time test_tempfile test_shutil test_pathlib test_select test_fcntl test_mmap test_signal test_threading test_socket test_sqlite3 test_subprocess"}
+MODULES=${*:-"test_json test_os test_posix test_time test_tempfile test_shutil test_pathlib test_glob test_stat test_fileio test_select test_poll test_epoll test_selectors test_fcntl test_mmap test_signal test_threading test_socket test_subprocess test_zlib test_lzma test_tarfile test_zipfile"}
 
 mkdir -p "$OUT"
 # Each run gets its own scratch directory, granted for writing; the suite
@@ -41,10 +42,19 @@ verdict() { # LOG RC -> the regrtest result, or what ended the run
 run() { # KIND MODULE
 	d=$OUT/tmp-$1-$2; rm -rf "$d"; mkdir -p "$d"
 	log=$OUT/$2.$1.log
+	# Left out of every column, so that one hang does not end the module:
+	# test_socket's VSOCK tests hang natively where the machine has no vsock
+	# transport (a container); its test_sendall_interrupted* hang sandboxed
+	# (a send blocked on a full socket is not interrupted by a signal:
+	# issue 18, docs/REAL_SUITES.md)
+	case $2 in
+	test_socket) skip='-i *VSOCK* -i *test_sendall_interrupted*' ;;
+	*) skip= ;;
+	esac
 	case $1 in
-	native) set -- env TMPDIR="$d" timeout "$T" "$PY" -m test -v --timeout 60 "$2" ;;
+	native) set -- env TMPDIR="$d" timeout "$T" "$PY" -m test -v --timeout 60 $skip "$2" ;;
 	*) set -- env TMPDIR="$d" timeout "$T" "$SANDPIT" run --mode="$1" \
-		--allow-write="$d" --log=denials -- "$PY" -m test -v --timeout 60 "$2" ;;
+		--allow-write="$d" --log=denials -- "$PY" -m test -v --timeout 60 $skip "$2" ;;
 	esac
 	(cd "$d" && "$@") >"$log" 2>&1
 	rc=$?
