@@ -139,6 +139,44 @@ TEST(mkdir_rmdir_inside_a_write_grant_answer_as_natively)
 	same_as_native(_metadata, ops_mkdir_rmdir);
 }
 
+/* A trailing slash asks for a directory: the opens and stats B checks
+ * answer as the kernel does (CPython's test_shutil found B dropping it, so
+ * that open("nx/", O_CREAT) made a file "nx" instead of failing EISDIR). */
+static int ops_trailing_slash(void *a)
+{
+	struct box *b = a;
+	struct stat st;
+	if (in_dir(b))
+		return 1;
+	int fd = open("nx/", O_CREAT | O_WRONLY | O_TRUNC, 0644); /* EISDIR */
+	R(fd < 0 ? fd : 0);
+	R(make("f"));
+	R(mkdir("d", 0755));
+	R(symlink("d", "ld"));
+	R(symlink("f", "lf"));
+	fd = open("f/", O_RDONLY);                                 /* ENOTDIR */
+	R(fd < 0 ? fd : 0);
+	fd = open("lf/", O_WRONLY | O_CREAT, 0644);                /* EISDIR */
+	R(fd < 0 ? fd : 0);
+	R(stat("f/", &st));                                        /* ENOTDIR */
+	R(lstat("lf/", &st));                                      /* ENOTDIR */
+	R(access("f/", F_OK));                                     /* ENOTDIR */
+	R(stat("d/", &st));
+	R(lstat("ld/", &st));
+	R(S_ISDIR(st.st_mode));
+	fd = open("ld/", O_RDONLY | O_DIRECTORY);
+	R(fd < 0 ? fd : 0);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+TEST(opens_and_stats_with_a_trailing_slash_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_trailing_slash);
+}
+
 static int ops_unlink_rename(void *a)
 {
 	struct box *b = a;

@@ -652,7 +652,16 @@ static long check_path(int s, const struct policy_proc_arg *pa, struct secure_pa
 				      policy_path_denied(cfg->policy, cfg->pid, resolved));
 		return r;
 	}
+	/* U's trailing slash asks the kernel for a directory (EISDIR for a
+	 * create, ENOTDIR for a file): resolving drops it, the kernel gets it
+	 * back.  The name is the one checked; it has no link left to follow. */
 	size_t len = strlen(resolved) + 1;
+	if (path[n - 1] == '/' && len > 2) {
+		if (len >= sizeof(resolved))
+			return -ENAMETOOLONG;
+		resolved[len - 1] = '/';
+		resolved[len++] = '\0';
+	}
 	if (len > SP_DATA_SIZE)
 		return -ENAMETOOLONG;
 	memcpy(sp->data, resolved, len);
