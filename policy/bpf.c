@@ -79,7 +79,7 @@
  * x32 bit, which is killed anyway) and lie beyond the T table, which answers
  * ENOSYS for them: the filter leaves an ENOSYS there to T rather than spend
  * some 650 instructions (of BPF_MAXINSNS) and half its build time on them. */
-#define BPF_EXPLICIT_NR TT_MAX_NR
+#define BPF_EXPLICIT_NR POLICY_DEFAULT_NR
 
 /* (a & mask) == val, val within mask; mask 0: any value */
 struct atom {

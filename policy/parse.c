@@ -1345,11 +1345,11 @@ static int build(struct parser *ps, struct policy **out)
 		const struct line_call *c = &ps->calls[ps->given[k]];
 
 		total += c->nrules;
-		if (total > TT_MAX_RULES) {
+		if (total > POLICY_MAX_TOTAL_RULES) {
 			report(ps, -E2BIG, &c->at,
 			       "%s: the policy has more than %d rules in all, more than the trusted "
 			       "thread's table holds",
-			       c->name, TT_MAX_RULES);
+			       c->name, POLICY_MAX_TOTAL_RULES);
 			break;
 		}
 		if (c->cls == POLICY_PROCESS)

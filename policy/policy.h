@@ -15,14 +15,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* The model does not know the T table's format; this include is here only
- * because policy/bpf.c (TT_MAX_NR) and policy/parse.c (TT_MAX_RULES) still
- * name it through this header.  Everything else includes t_table.h itself:
- * drop this line once those two use the model's own limits (issue 16). */
-#include "policy/t_table.h"
-
 #define POLICY_MAX_NR    1024 /* model covers numbers 0..POLICY_MAX_NR-1 */
 #define POLICY_MAX_RULES 8    /* register rules per syscall */
+#define POLICY_MAX_TOTAL_RULES 256 /* register rules in one policy, all calls together */
 #define POLICY_NOARG     (-1)
 
 enum policy_class {
@@ -347,6 +342,7 @@ int policy_strict_allows(int nr);                /* seccomp strict lets U make i
 
 /* Back ends. */
 struct tt_table; /* policy/t_table.h: the format of T's table */
+struct tt_rule;
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
 /* One rule as the T table holds it (its errno: the rule's, else call_err);
  * policy/rule_eval.h says what it means. */
