@@ -339,6 +339,14 @@ const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
  * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
 const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
+/* What a file's rules (rules[0..n-1]) already say, so that a guard can be
+ * left out or a line refused: guard gd adds nothing to them; an
+ * unconditional rule confines arg to listed values; to P ($pid, or 0 where
+ * zero_ok); makes arg 0 (NULL). */
+int policy_guard_implied(const struct policy_rule *gd, const struct policy_rule *rules, int n);
+int policy_rules_confine(const struct policy_rule *rules, int n, int arg);
+int policy_rules_confine_to_self(const struct policy_rule *rules, int n, int arg, int zero_ok);
+int policy_rules_force_zero(const struct policy_rule *rules, int n, int arg);
 
 /* Back ends. */
 struct tt_table; /* policy/t_table.h: the format of T's table */
