@@ -18,9 +18,11 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 # The untrusted-side runtime runs inside the sandbox: freestanding, no libc,
 # no sanitizers, no stack protector.  Its files are named user/u_*.c.
+# Frame pointers and unwind tables: a debugger or profiler that stops a
+# thread in a patched call walks through the entry back to the program.
 U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
             -fno-stack-protector -fno-sanitize=all -fcf-protection=none \
-            -mgeneral-regs-only -fno-asynchronous-unwind-tables
+            -mgeneral-regs-only -fasynchronous-unwind-tables -fno-omit-frame-pointer
 
 U_SRCS   := $(wildcard user/u_*.c)
 # policy/*.bpf.c are BPF programs (the profiler), not part of the library
@@ -36,9 +38,9 @@ TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test invariants_test \
                 threads_test library_test core_test rule_eval_test signals_test \
-                secrets_test slots_test grant_test)
+                secrets_test slots_test grant_test unwind_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
-FALLBACK_TESTS := $(BUILD)/selftests/run_test
+FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -142,12 +144,41 @@ $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BU
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;
 # bench_test runs `sandpit bench --quick`
 $(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit
+# unwind_test stops a program blocked in a patched read and walks its frames:
+# frame pointers, not PIE (nm's addresses are the run-time ones)
+$(BUILD)/selftests/unwind_test: $(BUILD)/selftests/unwind_read
+$(BUILD)/selftests/unwind_read: selftests/unwind/blocked_read.c $(BUILD)/libsandpit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fno-omit-frame-pointer -fno-optimize-sibling-calls -no-pie \
+		-o $@ $< $(BUILD)/libsandpit.a $(LIBS)
 $(BUILD)/selftests/attack_dyn: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
 $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
+
+# no_unwind_test runs programs without .eh_frame (issue 18): Go (built
+# offline from the standard library alone, its caches inside build/), a
+# stripped static C program without unwind tables, hand-written assembly;
+# beside each, the addresses of its `syscall`s as objdump finds them
+NO_UNWIND_PROGS := $(addprefix $(BUILD)/selftests/,go_workers no_unwind_static asm_calls)
+$(BUILD)/selftests/no_unwind_test: $(BUILD)/sandpit $(NO_UNWIND_PROGS)
+SITES = objdump -d --no-show-raw-insn $@ | awk '$$2 == "syscall" { sub(":", "", $$1); print $$1 }' >$@.sites
+$(BUILD)/selftests/go_workers: selftests/programs/go_workers.go
+	@mkdir -p $(dir $@) $(BUILD)/go
+	cd $(dir $<) && GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path \
+		GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 \
+		go build -o $(abspath $@) $(notdir $<)
+	$(SITES)
+$(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
+	$(SITES)
+$(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
+	@mkdir -p $(dir $@)
+	$(CC) -static -nostdlib -s -o $@ $<
+	$(SITES)
 
 tests: $(TESTS)
 
@@ -274,7 +305,8 @@ bench-docs: deps
 # (scripts/kselftest-install.sh)
 INSTALL_PATH ?= $(BUILD)/kselftest
 .PHONY: kselftest-install
-kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
+		$(BUILD)/selftests/unwind_read $(NO_UNWIND_PROGS)
 	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
 

@@ -4,7 +4,7 @@
 set -eu
 BUILD=${1:-build}
 PKGS="build-essential libseccomp-dev libzydis-dev libzycore-dev libbpf-dev libelf-dev zlib1g-dev linux-libc-dev clang libclang-rt-dev bpftool gcc-multilib pkg-config xz-utils\
-      busybox-static sqlite3 jq bc python3 perl gnuplot-nox"
+      busybox-static sqlite3 jq bc python3 perl gnuplot-nox golang-go gdb"
 PKGS="$PKGS cppcheck clang-tidy" # make lint
 missing=""
 for p in $PKGS; do

@@ -8,7 +8,7 @@
 # NAME.no-fsgsbase-run.  Each entry is a small script in the collection
 # directory INSTALL_PATH/sandpit; the binaries sit beneath it in build/,
 # beside what they find at run time from their own path (build_dir.h:
-# build/sandpit, build/selftests/attack_*, policy/default.policy, and
+# build/sandpit, build/selftests/attack_* and unwind_read, policy/default.policy, and
 # library_test's examples/ and include/).
 set -eu
 BUILD=$1
@@ -19,7 +19,8 @@ col=$DIR/sandpit
 rm -rf "$col"
 mkdir -p "$col/build/selftests" "$col/examples" "$col/include" "$col/policy"
 cp -P "$BUILD"/sandpit "$BUILD"/libsandpit.so* "$col/build/"
-cp "$BUILD/selftests/attack_dyn" "$BUILD/selftests/attack_static" "$col/build/selftests/"
+cp "$BUILD/selftests/attack_dyn" "$BUILD/selftests/attack_static" "$BUILD/selftests/unwind_read" \
+	"$col/build/selftests/"
 cp examples/*.c examples/*.h "$col/examples/"
 cp include/sandpit.h "$col/include/"
 cp policy/default.policy "$col/policy/"

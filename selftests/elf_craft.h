@@ -126,6 +126,52 @@ static inline void craft_object(uint8_t *b, uint32_t fde_count, uint32_t nchain)
 	memcpy(b + CRAFT_HASH, hash, sizeof hash);
 }
 
+#define CRAFT_GOPCLNTAB 0xd00
+
+/* A Go 1.19 .gopclntab at b + off (pcHeader, then the function table at
+ * pclnOffset 0x60): n functions at the entry offsets entry[0..n-1] from
+ * text_start, the last ending at entry[n]. */
+static inline void craft_gopclntab(uint8_t *b, size_t off, uint64_t text_start,
+				   const uint32_t *entry, uint32_t n)
+{
+	uint64_t h[9] = { 0x08010000fffffff0ULL, n, 1, text_start, 0x48, 0x48, 0x48, 0x48, 0x60 };
+
+	memcpy(b + off, h, sizeof h);
+	for (uint32_t i = 0; i <= n; i++) {
+		uint32_t pair[2] = { entry[i], 0 };
+
+		memcpy(b + off + 0x60 + 8 * i, pair, sizeof pair);
+	}
+}
+
+#define CRAFT_NOTE 0xe80
+
+/* craft_object's, without usable unwind or symbol tables, its code a byte
+ * that does not decode (06: push %es, not in 64-bit mode) and then exit(42)
+ * (a linear decode from the segment's start never reaches that syscall),
+ * the Go linker's build-id note, and a .gopclntab whose second function
+ * starts at exit(42). */
+static inline void craft_go_object(uint8_t *b)
+{
+	static const uint32_t entry[] = { 0, 1, 1 + sizeof craft_exit42 };
+	/* namesz, descsz, NT_GO_BUILDID, "Go\0\0", an id */
+	static const uint8_t note[] = { 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
+					'G', 'o', 0, 0, 'i', 'd', '4', '2' };
+	unsigned n;
+
+	craft_object(b, 0x7fffffff, 0x7fffffff);
+	n = CRAFT_EH(b)->e_phnum++;
+	CRAFT_PH(b, 0)->p_filesz = CRAFT_PH(b, 0)->p_memsz = (n + 1) * sizeof(Elf64_Phdr);
+	*CRAFT_PH(b, n) = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R,
+					.p_offset = CRAFT_NOTE, .p_vaddr = CRAFT_NOTE,
+					.p_filesz = sizeof note, .p_memsz = sizeof note,
+					.p_align = 4 };
+	memcpy(b + CRAFT_NOTE, note, sizeof note);
+	b[CRAFT_CODE] = 0x06;
+	memcpy(b + CRAFT_CODE + 1, craft_exit42, sizeof craft_exit42);
+	craft_gopclntab(b, CRAFT_GOPCLNTAB, CRAFT_CODE, entry, 2);
+}
+
 /* The first program header of this type */
 static inline Elf64_Phdr *craft_ph_type(uint8_t *b, uint32_t type)
 {

@@ -521,8 +521,10 @@ static int only_obj(void *ctx, uintptr_t lo, uintptr_t hi)
 static uint8_t fake_stub[16] __attribute__((aligned(16)));
 
 /* patch_process on a crafted object, which must not crash it; the site in
- * its code is still found (the slower way), and SANDPIT_DEBUG says so */
-static void patch_object(struct __test_metadata *_metadata, const uint8_t *b, const char *note)
+ * its code is still found (the slower way: by method), and SANDPIT_DEBUG
+ * says so */
+static void patch_object(struct __test_metadata *_metadata, const uint8_t *b, const char *note,
+			 enum patch_method method)
 {
 	struct patch_config cfg = { .stub = (uintptr_t)fake_stub, .want = only_obj };
 	struct patch_stats st = { 0 };
@@ -543,6 +545,7 @@ static void patch_object(struct __test_metadata *_metadata, const uint8_t *b, co
 	EXPECT_EQ(0, r);
 	EXPECT_EQ(1U, st.modules);
 	EXPECT_EQ(1U, st.patched) TH_LOG("%u sites, %u candidates", st.sites, st.candidates);
+	EXPECT_EQ(1U, st.by_method[method]) TH_LOG("not found by %s", patch_method_name(method));
 	for (int i = 0; i + 1 < (int)sizeof craft_exit42; i++) /* no syscall left in the code */
 		EXPECT_FALSE(((uint8_t *)obj_lo)[CRAFT_CODE + i] == 0x0f &&
 			     ((uint8_t *)obj_lo)[CRAFT_CODE + i + 1] == 0x05);
@@ -556,7 +559,7 @@ TEST(inv9_patcher_eh_frame_hdr_with_huge_fde_count)
 	static uint8_t b[CRAFT_SIZE];
 
 	craft_object(b, 0x7fffffff, 1);
-	patch_object(_metadata, b, ".eh_frame_hdr does not fit in its mapping");
+	patch_object(_metadata, b, ".eh_frame_hdr does not fit in its mapping", PATCH_BY_LINEAR);
 }
 
 TEST(inv9_patcher_hash_table_with_huge_nchain)
@@ -564,7 +567,7 @@ TEST(inv9_patcher_hash_table_with_huge_nchain)
 	static uint8_t b[CRAFT_SIZE];
 
 	craft_object(b, 0x7fffffff, 0x7fffffff);
-	patch_object(_metadata, b, "functions found by decoding it from the start");
+	patch_object(_metadata, b, "functions found by decoding it from the start", PATCH_BY_LINEAR);
 }
 
 TEST(inv9_patcher_tables_pointing_outside_the_object)
@@ -575,11 +578,144 @@ TEST(inv9_patcher_tables_pointing_outside_the_object)
 	craft_object(b, 1, 1);
 	craft_ph_type(b, PT_GNU_EH_FRAME)->p_vaddr = 0x7fff00000000UL;
 	d[1].d_un.d_ptr = 0xfffffffffffff000UL; /* DT_SYMTAB */
-	patch_object(_metadata, b, "does not fit in its mapping");
+	patch_object(_metadata, b, "does not fit in its mapping", PATCH_BY_LINEAR);
 	craft_object(b, 1, 1);
 	craft_ph_type(b, PT_DYNAMIC)->p_vaddr = UINT64_MAX - 8;
 	craft_ph_type(b, PT_DYNAMIC)->p_memsz = UINT64_MAX;
-	patch_object(_metadata, b, NULL);
+	patch_object(_metadata, b, NULL, PATCH_BY_LINEAR);
+}
+
+/* Go's function table finds the start of a function a linear decode of
+ * the segment never reaches (it stops at a byte that does not decode) */
+TEST(patcher_gopclntab_gives_function_starts)
+{
+	static uint8_t b[CRAFT_SIZE];
+	struct patch_config cfg = { .stub = (uintptr_t)fake_stub, .want = only_obj };
+	struct patch_stats st = { 0 };
+
+	craft_go_object(b);
+	patch_object(_metadata, b, NULL, PATCH_BY_GOPCLNTAB);
+	/* the same object without the table: the site is not found */
+	b[CRAFT_GOPCLNTAB + 1] ^= 0xff;
+	obj_lo = map_object(b, CRAFT_SIZE);
+	ASSERT_NE(0UL, obj_lo);
+	EXPECT_EQ(0, patch_process(&cfg, &st));
+	EXPECT_EQ(1U, st.candidates);
+	EXPECT_EQ(0U, st.sites);
+	munmap((void *)obj_lo, CRAFT_SIZE);
+}
+
+/* A dynamic symbol does the same, where there is no .eh_frame */
+TEST(patcher_symbol_gives_function_starts)
+{
+	static uint8_t b[CRAFT_SIZE];
+	Elf64_Sym *sym = (Elf64_Sym *)(b + CRAFT_SYMTAB) + 1;
+
+	craft_object(b, 0x7fffffff, 2); /* two symbols: the null one, f */
+	b[CRAFT_CODE] = 0x06;
+	memcpy(b + CRAFT_CODE + 1, craft_exit42, sizeof craft_exit42);
+	*sym = (Elf64_Sym){ .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1,
+			    .st_value = CRAFT_CODE + 1, .st_size = sizeof craft_exit42 };
+	patch_object(_metadata, b, "functions found from its symbol table", PATCH_BY_SYMTAB);
+}
+
+/* elf_gotab_find on the .gopclntab of craft_go_object, broken one field
+ * at a time, in a buffer of exactly its size (AddressSanitizer watches
+ * the edges): the good one is found, each broken one refused */
+static int go_find(uint8_t *b, size_t len, uintptr_t *lo, uintptr_t *hi)
+{
+	uint8_t *copy = malloc(len);
+	struct elf_view v;
+	struct elf_gotab g;
+	int r;
+
+	memcpy(copy, b, len);
+	elf_view_init(&v, copy, len);
+	/* text: where CRAFT_CODE would be, were the buffer the object */
+	r = elf_gotab_find(&g, &v, (uintptr_t)copy - CRAFT_GOPCLNTAB + CRAFT_CODE,
+			   (uintptr_t)copy - CRAFT_GOPCLNTAB + CRAFT_SIZE,
+			   (uintptr_t)copy - CRAFT_GOPCLNTAB);
+	if (!r) {
+		uintptr_t base = (uintptr_t)copy - CRAFT_GOPCLNTAB;
+
+		r = elf_gofunc_lookup(&g, base + CRAFT_CODE + 5, lo, hi) == 1 ? 0 : -ENOENT;
+		*lo -= base;
+		*hi -= base;
+	}
+	free(copy);
+	return r;
+}
+
+TEST(inv9_malformed_gopclntab_refused)
+{
+	static uint8_t obj[CRAFT_SIZE];
+	uint8_t *b = obj + CRAFT_GOPCLNTAB, t[0x80];
+	const size_t len = 0x60 + 3 * 8;
+	uintptr_t lo = 0, hi = 0;
+	uint64_t x;
+	static const struct {
+		size_t off;      /* where in the table */
+		unsigned size;   /* 1, 4 or 8 bytes */
+		uint64_t value;
+		const char *what;
+	} broken[] = {
+		{ 0, 4, 0xfffffffb, "Go 1.16's magic" },
+		{ 4, 1, 1, "a pad byte" },
+		{ 6, 1, 4, "4-byte instructions" },
+		{ 7, 1, 4, "4-byte pointers" },
+		{ 8, 8, 0, "no functions" },
+		{ 8, 8, 3, "nfunc one more than there are" },
+		{ 8, 8, 0xffffffffffffffffULL, "nfunc huge" },
+		{ 8, 8, 0x1000000ULL, "nfunc just past the limit" },
+		{ 24, 8, 0x7fff00000000ULL, "text outside the code" },
+		{ 64, 8, 0x62, "the function table misaligned" },
+		{ 64, 8, 0x80, "the function table past the buffer" },
+		{ 64, 8, 0xfffffffffffffff0ULL, "the function table wrapping around" },
+		{ 0x60 + 8, 4, 0x20, "entries out of order" },
+		{ 0x60 + 16, 4, 1, "the last function empty" },
+		{ 0x60 + 16, 4, 0x2000, "the last function past the code" },
+	};
+
+	craft_go_object(obj);
+	ASSERT_EQ(0, go_find(b, len, &lo, &hi));
+	EXPECT_EQ((uintptr_t)CRAFT_CODE + 1, lo);
+	EXPECT_EQ((uintptr_t)CRAFT_CODE + 1 + sizeof craft_exit42, hi);
+	/* the buffer one byte short: the end entry is cut */
+	EXPECT_EQ(-ENOENT, go_find(b, len - 1, &lo, &hi));
+	for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+		memcpy(t, b, len);
+		x = broken[i].value;
+		memcpy(t + broken[i].off, &x, broken[i].size);
+		EXPECT_EQ(-ENOENT, go_find(t, len, &lo, &hi)) TH_LOG("%s accepted", broken[i].what);
+	}
+}
+
+/* The Go build-id note, in a buffer of exactly its size: found; its sizes
+ * broken (past the buffer, wrapping, a longer owner), not found */
+TEST(inv9_malformed_go_note_refused)
+{
+	static uint8_t obj[CRAFT_SIZE];
+	uint8_t *copy = malloc(20);
+	struct elf_view v;
+	static const struct {
+		unsigned off;
+		uint32_t value;
+	} broken[] = { { 0, 0xffffffff }, { 4, 0xffffffff }, { 4, 5 }, { 0, 17 }, { 0, 2 },
+		       { 8, 3 } };
+
+	craft_go_object(obj);
+	memcpy(copy, obj + CRAFT_NOTE, 20);
+	elf_view_init(&v, copy, 20);
+	EXPECT_TRUE(elf_note_has(&v, (uintptr_t)copy, 20, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 21, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 19, ELF_NOTE_GO, ELF_NT_GO_BUILDID));
+	for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+		memcpy(copy, obj + CRAFT_NOTE, 20);
+		memcpy(copy + broken[i].off, &broken[i].value, 4);
+		EXPECT_FALSE(elf_note_has(&v, (uintptr_t)copy, 20, ELF_NOTE_GO, ELF_NT_GO_BUILDID))
+			TH_LOG("case %zu accepted", i);
+	}
+	free(copy);
 }
 
 TEST(inv9_patcher_program_headers_past_the_mapping)

@@ -15,6 +15,7 @@
 #include <Zydis/Zydis.h>
 #include <kselftest_harness.h>
 #include "user/patch.h"
+#include "user/tramp_layout.h"
 #include "vdso_clock.h"
 
 /* The test's syscall stub: count, then do the call.  Unlike sandpit's stub it
@@ -197,6 +198,9 @@ static int check_call(const struct patch_plan *pl, size_t *t)
 
 		if (len < 0 || x.in.mnemonic != want[j])
 			return 1;
+		/* the stub reads the jmp back at this distance (tramp_layout.h) */
+		if (j == 2 && len != TRAMP_UP_LEN)
+			return 1;
 		if (j == 1 ? absolute(&x, 0, pl->region + *t) != pl->region
 			   : x.op[0].reg.value != ZYDIS_REGISTER_RSP ||
 				     x.op[1].mem.base != ZYDIS_REGISTER_RSP ||
@@ -222,6 +226,11 @@ static int check_site(const struct patch_plan *pl, const struct patch_site *s,
 	bad += check_moved(pl, &t, s->addr + 2, s->n_post, l);
 	if (decode(pl->code + t, pl->code_len - t, pl->region + t, &x) < 0 ||
 	    x.in.mnemonic != ZYDIS_MNEMONIC_JMP || absolute(&x, 0, pl->region + t) != s->hi)
+		bad++;
+	/* with nothing after the syscall, that jmp (e9 rel32) goes to the
+	 * address after it: the return slot of the stub's frame */
+	else if (!s->n_post && (x.in.length != TRAMP_JMP_LEN || pl->code[t] != TRAMP_JMP_OP ||
+				s->hi != s->addr + 2))
 		bad++;
 	else
 		t += x.in.length;
@@ -280,6 +289,33 @@ TEST(patch_roundtrip_libc_ldso)
 	EXPECT_GE(libc.patched * 100, (libc.sites - libc.native_sigreturn) * 99);
 	EXPECT_GE(ldso.sites, 40u);
 	EXPECT_GE(ldso.patched * 100, (ldso.sites - ldso.native_sigreturn) * 99);
+}
+
+static unsigned method_sum(const struct patch_stats *st)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < PATCH_N_METHODS; i++)
+		n += st->by_method[i];
+	return n;
+}
+
+/* Each method of finding a function's start, on code that offers it:
+ * libc and ld.so have .eh_frame tables for almost every function (glibc
+ * 2.36's libc: 523 of its 526 sites, the rest from its symbols and the
+ * gaps between FDEs); Go's .gopclntab, a dynamic symbol without .eh_frame
+ * and malformed tables are elf_test's crafted objects; programs without
+ * tables, no_unwind_test's */
+TEST(patch_method_eh_frame_for_libc_and_ldso)
+{
+	struct patch_stats libc = plan_and_check(_metadata, "libc.so.6");
+	struct patch_stats ldso = plan_and_check(_metadata, "ld-linux-x86-64.so.2");
+
+	EXPECT_EQ(libc.sites, method_sum(&libc));
+	EXPECT_EQ(ldso.sites, method_sum(&ldso));
+	EXPECT_GE(libc.by_method[PATCH_BY_EH_FRAME] * 100, libc.sites * 99);
+	EXPECT_GE(ldso.by_method[PATCH_BY_EH_FRAME] * 100, ldso.sites * 99);
+	EXPECT_EQ(0u, libc.by_method[PATCH_BY_GOPCLNTAB] + ldso.by_method[PATCH_BY_GOPCLNTAB]);
 }
 
 /* ---- a patched process ---- */
@@ -724,6 +760,24 @@ TEST(patch_vdso_clock_sites_only_with_their_stubs)
 	}
 	EXPECT_EQ(0u, bad);
 	EXPECT_EQ(pl.st.clock_patched, calls);
+	patch_plan_free(&pl);
+}
+
+/* Code with no object around it is decoded from the start of the range */
+TEST(patch_method_linear_for_bare_code)
+{
+	uint8_t *page = code_page();
+	struct as a = { .buf = page };
+	uintptr_t lo = (uintptr_t)page;
+	struct patch_plan pl;
+
+	ASSERT_NE(NULL, page);
+	as_riprel(&a, lo + 2048);
+	as_relbranch(&a);
+	ASSERT_EQ(0, patch_plan_range(&test_cfg, lo, lo + 4096, lo + (1UL << 24), &pl));
+	EXPECT_EQ(2u, pl.st.sites);
+	EXPECT_EQ(2u, pl.st.by_method[PATCH_BY_LINEAR]);
+	EXPECT_EQ(2u, pl.st.patched);
 	patch_plan_free(&pl);
 }
 

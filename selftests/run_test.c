@@ -16,84 +16,9 @@
 
 #include "kselftest_harness.h"
 #include "selftests/build_dir.h"
+#include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
 
-
-struct result {
-	char *out;
-	size_t len;
-	int status; /* exit status, or 128+signal */
-};
-
-/* Run argv with stdin from `in` (or /dev/null) in `cwd`, collecting stdout
- * (or, with want_stderr, stderr). */
-static int want_stderr;
-
-static int capture(char *const argv[], const char *in, const char *cwd, const char *env,
-		   struct result *r)
-{
-	int p[2];
-	if (pipe(p) < 0)
-		return -1;
-	pid_t c = fork();
-	if (c == 0) {
-		int fd = open(in ? in : "/dev/null", O_RDONLY);
-		int null = open("/dev/null", O_WRONLY);
-		if (fd < 0 || null < 0 || dup2(fd, 0) < 0 || (cwd && chdir(cwd) < 0))
-			_exit(99);
-		dup2(p[1], want_stderr ? 2 : 1);
-		if (want_stderr)
-			dup2(null, 1);
-		else if (!getenv("RUN_TEST_VERBOSE"))
-			dup2(null, 2);
-		close(p[0]);
-		if (env)
-			putenv((char *)env);
-		execvp(argv[0], argv);
-		_exit(98);
-	}
-	close(p[1]);
-	size_t cap = 1 << 16;
-	r->out = malloc(cap);
-	r->len = 0;
-	for (;;) {
-		if (r->len == cap)
-			r->out = realloc(r->out, cap *= 2);
-		ssize_t n = read(p[0], r->out + r->len, cap - r->len);
-		if (n <= 0)
-			break;
-		r->len += n;
-	}
-	close(p[0]);
-	int st;
-	if (waitpid(c, &st, 0) < 0)
-		return -1;
-	r->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-	return 0;
-}
-
-#define MAX_ARGS 16
-
-/* sandpit run --mode=MODE [extra...] -- argv... */
-static int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
-		     const char *cwd, const char *env, struct result *r)
-{
-	char sandpit[PATH_MAX + 16], modeopt[32];
-	char *av[2 * MAX_ARGS];
-	int n = 0;
-	snprintf(sandpit, sizeof sandpit, "%s/sandpit", bindir);
-	snprintf(modeopt, sizeof modeopt, "--mode=%s", mode);
-	av[n++] = sandpit;
-	av[n++] = "run";
-	av[n++] = modeopt;
-	for (int i = 0; extra && extra[i]; i++)
-		av[n++] = (char *)extra[i];
-	av[n++] = "--";
-	for (int i = 0; argv[i] && n < 2 * MAX_ARGS - 1; i++)
-		av[n++] = argv[i];
-	av[n] = NULL;
-	return capture(av, in, cwd, env, r);
-}
 
 FIXTURE(run) {
 	char dir[64];

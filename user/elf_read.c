@@ -569,3 +569,127 @@ bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintp
 	*hi = *lo + y->st_size;
 	return *lo < *hi;
 }
+
+/* ---- notes ---- */
+
+bool elf_note_has(const struct elf_view *v, uintptr_t a, uint64_t n, const char *name,
+		  uint32_t type)
+{
+	size_t len = strlen(name) + 1;
+	uint32_t h[3];  /* namesz, descsz, type */
+	char own[16];
+
+	if (!elf_view_has(v, a, n))
+		return false;
+	/* each record: the header, then name and description padded to 4 */
+	for (uint64_t off = 0; n - off >= sizeof h;) {
+		uint64_t rec;
+
+		elf_view_get(v, a + off, h, sizeof h);
+		rec = sizeof h + (((uint64_t)h[0] + 3) & ~3ULL) + (((uint64_t)h[1] + 3) & ~3ULL);
+		if (rec > n - off)
+			return false;
+		/* the owner, NUL-padded (Go writes "Go\0\0", namesz 4) */
+		memset(own, 0, sizeof own);
+		if (h[2] == type && h[0] >= len && h[0] <= sizeof own &&
+		    elf_view_get(v, a + off + sizeof h, own, h[0]) && !memcmp(own, name, len) &&
+		    !own[h[0] - 1])
+			return true;
+		off += rec;
+	}
+	return false;
+}
+
+/* ---- Go's function table (.gopclntab) ---- */
+
+/* The first 8 bytes of a Go 1.18+ pcHeader on x86-64: magic 0xfffffff0
+ * (1.18, 1.19) or 0xfffffff1 (1.20 on), two zero pad bytes, the minimum
+ * instruction size (1) and the pointer size (8).  Little-endian. */
+#define GO_PCHDR_118 0x08010000fffffff0ULL
+#define GO_PCHDR_MASK (~1ULL)
+
+/* A pcHeader at a: the function table it describes, if it is well formed
+ * and its functions lie in [text_lo, text_hi). */
+static bool go_header(struct elf_gotab *g, const struct elf_view *v, uintptr_t a,
+		      uintptr_t text_lo, uintptr_t text_hi, uintptr_t bias)
+{
+	/* magic+pads+sizes, nfunc, nfiles, textStart, 5 offsets (pclnOffset last) */
+	uint64_t h[9];
+	uintptr_t text, tab;
+	uint32_t prev = 0, e = 0;
+
+	if (!elf_view_get(v, a, h, sizeof h) || (h[0] & GO_PCHDR_MASK) != GO_PCHDR_118)
+		return false;
+	if (h[1] == 0 || h[1] > ELF_GO_MAX_FUNCS)
+		return false;
+	/* textStart is the run-time address once relocated; before (a PIE that
+	 * ld.so has not relocated yet) it is the link address */
+	text = h[3];
+	if (text < text_lo || text >= text_hi)
+		text = h[3] + bias;
+	if (text < text_lo || text >= text_hi || h[8] > ELF_GO_MAX_OFFSET || a + h[8] < a)
+		return false;
+	tab = a + h[8];
+	/* nfunc (entry offset, func offset) pairs and the end's entry offset */
+	if (tab % 4 || !elf_view_has(v, tab, (h[1] + 1) * 8))
+		return false;
+	for (uint64_t i = 0; i <= h[1]; i++) {
+		if (!get32(v, tab + 8 * i, &e) || e < prev || (i == h[1] && e == prev) ||
+		    e > text_hi - text)
+			return false;
+		prev = e;
+	}
+	g->v = v;
+	g->tab = tab;
+	g->n = h[1];
+	g->text = text;
+	return true;
+}
+
+int elf_gotab_find(struct elf_gotab *g, const struct elf_view *v, uintptr_t text_lo,
+		   uintptr_t text_hi, uintptr_t bias)
+{
+	memset(g, 0, sizeof *g);
+	if (text_lo >= text_hi)
+		return -ENOENT;
+	/* the header is pointer-aligned, in a readable mapping of the object */
+	for (unsigned i = 0; i < v->n; i++)
+		for (uintptr_t a = (v->lo[i] + 7) & ~7UL; a < v->hi[i] && v->hi[i] - a >= 8; a += 8) {
+			uint64_t w;
+
+			memcpy(&w, (const void *)a, 8); /* inside piece i */
+			if ((w & GO_PCHDR_MASK) == GO_PCHDR_118 &&
+			    go_header(g, v, a, text_lo, text_hi, bias))
+				return 0;
+		}
+	return -ENOENT;
+}
+
+int elf_gofunc_lookup(const struct elf_gotab *g, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	size_t a = 0, b = g->n;
+	uint32_t e = 0, f = 0;
+
+	/* the table is inside the view (elf_gotab_find): the reads succeed */
+	if (!g->n || pc < g->text)
+		return 0;
+	/* the last function whose entry is at or before pc (sorted: find) */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (!get32(g->v, g->tab + 8 * mid, &e))
+			return 0;
+		if (e <= pc - g->text)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == 0)
+		return 0;
+	if (!get32(g->v, g->tab + 8 * (a - 1), &e) || !get32(g->v, g->tab + 8 * a, &f) ||
+	    pc - g->text >= f || e == f)
+		return 0;
+	*lo = g->text + e;
+	*hi = g->text + f;
+	return 1;
+}

@@ -110,4 +110,32 @@ bool elf_sym_find(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, uintp
 /* The function symbol covering pc, its start and its name (NUL-terminated
  * inside the string table), for B's explanations of refusals. */
 bool elf_sym_name(const struct elf_symtab *s, uintptr_t pc, uintptr_t *lo, const char **name);
+
+/* Is there a note of this type whose owner is name among the n bytes of
+ * notes at a (a PT_NOTE segment)? */
+bool elf_note_has(const struct elf_view *v, uintptr_t a, uint64_t n, const char *name,
+		  uint32_t type);
+#define ELF_NOTE_GO "Go"
+#define ELF_NT_GO_BUILDID 4   /* the Go linker's build id: a Go program */
+
+/* Go's function table (.gopclntab, Go 1.18 on: pcHeader magic 0xfffffff0
+ * or 0xfffffff1), found in the object's readable memory: a Go binary maps
+ * it, but has neither .eh_frame nor, when static, dynamic symbols. */
+#define ELF_GO_MAX_FUNCS (1u << 24)
+#define ELF_GO_MAX_OFFSET (1ULL << 32)
+struct elf_gotab {
+	const struct elf_view *v;
+	uintptr_t tab;            /* n + 1 pairs of uint32 (entry offset, func
+				   * offset), entry offsets ascending; inside v */
+	size_t n;                 /* functions */
+	uintptr_t text;           /* where entry offsets count from */
+};
+
+/* The first pcHeader in v whose functions, counted from its textStart (or
+ * textStart + bias, not yet relocated), lie in [text_lo, text_hi) with
+ * ascending, non-empty entries.  0, or -ENOENT. */
+int elf_gotab_find(struct elf_gotab *g, const struct elf_view *v, uintptr_t text_lo,
+		   uintptr_t text_hi, uintptr_t bias);
+/* 1: [lo, hi) is the Go function holding pc; 0: none does. */
+int elf_gofunc_lookup(const struct elf_gotab *g, uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 #endif

@@ -1,9 +1,10 @@
 /* The patcher (see patch.h).  For one executable range:
  *   scan    find every 0f 05 byte pair (SSE2, no decoding);
  *   span    find the enclosing function in .eh_frame_hdr (else the dynamic
- *           symbol table, else the gap after the previous FDE, else decode
- *           the whole range once) and decode it from its start, lazily,
- *           recording instruction starts and direct branch targets;
+ *           symbol table, else a Go program's .gopclntab, else the gap
+ *           after the previous FDE, else decode the whole range once) and
+ *           decode it from its start, lazily, recording instruction starts
+ *           and direct branch targets;
  *   plan    keep the candidates that start an instruction (an instruction
  *           that starts 0f 05 is `syscall`); pick the displaced region;
  *   encode  re-encode the displaced instructions into trampolines with the

@@ -50,10 +50,19 @@ struct patch_config {
 };
 
 /* sites == patched + skipped_target + skipped_other + native_sigreturn + native_allowed */
+/* How the start of the function holding a site was found: an FDE of
+ * .eh_frame, a function symbol, Go's .gopclntab, or none (a linear decode
+ * from the end of the function before, or from the start of the object). */
+enum patch_method { PATCH_BY_EH_FRAME, PATCH_BY_SYMTAB, PATCH_BY_GOPCLNTAB, PATCH_BY_LINEAR,
+		    PATCH_N_METHODS };
+/* "eh_frame", "symtab", "gopclntab", "linear" */
+const char *patch_method_name(unsigned method);
+
 struct patch_stats {
 	unsigned modules;          /* executable ranges scanned */
 	unsigned candidates;       /* 0f 05 pairs (and rdtsc/rdtscp patterns) outside the skip range */
 	unsigned sites;            /* candidates that are real `syscall` instructions */
+	unsigned by_method[PATCH_N_METHODS]; /* sites, by how they were found */
 	unsigned patched;
 	unsigned skipped_target;   /* every region would split a branch target */
 	unsigned skipped_other;    /* no region of simple instructions fits */

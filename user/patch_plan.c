@@ -24,6 +24,32 @@ const struct decoded *planner_decode(struct planner *p, uintptr_t a)
 	return d->ok ? d : NULL;
 }
 
+/* Is the object a Go program (the Go linker's build-id note)? */
+static bool is_go(const struct planner *p)
+{
+	for (unsigned i = 0; i < p->mod.phnum; i++) {
+		const ElfW(Phdr) *ph = &p->mod.phdr[i];
+
+		if (ph->p_type == PT_NOTE &&
+		    elf_note_has(&p->view, p->mod.bias + ph->p_vaddr, ph->p_memsz, ELF_NOTE_GO,
+				 ELF_NT_GO_BUILDID))
+			return true;
+	}
+	return false;
+}
+
+/* Go's function table, looked for the first time a candidate lies outside
+ * every FDE and symbol of a Go program (the search reads the object's
+ * readable memory, ~0.1 ms a MiB: other objects never pay it). */
+static bool go_table(struct planner *p)
+{
+	if (!p->go_state)
+		p->go_state = p->mod.phdr && is_go(p) &&
+			      !elf_gotab_find(&p->go, &p->view, p->mod.lo, p->mod.hi, p->mod.bias)
+				      ? 1 : -1;
+	return p->go_state > 0;
+}
+
 /* The stretch that holds candidate c, NULL if none can be trusted. */
 static struct span *span_for(struct planner *p, uintptr_t c)
 {
@@ -35,22 +61,34 @@ static struct span *span_for(struct planner *p, uintptr_t c)
 		return &p->whole;
 	if (s->n_ins && c >= s->lo && c < s->end)
 		return s;
+	uint8_t how = PATCH_BY_EH_FRAME;
+
 	r = p->has_eh ? elf_fde_lookup(&p->eh, c, &lo, &hi) : -1;
-	if (r != 1 && !(p->has_sym && elf_sym_find(&p->sym, c, &lo, &hi))) {
-		if (r == 0 && lo == 0)
-			return NULL;    /* before the first function: headers, not code */
-		if (r < 0) {
-			/* no table at all: one linear decode of everything, kept */
-			span_start(&p->whole, &p->fast, p->mod.lo, p->mod.hi);
-			span_extend(&p->whole, p->mod.hi);
-			return p->whole.err ? NULL : &p->whole;
-		}
+	if (r == 1)
+		;
+	else if (p->has_sym && elf_sym_find(&p->sym, c, &lo, &hi))
+		how = PATCH_BY_SYMTAB;
+	else if (go_table(p) && elf_gofunc_lookup(&p->go, c, &lo, &hi) == 1)
+		how = PATCH_BY_GOPCLNTAB;
+	else if (r == 0 && lo == 0)
+		return NULL;    /* before the first function: headers, not code */
+	else if (r == 0)
+		how = PATCH_BY_LINEAR; /* the gap after an FDE, decoded from its end */
+	else if (p->go_state > 0)
+		return NULL;    /* a Go program's code outside its functions */
+	else {
+		/* no table at all: one linear decode of everything, kept */
+		span_start(&p->whole, &p->fast, p->mod.lo, p->mod.hi);
+		p->whole.method = PATCH_BY_LINEAR;
+		span_extend(&p->whole, p->mod.hi);
+		return p->whole.err ? NULL : &p->whole;
 	}
 	lo = lo < p->mod.lo ? p->mod.lo : lo;
 	hi = hi > p->mod.hi ? p->mod.hi : hi;
 	if (lo >= hi)
 		return NULL;
 	span_start(s, &p->fast, lo, hi);
+	s->method = how;
 	return s;
 }
 
@@ -208,14 +246,17 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 		return;
 	}
 	st->sites++;
+	st->by_method[s->method]++;
 	long nr = i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1;
 	if (nr == 15) {
 		/* rt_sigreturn must run natively, on the kernel's frame */
 		st->native_sigreturn++;
+		patch_note_site(c, s->method, "left native (rt_sigreturn)");
 		return;
 	}
 	if (nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr)) {
 		st->native_allowed++;
+		patch_note_site(c, s->method, "left native (allowed in the filter)");
 		return;
 	}
 	switch (pick_region(p, s, i, &pl->site[pl->n_site])) {
@@ -224,12 +265,15 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 		p->bound += (size_t)(pl->site[pl->n_site].n_pre + pl->site[pl->n_site].n_post) *
 			    ZYDIS_MAX_INSTRUCTION_LENGTH + TRAMP_FIXED;
 		pl->n_site++;
+		patch_note_site(c, s->method, "patched");
 		break;
 	case SKIP_TARGET:
 		st->skipped_target++;
+		patch_note_site(c, s->method, "not patched (a branch target is in the way)");
 		break;
 	default:
 		st->skipped_other++;
+		patch_note_site(c, s->method, "not patched (no window fits)");
 		break;
 	}
 }
@@ -392,7 +436,8 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 	if (!p->has_eh && mod->phdr)
 		patch_note_fallback(mod, r == -ENOENT ? "no .eh_frame_hdr that we read"
 					      : ".eh_frame_hdr does not fit in its mapping",
-				    p->has_sym);
+				    p->has_sym ? PATCH_BY_SYMTAB
+				    : go_table(p) ? PATCH_BY_GOPCLNTAB : PATCH_BY_LINEAR);
 	return 0;
 }
 

@@ -39,6 +39,8 @@ struct planner {
 	struct elf_symtab sym;
 	bool has_sym;
 	bool clock;                /* rdtsc/rdtscp sites too (strict mode, the vDSO) */
+	struct elf_gotab go;
+	int go_state;              /* 0: not looked for yet, 1: found, -1: none */
 	struct span fn, whole;
 	struct patch_plan *plan;
 	size_t bound;              /* code_len can not exceed this */

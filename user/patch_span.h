@@ -19,6 +19,7 @@ struct span {
 	uintptr_t *tgt;              /* direct branch targets in [lo, end) */
 	unsigned n_tgt, cap_tgt;
 	bool sorted;
+	uint8_t method;              /* enum patch_method: how lo was found */
 };
 
 /* Begin decoding [lo, end) (the arrays are reused). */

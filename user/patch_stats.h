@@ -10,7 +10,12 @@
 /* *to += *from, field by field; to may be NULL */
 void patch_stats_add(struct patch_stats *to, const struct patch_stats *from);
 
-/* Under SANDPIT_DEBUG: an object whose tables cannot guide the patcher
- * (why), which then takes a slower way that finds the same sites. */
-void patch_note_fallback(const struct module *mod, const char *why, bool has_sym);
+/* Under SANDPIT_DEBUG: an object whose unwind tables cannot guide the
+ * patcher (why), which then finds functions by method (enum patch_method:
+ * symtab, gopclntab or linear). */
+void patch_note_fallback(const struct module *mod, const char *why, unsigned method);
+
+/* Under SANDPIT_DEBUG: a `syscall` at addr, found by method (enum
+ * patch_method), and what became of it. */
+void patch_note_site(uintptr_t addr, unsigned method, const char *what);
 #endif

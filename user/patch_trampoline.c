@@ -4,6 +4,7 @@
 #include <Zydis/Zydis.h>
 #include "user/patch_sys.h"
 #include "user/patch_trampoline.h"
+#include "user/tramp_layout.h"
 
 struct emit {
 	uint8_t *buf;
@@ -181,12 +182,13 @@ static int encode_fixed(struct planner *p)
 	struct emit down = { .buf = p->lea_down, .cap = sizeof p->lea_down };
 	struct emit up = { .buf = p->lea_up, .cap = sizeof p->lea_up };
 	/* step over the red zone; lea leaves the flags alone */
-	int r = emit_lea_rsp(&down, -128);
+	int r = emit_lea_rsp(&down, -TRAMP_RED_ZONE);
 
-	r = r ? r : emit_lea_rsp(&up, 128);
+	r = r ? r : emit_lea_rsp(&up, TRAMP_RED_ZONE);
 	p->n_down = down.off;
 	p->n_up = up.off;
-	return r;
+	/* the stub finds the jmp back at this distance from its return address */
+	return r ? r : p->n_up == TRAMP_UP_LEN ? 0 : -EINVAL;
 }
 
 static int encode_tramp(struct planner *p, struct patch_site *s, struct emit *e)

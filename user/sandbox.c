@@ -550,13 +550,17 @@ static int finish_patching(struct start *s)
 	if (getenv("SANDPIT_DEBUG"))
 		fprintf(stderr,
 			"sandpit: patched %u of %u sites in %u modules in %ld us (left: %u sigreturn, "
-			"%u allowed in the filter, %u where a branch target is in the way, %u other); "
-			"%u of %u rdtsc/rdtscp\n",
+			"%u allowed in the filter, %u where a branch target is in the way, %u other; "
+			"found by %s %u, %s %u, %s %u, %s %u); %u of %u rdtsc/rdtscp\n",
 			ps->patched, ps->sites, ps->modules,
 			((s->t1.tv_sec - s->t0.tv_sec) * 1000000000L + s->t1.tv_nsec - s->t0.tv_nsec) /
 				1000,
 			ps->native_sigreturn, ps->native_allowed, ps->skipped_target,
-			ps->skipped_other, ps->clock_patched, ps->clock_sites);
+			ps->skipped_other, patch_method_name(PATCH_BY_EH_FRAME),
+			ps->by_method[PATCH_BY_EH_FRAME], patch_method_name(PATCH_BY_SYMTAB),
+			ps->by_method[PATCH_BY_SYMTAB], patch_method_name(PATCH_BY_GOPCLNTAB),
+			ps->by_method[PATCH_BY_GOPCLNTAB], patch_method_name(PATCH_BY_LINEAR),
+			ps->by_method[PATCH_BY_LINEAR], ps->clock_patched, ps->clock_sites);
 	return 0;
 }
 

@@ -144,7 +144,12 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 	struct mailbox *mb = st->mb;
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
 		int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
-		if (!answered && !raised_by_request(st, mb, sig)) {
+		/* while this thread waits for sandpit's own handler to change
+		 * its mask (ask_own_handler), a handler that asked again would
+		 * take that request's place: it waits too */
+		int asking = __atomic_load_n(&st->self_req, __ATOMIC_SEQ_CST) !=
+			     __atomic_load_n(&st->self_done, __ATOMIC_SEQ_CST);
+		if ((!answered && !raised_by_request(st, mb, sig)) || asking) {
 			uint32_t n = st->ndeferred;
 			for (uint32_t i = 0; i < n; i++)
 				if (st->deferred[i].sig == sig)

@@ -4,10 +4,22 @@
  * instruction, the stub returns in rax, clobbers only rcx and r11, and keeps
  * the flags.  rt_sigreturn must run natively on the very stack the kernel
  * built the frame on, so the stub undoes the call and the red-zone step and
- * issues it itself. */
+ * issues it itself.
+ *
+ * For debuggers, profilers and crash reporters (not for anything sandpit
+ * decides: it is U's own stack) the stub looks as if the program's code had
+ * called it from the syscall: a frame-pointer frame whose return slot holds
+ * the program's address after the syscall and whose saved rbp is the
+ * program's, and DWARF CFI that gives the caller's rsp as the program's at
+ * its syscall and its pc as that address, skipping the trampoline (which
+ * has no unwind information; see ARCHITECTURE.md, "Unwinding"). */
 
 #include <asm/unistd.h>
 #include "user/secure_mem.h"
+#include "user/tramp_layout.h"
+
+/* what the call and the red-zone step put between the program's rsp and ours */
+#define STEP (8 + TRAMP_RED_ZONE)
 
 	.section sandpit_text,"ax",@progbits
 
@@ -15,20 +27,49 @@
 	.hidden sandpit_syscall_stub
 	.type sandpit_syscall_stub,@function
 sandpit_syscall_stub:
+	.cfi_startproc
+	/* CFA: the program's rsp at its syscall; until the frame below is
+	 * built the return address is the trampoline's */
+	.cfi_def_cfa %rsp, STEP
+	.cfi_offset %rip, -STEP
 	pushfq
+	.cfi_adjust_cfa_offset 8
 	cmp $15, %rax
 	je 2f
 	cmp $__NR_clone, %rax
 	je 3f
+	.cfi_remember_state
 1:	cld
 	push %rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbx, 0
 	push %rdi
+	.cfi_adjust_cfa_offset 8
 	push %rsi
+	.cfi_adjust_cfa_offset 8
 	push %rdx
+	.cfi_adjust_cfa_offset 8
 	push %r10
+	.cfi_adjust_cfa_offset 8
 	push %r8
+	.cfi_adjust_cfa_offset 8
 	push %r9
+	.cfi_adjust_cfa_offset 8
 	mov %rsp, %rbx
+	.cfi_def_cfa_register %rbx	/* rbx + STEP + 64 */
+	/* The frame: the program's address after its syscall, found from the
+	 * trampoline's jmp back when no displaced instruction comes after the
+	 * syscall (else the return into the trampoline stays), and its rbp. */
+	mov 64(%rbx), %rcx
+	cmpb $TRAMP_JMP_OP, TRAMP_UP_LEN(%rcx)
+	jne 4f
+	movslq TRAMP_UP_LEN + 1(%rcx), %r11
+	lea TRAMP_UP_LEN + TRAMP_JMP_LEN(%rcx, %r11), %rcx
+4:	push %rcx
+	.cfi_offset %rip, -(STEP + 72)
+	push %rbp
+	.cfi_offset %rbp, -(STEP + 80)
+	mov %rsp, %rbp
 	and $-16, %rsp
 	push 64(%rbx)		/* where the site returns to: explains a refusal */
 	push %r9
@@ -39,20 +80,37 @@ sandpit_syscall_stub:
 	mov %rdi, %rsi
 	mov %rax, %rdi
 	call sandpit_entry_from
+	mov -16(%rbx), %rbp
+	.cfi_restore %rbp
 	mov %rbx, %rsp
+	.cfi_def_cfa %rsp, STEP + 64
+	.cfi_offset %rip, -STEP
 	pop %r9
+	.cfi_adjust_cfa_offset -8
 	pop %r8
+	.cfi_adjust_cfa_offset -8
 	pop %r10
+	.cfi_adjust_cfa_offset -8
 	pop %rdx
+	.cfi_adjust_cfa_offset -8
 	pop %rsi
+	.cfi_adjust_cfa_offset -8
 	pop %rdi
+	.cfi_adjust_cfa_offset -8
 	pop %rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbx
 	popfq
+	.cfi_adjust_cfa_offset -8
 	ret
+	.cfi_restore_state
 2:	popfq
-	lea 136(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	lea STEP(%rsp), %rsp
+	.cfi_adjust_cfa_offset -STEP
 	syscall
 	ud2
+	.cfi_adjust_cfa_offset STEP + 8
 /* clone: keep U's registers where the new thread will find them (the
  * mailbox); it resumes at our return address with rax = 0 */
 3:	cmpl $0, sandpit_u_active(%rip)
@@ -74,13 +132,9 @@ sandpit_syscall_stub:
 	mov 8(%rsp), %rcx
 	mov %rcx, %gs:MB_CLONE_REGS + CR_RIP
 	jmp 1b
+	.cfi_endproc
 	.size sandpit_syscall_stub, .-sandpit_syscall_stub
 
-/* Patched rdtscp and rdtsc sites (strict mode, where the TSC is off for U):
- * the same trampoline shape, the counter from u_read_tsc.  Like the
- * instructions they set eax, edx (and ecx for rdtscp), zero-extended, and
- * keep every other register and the flags.  They live in sandpit_text, which
- * the patcher leaves alone, so their own rdtscp stays one. */
 	.globl sandpit_rdtscp_stub
 	.hidden sandpit_rdtscp_stub
 	.type sandpit_rdtscp_stub,@function

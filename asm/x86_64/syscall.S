@@ -2,7 +2,9 @@
  * runtime.  They live in section sandpit_text, which the patcher never
  * touches: these are the only `syscall` instructions U may run natively
  * (seccomp strict allows read, write, exit and rt_sigreturn), and the ones
- * sandpit_start uses before the sandbox is in force. */
+ * sandpit_start uses before the sandbox is in force.  The wrappers a U
+ * thread blocks in have CFI (they are leaves: the return address at rsp), so
+ * that a debugger stopping there unwinds through the entry to the program. */
 #include <asm/unistd.h>
 
 	.section sandpit_text,"ax",@progbits
@@ -12,6 +14,7 @@
 	.hidden sandpit_raw_syscall6
 	.type sandpit_raw_syscall6,@function
 sandpit_raw_syscall6:
+	.cfi_startproc
 	mov %rdi, %rax
 	mov %rsi, %rdi
 	mov %rdx, %rsi
@@ -21,6 +24,7 @@ sandpit_raw_syscall6:
 	mov 8(%rsp), %r9
 	syscall
 	ret
+	.cfi_endproc
 	.size sandpit_raw_syscall6, .-sandpit_raw_syscall6
 
 /* long sandpit_call_on_stack(void *top, long (*fn)(void *), void *arg) */
@@ -111,6 +115,7 @@ sandpit_getcpu:
 	.hidden sandpit_wait_signal, sandpit_wait_begin, sandpit_wait_end, sandpit_wait_eintr
 	.type sandpit_wait_signal,@function
 sandpit_wait_signal:
+	.cfi_startproc
 	mov %rdx, %r8
 	mov %rsi, %r9
 	lea -64(%rsp), %rsi
@@ -125,6 +130,7 @@ sandpit_wait_end:
 sandpit_wait_eintr:
 	mov $-4, %rax
 	ret
+	.cfi_endproc
 	.size sandpit_wait_signal, .-sandpit_wait_signal
 
 /* void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
@@ -137,6 +143,7 @@ sandpit_wait_eintr:
 	.hidden sandpit_wait_result, sandpit_wake_begin, sandpit_wake_end
 	.type sandpit_wait_result,@function
 sandpit_wait_result:
+	.cfi_startproc
 	mov %rdx, %r8
 	mov %rsi, %r9
 	lea -64(%rsp), %rsi
@@ -148,6 +155,7 @@ sandpit_wake_begin:
 	syscall
 sandpit_wake_end:
 	ret
+	.cfi_endproc
 	.size sandpit_wait_result, .-sandpit_wait_result
 
 /* long sandpit_put_user64(uint64_t *p, uint64_t v): 0, or -EFAULT when p

@@ -1,7 +1,7 @@
 /* libFuzzer target for the ELF reader as the patcher uses it (user/
  * elf_read.c): any bytes, taken as an object mapped at their own address,
  * give its program headers, .eh_frame_hdr, CIE/FDE records, .dynamic and
- * hash tables without a read outside them (AddressSanitizer watches the
+ * hash tables, notes and Go's .gopclntab, without a read outside them (AddressSanitizer watches the
  * buffer's edges).  The bytes are also read as a bare .eh_frame_hdr and a
  * bare .dynamic, so that the fuzzer reaches those without a valid header.
  *     make fuzz            (clang, -fsanitize=fuzzer,address,undefined) */
@@ -39,6 +39,29 @@ static void symbols(struct elf_symtab *s, uintptr_t lo, size_t size)
 			abort();
 }
 
+/* Go's function table, its text taken as the whole buffer and as its
+ * second half, its textStart as an address or as an offset into the
+ * buffer: every function found lies inside the text and holds pc. */
+static void go_functions(const struct elf_view *v, uintptr_t lo, size_t size)
+{
+	struct elf_gotab g;
+	uintptr_t a, b;
+
+	for (size_t half = 0; half < 2; half++) {
+		uintptr_t tlo = lo + half * (size / 2), thi = lo + size;
+
+		if (elf_gotab_find(&g, v, tlo, thi, lo))
+			continue;
+		for (size_t k = 0; k <= 32; k++) {
+			uintptr_t pc = tlo + (thi - tlo) / 32 * k;
+
+			if (elf_gofunc_lookup(&g, pc, &a, &b) == 1 &&
+			    (a >= b || pc < a || pc >= b || a < tlo || b > thi))
+				abort();
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* exactly size bytes, 8-aligned like a mapping */
@@ -69,6 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lookups(&t, lo, size);
 	if (!elf_symtab_init(&s, &v, lo, size, lo))
 		symbols(&s, lo, size);
+	go_functions(&v, lo, size);
+	(void)elf_note_has(&v, lo, size, ELF_NOTE_GO, ELF_NT_GO_BUILDID);
 	free(buf);
 	return 0;
 }

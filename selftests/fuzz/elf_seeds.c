@@ -51,6 +51,8 @@ int main(int argc, char **argv)
 	put("craft-object", b, CRAFT_SIZE);
 	put("craft-eh-frame-hdr", b + CRAFT_EHFRAME_HDR, CRAFT_SIZE - CRAFT_EHFRAME_HDR);
 	put("craft-dynamic", b + CRAFT_DYNAMIC, CRAFT_SIZE - CRAFT_DYNAMIC);
+	craft_go_object(b);
+	put("craft-go-object", b, CRAFT_SIZE);
 
 	/* the vDSO: its extent from its program headers */
 	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
