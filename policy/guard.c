@@ -497,3 +497,98 @@ const char *policy_guard_allow_line(int nr, const char **why)
 		return "allow";
 	}
 }
+
+/* --- what no policy can take away --- */
+
+/* Whether rule r refuses every value v with (v & m) == g. */
+static int refuses_all(const struct policy_rule *r, uint64_t m, uint64_t g)
+{
+	switch (r->op) {
+	case RULE_BITSET:
+		for (int d = 0; d < 64; d++)
+			if ((r->mask >> d & 1) && ((r->val + (uint64_t)d) & m) == g)
+				return 0;
+		return 1;
+	case RULE_MASKED_EQ: return ((r->val ^ g) & r->mask & m) != 0;
+	case RULE_MASK_ZERO: return (g & r->mask & m) != 0;
+	case RULE_MASKED_NE: return (r->mask & ~m) == 0 && (g & r->mask) == r->val;
+	case RULE_LE: return g > r->val; /* g is the least such value */
+	default: return 0;
+	}
+}
+
+/* A guard "(a & m) != g" adds nothing when one of the file's rules already
+ * refuses every value with (a & m) == g: then it is left out, and the
+ * file's rule refuses those values (with the file's errno).  A conditional
+ * rule counts when all those values meet its condition. */
+int policy_guard_implied(const struct policy_rule *gd, const struct policy_rule *rules, int n)
+{
+	/* a guard "(a & m) == g" (a pointer that must be NULL): implied by a
+	 * file's rule that fixes at least those bits to the same value */
+	for (int i = 0; gd->op == RULE_MASKED_EQ && gd->carg == POLICY_NOARG && i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg == gd->arg && r->carg == POLICY_NOARG && r->op == RULE_MASKED_EQ &&
+		    !(gd->mask & ~r->mask) && (r->val & gd->mask) == gd->val)
+			return 1;
+	}
+	if (gd->op != RULE_MASKED_NE || gd->carg != POLICY_NOARG || (gd->val & ~gd->mask))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg != gd->arg)
+			continue;
+		if (r->carg != POLICY_NOARG &&
+		    (r->carg != gd->arg || !(gd->val & gd->mask & r->cmask)))
+			continue;
+		if (refuses_all(r, gd->mask, gd->val))
+			return 1;
+	}
+	return 0;
+}
+
+/* An argument confined to listed values by an unconditional rule. */
+int policy_rules_confine(const struct policy_rule *rules, int n, int arg)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg != arg || r->carg != POLICY_NOARG)
+			continue;
+		if (r->op == RULE_BITSET ||
+		    (r->op == RULE_MASKED_EQ && (r->mask & 0xffffffffULL) == 0xffffffffULL))
+			return 1;
+	}
+	return 0;
+}
+
+/* An argument an unconditional rule confines to P: == $pid, or == 0 where
+ * 0 means P (the kernel reads a pid as an int). */
+int policy_rules_confine_to_self(const struct policy_rule *rules, int n, int arg, int zero_ok)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg != arg || r->carg != POLICY_NOARG)
+			continue;
+		if (r->op == RULE_SELF_PID ||
+		    (zero_ok && r->op == RULE_MASKED_EQ && (r->mask & 0xffffffffULL) == 0xffffffffULL &&
+		     !(r->val & 0xffffffffULL)))
+			return 1;
+	}
+	return 0;
+}
+
+/* An argument an unconditional rule makes 0 (NULL). */
+int policy_rules_force_zero(const struct policy_rule *rules, int n, int arg)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg == arg && r->carg == POLICY_NOARG && r->mask == ~0ULL &&
+		    ((r->op == RULE_MASKED_EQ && !r->val) || r->op == RULE_MASK_ZERO))
+			return 1;
+	}
+	return 0;
+}

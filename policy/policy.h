@@ -15,14 +15,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* The model does not know the T table's format; this include is here only
- * because policy/bpf.c (TT_MAX_NR) and policy/parse.c (TT_MAX_RULES) still
- * name it through this header.  Everything else includes t_table.h itself:
- * drop this line once those two use the model's own limits (issue 16). */
-#include "policy/t_table.h"
-
 #define POLICY_MAX_NR    1024 /* model covers numbers 0..POLICY_MAX_NR-1 */
 #define POLICY_MAX_RULES 8    /* register rules per syscall */
+#define POLICY_MAX_TOTAL_RULES 256 /* register rules in one policy, all calls together */
 #define POLICY_NOARG     (-1)
 
 enum policy_class {
@@ -344,9 +339,18 @@ const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
  * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
 const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
+/* What a file's rules (rules[0..n-1]) already say, so that a guard can be
+ * left out or a line refused: guard gd adds nothing to them; an
+ * unconditional rule confines arg to listed values; to P ($pid, or 0 where
+ * zero_ok); makes arg 0 (NULL). */
+int policy_guard_implied(const struct policy_rule *gd, const struct policy_rule *rules, int n);
+int policy_rules_confine(const struct policy_rule *rules, int n, int arg);
+int policy_rules_confine_to_self(const struct policy_rule *rules, int n, int arg, int zero_ok);
+int policy_rules_force_zero(const struct policy_rule *rules, int n, int arg);
 
 /* Back ends. */
 struct tt_table; /* policy/t_table.h: the format of T's table */
+struct tt_rule;
 int policy_compile_table(const struct policy *p, struct tt_table *out, char *err, size_t errlen);
 /* One rule as the T table holds it (its errno: the rule's, else call_err);
  * policy/rule_eval.h says what it means. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "policy/policy.h"
+#include "policy/t_table.h"
 
 struct rule_range {
 	uint64_t lo, hi; /* [lo, hi), page-aligned */

@@ -10,6 +10,7 @@
 
 /* the table has an entry for every number the model can give a default */
 _Static_assert(TT_MAX_NR == POLICY_DEFAULT_NR, "T table and model disagree on the numbers");
+_Static_assert(TT_MAX_RULES == POLICY_MAX_TOTAL_RULES, "T table and model disagree on how many rules a policy has");
 
 static const unsigned char tt_class[] = {
 	[POLICY_DENY] = TT_DENY,	 [POLICY_ALLOW] = TT_ALLOW, [POLICY_THREAD] = TT_THREAD,

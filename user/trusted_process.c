@@ -1,5 +1,11 @@
 /* The trusted process B.  Ordinary C with libc: B runs unsandboxed in its
- * own address space, where U cannot reach. */
+ * own address space, where U cannot reach.
+ *
+ * Longer than 700 lines because the slots, the watchers, the servers and
+ * start-up all read and write B's private slot record under one lock; split
+ * further, that record would have to leave this file.  A request's memory
+ * arguments are checked in b_checks.c, refusals explained in denial_log.c,
+ * namespace calls made in path_op.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +35,7 @@
 #include "policy/policy.h"
 #include "user/denial_log.h"
 #include "user/fs_base.h"
+#include "user/b_checks.h"
 #include "user/slots.h"
 #include "user/path_op.h"
 #include "user/trusted_process.h"
@@ -36,6 +43,11 @@
 #include "user/runtime.h"
 
 static const struct trusted_process_config *cfg;
+
+const struct trusted_process_config *b_cfg(void)
+{
+	return cfg;
+}
 static int pidfd = -1;
 
 /* B's own record of the slots: never in memory P can reach */
@@ -475,266 +487,6 @@ static void *watch_p(void *arg)
 	}
 }
 
-long b_read_string(char *buf, size_t max, uint64_t addr)
-{
-	size_t got = 0;
-	while (got < max) {
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		if (chunk > max - got)
-			chunk = max - got;
-		struct iovec local = { buf + got, chunk };
-		struct iovec remote = { (void *)(uintptr_t)(addr + got), chunk };
-		ssize_t n = process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0);
-		if (n <= 0)
-			return -EFAULT;
-		char *nul = memchr(buf + got, 0, (size_t)n);
-		if (nul)
-			return nul - buf;
-		got += (size_t)n;
-	}
-	return -ENAMETOOLONG;
-}
-
-int b_proc_link(char *out, size_t len, const char *what)
-{
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/%d/%s", (int)cfg->pid, what);
-	ssize_t n = readlink(link, out, len - 1);
-	if (n < 0)
-		return -errno;
-	out[n] = 0;
-	return out[0] == '/' ? 0 : -EACCES; /* sockets, pipes: no path to check */
-}
-
-static int in_protected(uint64_t a)
-{
-	const struct secure_page *sp = &cfg->sp[0];
-	for (uint64_t i = 0; i < sp->nranges && i < SM_MAX_RANGES; i++)
-		if (a >= sp->ranges[i].lo && a < sp->ranges[i].hi)
-			return 1;
-	return 0;
-}
-
-/* The resolved path has no symlink in it.  An open goes to T as openat2
- * with RESOLVE_NO_SYMLINKS, so that a component swapped for a symlink after
- * the check (U may rename in a write grant) fails the open with ELOOP
- * instead of leading it out of the grant.  The path stays where
- * check_path put it; struct open_how follows it in S. */
-static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long flags, long mode)
-{
-	size_t at = (pathlen + 7) & ~(size_t)7;
-	struct open_how how = {
-		.flags = (uint64_t)(uint32_t)flags,
-		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode & 07777 : 0,
-		.resolve = RESOLVE_NO_SYMLINKS,
-	};
-	if (at + sizeof(how) > SP_DATA_SIZE)
-		return -ENAMETOOLONG;
-	memcpy(sp->data + at, &how, sizeof(how));
-	sp->nr = SYS_openat2;
-	sp->args[0] = (uint64_t)(int64_t)AT_FDCWD;
-	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
-	sp->args[2] = (uint64_t)(uintptr_t)(sp->data + at);
-	sp->args[3] = sizeof(how);
-	sp->args[4] = sp->args[5] = 0;
-	return 0;
-}
-
-/* the caller of slot s's call in progress, as U's entry wrote it: only
- * shown, never decided on */
-static uint64_t slot_caller(int s)
-{
-	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
-	return __atomic_load_n(&st->caller, __ATOMIC_RELAXED);
-}
-
-/* a path the policy refuses (deny: the `path deny` pattern that did, or
- * NULL), explained from B's own copies */
-void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
-		   const char *path, const char *resolved, int access, const char *deny)
-{
-	struct denial d = { .nr = (int)sp->nr, .result = -EACCES, .rule = -1,
-			    .caller = slot_caller(s), .pa = pa, .path = path,
-			    .resolved = resolved, .access = access, .deny = deny };
-	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(cfg, &d);
-}
-
-/* a refusal by one of B's own checks of a memory argument */
-static void b_denial(int s, const struct secure_page *sp, long r, const char *why)
-{
-	struct denial d = { .nr = (int)sp->nr, .result = r, .rule = -1,
-			    .caller = slot_caller(s), .why = why };
-	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(cfg, &d);
-}
-
-/* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
- * copy of the report, checked for range, used to count and explain only */
-static long reported_denial(int s)
-{
-	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
-	struct u_denial u;
-	memcpy(&u, (const void *)&st->denial, sizeof(u));
-	const struct policy_call *c = policy_call(cfg->policy, (int)u.nr);
-	struct denial d = { .nr = u.nr < POLICY_MAX_NR ? (int)u.nr : -1,
-			    .result = u.result < 0 && u.result > -4096 ? (long)u.result : -EPERM,
-			    .rule = u.rule >= 0 && u.rule < c->nrules ? (int)u.rule : -1,
-			    .caller = u.caller };
-	if (d.nr < 0)
-		return -EINVAL;
-	/* no rule said (T's word was overwritten by a handler's call): the
-	 * errno's first rule, as for filter mode's SECCOMP_RET_ERRNO */
-	if (d.rule < 0)
-		d.rule = policy_rule_for_errno(cfg->policy, d.nr, (int)-d.result);
-	memcpy(d.args, u.args, sizeof(d.args));
-	denial_note(cfg, &d);
-	return SP_V_ACK;
-}
-
-int b_resolve(int dirfd, const char *path, int nofollow, char *out)
-{
-	char base[PATH_MAX];
-	int r;
-	if (path[0] == '/')
-		r = 0, strcpy(base, "/");
-	else if (dirfd == AT_FDCWD)
-		r = b_proc_link(base, sizeof(base), "cwd");
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		r = b_proc_link(base, sizeof(base), what);
-	}
-	if (r < 0)
-		return r == -ENOENT ? -EBADF : r;
-	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
-	return path_resolve(cfg->pid, base, path, how, out, PATH_MAX);
-}
-
-/* A path argument: copy, resolve as the kernel will, check, and hand T the
- * resolved absolute path in S so the kernel reads exactly what was checked. */
-static long check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
-{
-	char path[PATH_MAX], resolved[PATH_MAX];
-	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
-	if (n < 0)
-		return n;
-	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
-	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
-	int access = policy_proc_access(pa, sp->args);
-	if (access == PA_NEVER) {
-		b_path_denial(s, pa, sp, path, NULL, access, NULL);
-		return -EACCES;
-	}
-
-	if (n == 0) {
-		/* fstatat(fd, "", AT_EMPTY_PATH) and friends act on the open fd */
-		if (pa->access != PA_OPEN && pa->flags_arg >= 0 && (flags & AT_EMPTY_PATH) &&
-		    access == PA_READ) {
-			sp->data[0] = 0;
-			sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
-			return 0;
-		}
-		return -ENOENT;
-	}
-	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved);
-	if (r < 0)
-		return r;
-	r = policy_check_path(cfg->policy, cfg->pid, resolved, access);
-	/* the directories on the way to a grant may be looked at, as a program
-	 * that resolves its paths by hand does (sqlite, rm -r's "/") */
-	if (r == -EACCES && pa->access == PA_READ &&
-	    policy_check_ancestor(cfg->policy, cfg->pid, resolved) == 0)
-		r = 0;
-	if (r < 0) {
-		if (r == -EACCES)
-			b_path_denial(s, pa, sp, path, resolved, access,
-				      policy_path_denied(cfg->policy, cfg->pid, resolved));
-		return r;
-	}
-	/* U's trailing slash asks the kernel for a directory (EISDIR for a
-	 * create, ENOTDIR for a file): resolving drops it, the kernel gets it
-	 * back.  The name is the one checked; it has no link left to follow. */
-	size_t len = strlen(resolved) + 1;
-	if (path[n - 1] == '/' && len > 2) {
-		if (len >= sizeof(resolved))
-			return -ENAMETOOLONG;
-		resolved[len - 1] = '/';
-		resolved[len++] = '\0';
-	}
-	if (len > SP_DATA_SIZE)
-		return -ENAMETOOLONG;
-	memcpy(sp->data, resolved, len);
-	sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
-	if (pa->dirfd_arg >= 0)
-		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
-	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
-		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
-	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
-		/* the attribute's name is memory the kernel reads: B's copy too */
-		char *name = (char *)sp->data + len;
-		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
-		if (n < 0)
-			return n == -ENAMETOOLONG ? -ERANGE : n;
-		sp->args[1] = (uint64_t)(uintptr_t)name;
-	}
-	return 0;
-}
-
-/* the sa_flags the kernel keeps (and reports) on x86-64: the others it
- * clears, so that a program can tell which it has */
-#define UAPI_SA_FLAGS                                                                        \
-	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | 0x800 /* SA_EXPOSE_TAGBITS */ | SA_ONSTACK | \
-	 SA_RESTART | SA_NODEFER | SA_RESETHAND | SANDPIT_SA_RESTORER)
-
-/* rt_sigaction(sig, act, oact, size).  The struct is copied and checked:
- * no handler or restorer in sandpit's protected memory (invariant 1).  For
- * a caught signal the program's handler goes into the handler table and the
- * kernel gets sandpit's entry (sandpit_signal_entry, u_signal.c), so that
- * sandpit can tell pause and sigsuspend that a handler ran.  The signals
- * sandpit keeps (SANDPIT_KEPT_SIGNALS) are only recorded, whatever the
- * action: the kernel keeps sandpit's handler (DESIGN §6), which calls the
- * program's for the program's own signals; a query of one is answered by
- * U from the table.  What is recorded is what the kernel would report. */
-static long check_sigaction(struct secure_page *sp)
-{
-	struct k_sigaction act;
-	int sig = (int)sp->args[0];
-	if (sp->args[3] != 8 || sig < 1 || sig >= SIGTAB_N)
-		return -EINVAL;
-	int kept = (SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) != 0;
-	if (!sp->args[1])
-		return kept ? SP_V_ACK : 0;
-	struct iovec local = { &act, sizeof(act) };
-	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
-	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != sizeof(act))
-		return -EFAULT;
-	if ((act.handler > 1 && in_protected(act.handler)) ||
-	    ((act.flags & SANDPIT_SA_RESTORER) && in_protected(act.restorer)))
-		return -EPERM;
-	act.flags &= UAPI_SA_FLAGS;
-	act.mask &= ~(SANDPIT_SIGBIT(SIGKILL) | SANDPIT_SIGBIT(SIGSTOP));
-	struct k_sigaction *rec = &cfg->sigtab->act[sig];
-	if (kept) {
-		*rec = act;
-		return SP_V_ACK;
-	}
-	if (act.handler > 1 && sig != SIGKILL && sig != SIGSTOP) {
-		*rec = act;
-		act.handler = (uint64_t)(uintptr_t)sandpit_signal_entry;
-		act.flags |= SA_SIGINFO | SANDPIT_SA_RESTORER;
-		act.restorer = (uint64_t)(uintptr_t)sandpit_restorer;
-		/* the kept ones stay unblocked for real; the handler's mask for
-		 * them is the program's view (u_signal.c) */
-		act.mask &= ~SANDPIT_KEPT_SIGNALS;
-	} else {
-		memset(rec, 0, sizeof(*rec));
-	}
-	memcpy(sp->data, &act, sizeof(act));
-	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
-	return 0;
-}
-
 void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 {
 	struct secure_page *sp = &c->sp[s], *sp0 = &c->sp[0];
@@ -827,9 +579,9 @@ static long check_clone(int parent, struct secure_page *sp)
 		return -EPERM;
 	if (!stack || stack < 4096)
 		return -EINVAL;
-	if ((flags & CLONE_CHILD_CLEARTID) && in_protected(ctid))
+	if ((flags & CLONE_CHILD_CLEARTID) && b_in_protected(ctid))
 		return -EPERM;
-	if ((flags & CLONE_PARENT_SETTID) && in_protected(sp->args[2]))
+	if ((flags & CLONE_PARENT_SETTID) && b_in_protected(sp->args[2]))
 		return -EPERM;
 
 	pthread_mutex_lock(&lock);
@@ -906,7 +658,7 @@ static long check_fs_base(int s, const struct secure_page *req)
 	}
 	if (code != 0x1003 /* ARCH_GET_FS */)
 		return -EINVAL;
-	if (in_protected(addr) || in_protected(addr + 7))
+	if (b_in_protected(addr) || b_in_protected(addr + 7))
 		return -EFAULT;
 	long r = fs_base_ptrace(cfg->pid, tid, 1, 0, &base);
 	if (r < 0)
@@ -925,15 +677,15 @@ static long check(int s, struct secure_page *out)
 	if (out->nr == SANDPIT_NR_FS_BASE)
 		return check_fs_base(s, out);
 	if (out->nr == SANDPIT_NR_DENIED)
-		return reported_denial(s);
+		return b_reported_denial(s);
 	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)out->nr);
 	if (!pa)
 		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */
 	switch (pa->kind) {
 	case PK_PATH:
-		return check_path(s, pa, out);
+		return b_check_path(s, pa, out);
 	case PK_SIGACTION: {
-		long r = check_sigaction(out);
+		long r = b_check_sigaction(out);
 		if (r == -EPERM)
 			b_denial(s, out, r, "a handler or restorer in sandpit's memory");
 		return r;
@@ -1144,3 +896,4 @@ pid_t trusted_process_started(pid_t mid, int fd)
 		return -ECHILD;
 	return b;
 }
+

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy/policy.h"
+#include "policy/t_table.h"
 
 /* every message names a file and a line: "FILE:LINE: " */
 static int located(const char *msg)
