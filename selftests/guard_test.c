@@ -22,20 +22,6 @@
 /* numbers an x86-64 libseccomp may name (x32 and int $0x80 have others) */
 #define WALK_NR 1024
 
-struct msgs {
-	int n;
-	char text[4096];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct msgs *m = ctx;
-	size_t len = strlen(m->text);
-
-	m->n++;
-	snprintf(m->text + len, sizeof(m->text) - len, "%s\n", msg);
-}
-
 /* 0 and the policy, or -errno and the messages in m. */
 static int parse(const char *text, struct msgs *m, struct policy **p)
 {

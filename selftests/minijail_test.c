@@ -32,20 +32,6 @@
 #include "policy_util.h"
 #include "sandbox_util.h"
 
-struct msgs {
-	int n;
-	char text[8192];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct msgs *m = ctx;
-	size_t len = strlen(m->text);
-
-	m->n++;
-	snprintf(m->text + len, sizeof(m->text) - len, "%s\n", msg);
-}
-
 struct parsed {
 	struct policy *p;
 	struct msgs errors, notes;

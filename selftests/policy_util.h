@@ -8,6 +8,22 @@
 #include <unistd.h>
 #include "policy/policy.h"
 
+
+/* the parser's messages (policy_parse_*'s callback), one a line */
+struct msgs {
+	int n;
+	char text[8192];
+};
+
+static inline void collect(void *ctx, const char *msg)
+{
+	struct msgs *m = ctx;
+	size_t len = strlen(m->text);
+
+	m->n++;
+	snprintf(m->text + len, sizeof(m->text) - len, "%s\n", msg);
+}
+
 static inline int nr_of(const char *name)
 {
 	return seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);

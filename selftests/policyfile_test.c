@@ -34,20 +34,6 @@
 
 /* --- helpers --- */
 
-struct msgs {
-	int n;
-	char text[8192];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct msgs *m = ctx;
-	size_t len = strlen(m->text);
-
-	m->n++;
-	snprintf(m->text + len, sizeof(m->text) - len, "%s\n", msg);
-}
-
 /* Parses `text` as t.policy; returns the policy or NULL, messages in m. */
 static struct policy *parse(const char *text, struct msgs *m, int *rc)
 {
