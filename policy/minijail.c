@@ -240,6 +240,12 @@ static void statement(struct mj *m, struct origin at, struct lex *l)
 			mj_error(m, at.file, at.line, "a @denylist policy may only give 'return ERRNO'");
 			return;
 		}
+		/* what policy_set takes, said here at the line (as for the
+		 * lines a policy without @denylist becomes) */
+		if (err_no < 1 || err_no > 4095) {
+			mj_error(m, at.file, at.line, "errno %d is out of range (1..4095)", err_no);
+			return;
+		}
 		m->deny_err[nr] = err_no + 1;
 		return;
 	}
@@ -516,6 +522,10 @@ int policy_parse_minijail(const char *name, const char *text, size_t len, struct
 			if (s)
 				rc = policy_set(*out, s, POLICY_DENY, m->deny_err[nr] - 1, err, errlen);
 			free(s);
+		}
+		if (rc < 0) { /* never half-applied, never refused without a word */
+			mj_error(m, 0, 1, "%s", err[0] ? err : "the @denylist policy was refused");
+			rc = m->rc;
 		}
 	} else {
 		struct relay r = { m, m->files[0], m->out };
