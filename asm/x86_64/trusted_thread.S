@@ -202,18 +202,25 @@ sandpit_clone_trusted:
 .Lefd_done\@:
 .endm
 
-/* BLOCK_ALL: every signal blocked again (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
-.macro BLOCK_ALL
-	mov $SIG_SETMASK, %edi
-	lea all_mask(%rip), %rsi
+/* SIGMASK how, mask: T's own mask changed by a constant in sandpit_text
+ * (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
+.macro SIGMASK how, mask
+	mov $\how, %edi
+	lea \mask(%rip), %rsi
 	xor %edx, %edx
 	mov $8, %r10d
 	mov $__NR_rt_sigprocmask, %eax
 	syscall
 .endm
 
-/* SYSCALL_FROM_XMM: the request as T loaded it (xmm0 number, xmm1-6 args) */
-.macro SYSCALL_FROM_XMM
+/* BLOCK_ALL: every signal blocked again */
+.macro BLOCK_ALL
+	SIGMASK SIG_SETMASK, all_mask
+.endm
+
+/* ARGS_FROM_XMM: the request as T loaded it (xmm0 number, xmm1-6 args)
+ * into the registers of a system call */
+.macro ARGS_FROM_XMM
 	movq %xmm0, %rax
 	movq %xmm1, %rdi
 	movq %xmm2, %rsi
@@ -221,6 +228,10 @@ sandpit_clone_trusted:
 	movq %xmm4, %r10
 	movq %xmm5, %r8
 	movq %xmm6, %r9
+.endm
+
+.macro SYSCALL_FROM_XMM
+	ARGS_FROM_XMM
 	syscall
 .endm
 
@@ -538,19 +549,8 @@ trusted_thread_main:
  *   after it, up to .Lwait_blocked: the same result, in the frame's rbx.
  * Past .Lwait_blocked the interrupt is blocked again. */
 .Lexec_waiting:
-	mov $SIG_UNBLOCK, %edi
-	lea intr_mask(%rip), %rsi
-	xor %edx, %edx
-	mov $8, %r10d
-	mov $__NR_rt_sigprocmask, %eax
-	syscall
-	movq %xmm0, %rax
-	movq %xmm1, %rdi
-	movq %xmm2, %rsi
-	movq %xmm3, %rdx
-	movq %xmm4, %r10
-	movq %xmm5, %r8
-	movq %xmm6, %r9
+	SIGMASK SIG_UNBLOCK, intr_mask
+	ARGS_FROM_XMM
 .Lwait_call:
 	syscall
 .Lwait_done:
@@ -931,12 +931,7 @@ sandpit_nursery:
 	mov $__NR_gettid, %eax
 	syscall
 	mov %eax, MB_U_STATE + US_TID(%r14)
-	mov $SIG_SETMASK, %edi
-	lea nursery_mask(%rip), %rsi
-	xor %edx, %edx
-	mov $8, %r10d
-	mov $__NR_rt_sigprocmask, %eax
-	syscall
+	SIGMASK SIG_SETMASK, nursery_mask
 	test %rax, %rax
 	jnz .Ldie_nursery
 	cmpq $0, SP_FPROG(%r15)
