@@ -373,19 +373,9 @@ static void evil_handler(int sig)
 
 static int segv_caught_by_kernel(void)
 {
-	char buf[2048];
-	int fd = open("/proc/self/status", O_RDONLY);
-	if (fd < 0)
+	unsigned long long m;
+	if (proc_status_hex("/proc/self/status", "SigCgt:", &m) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *c = strstr(buf, "SigCgt:");
-	if (!c)
-		return -1;
-	unsigned long long m = strtoull(c + 7, NULL, 16);
 	return (m >> (SIGSEGV - 1)) & 1;
 }
 

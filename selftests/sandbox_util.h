@@ -8,6 +8,7 @@
 #define SANDPIT_SELFTEST_UTIL_H
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,26 @@ static inline int run_sandboxed_opts(int (*fn)(void *), void *arg,
 static inline int run_sandboxed(int (*fn)(void *), void *arg)
 {
 	return run_sandboxed_opts(fn, arg, NULL, 20);
+}
+
+/* A hexadecimal field ("SigCgt:", "SigBlk:", ...) of a /proc status file,
+ * read with plain open and read (no stdio: callers may run sandboxed). */
+static inline int proc_status_hex(const char *path, const char *field, unsigned long long *v)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *c = strstr(buf, field);
+	if (!c)
+		return -1;
+	*v = strtoull(c + strlen(field), NULL, 16);
+	return 0;
 }
 
 /* exit status, or 1000 + signal, or the negative run_sandboxed error */

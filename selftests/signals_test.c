@@ -369,20 +369,12 @@ static void on_attack(int sig, siginfo_t *si, void *uc)
 /* SigCgt and SigBlk of this (single) thread, from the kernel */
 static int sig_status(uint64_t *cgt, uint64_t *blk)
 {
-	char buf[4096];
-	int fd = open("/proc/thread-self/status", O_RDONLY);
-	if (fd < 0)
+	unsigned long long c, b;
+	if (proc_status_hex("/proc/thread-self/status", "SigCgt:", &c) < 0 ||
+	    proc_status_hex("/proc/thread-self/status", "SigBlk:", &b) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *c = strstr(buf, "SigCgt:"), *b = strstr(buf, "SigBlk:");
-	if (!c || !b)
-		return -1;
-	*cgt = strtoull(c + 7, NULL, 16);
-	*blk = strtoull(b + 7, NULL, 16);
+	*cgt = c;
+	*blk = b;
 	return 0;
 }
 
