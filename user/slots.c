@@ -33,6 +33,30 @@ static void open_fds(unsigned char used[SM_FD_TOP / 8], long top)
 	closedir(d);
 }
 
+/* [lo, end): free numbers of the block, each given a placeholder (a dup
+ * of one /dev/null descriptor, read-only, close-on-exec) until its slot
+ * is made, so that the kernel hands none of them to the program */
+static int hold_block(long lo, long end)
+{
+	int ph = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (ph < 0)
+		return -errno;
+	for (long fd = lo; fd < end; fd++)
+		if (fd != ph && dup3(ph, (int)fd, O_CLOEXEC) < 0) {
+			int r = -errno;
+			for (long f = lo; f < fd; f++)
+				if (f != ph)
+					close((int)f);
+			close(ph);
+			return r;
+		}
+	/* the lowest free number may have been one of the block's: then it
+	 * is a placeholder already */
+	if (ph < lo || ph >= end)
+		close(ph);
+	return 0;
+}
+
 int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 {
 	struct rlimit rl;
@@ -52,13 +76,16 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 	/* the run of free numbers that holds the most slots, the highest of
 	 * equals: a descriptor the program inherited up there (a shell's,
 	 * a test runner's) does not cost it slots */
+	/* at most a quarter of the numbers below top: the block is held from
+	 * the start, so the program keeps the rest (1,024 slots at 4096) */
+	long most = top / 4 < SM_NSLOTS ? top / 4 : SM_NSLOTS;
 	long best_n = 0, best_lo = -1, end = top;
-	for (long fd = top - 1; fd >= PROGRAM_FDS_MIN - 1 && best_n < SM_NSLOTS; fd--) {
+	for (long fd = top - 1; fd >= PROGRAM_FDS_MIN - 1 && best_n < most; fd--) {
 		if (fd >= PROGRAM_FDS_MIN && !(used[fd / 8] & (1u << (fd % 8))))
 			continue;
 		long n = (end - (fd + 1) - 2) / 2;
-		if (n > SM_NSLOTS)
-			n = SM_NSLOTS;
+		if (n > most)
+			n = most;
 		if (n > best_n) {
 			best_n = n;
 			best_lo = end - 2 - 2 * n;
@@ -75,5 +102,5 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 	}
 	*fd_lo = (int)best_lo;
 	*nslots = (int)best_n;
-	return 0;
+	return hold_block(best_lo + 4, best_lo + 2 + 2 * best_n);
 }

@@ -164,15 +164,17 @@ sandpit_clone_trusted:
 	syscall
 .endm
 
-/* FD_FREE_OR_REFUSE off: the new slot's descriptor number (at off in the
- * secure page in rbx) is in use, by the program: refuse the thread */
-.macro FD_FREE_OR_REFUSE off
-	mov \off(%rbx), %edi
-	mov $F_GETFD, %esi
-	mov $__NR_fcntl, %eax
+/* PLACEHOLDER off: the new slot's descriptor number (at off in the secure
+ * page in rbx) holds a placeholder again, a dup of the one at fd_lo + 1
+ * (user/slots.h), so that the kernel never hands the number to the
+ * program (clobbers rax, rcx, rdx, rsi, rdi, r11) */
+.macro PLACEHOLDER off
+	mov SP_CFG_FD_LO(%r15), %edi
+	inc %edi
+	mov \off(%rbx), %esi
+	mov $O_CLOEXEC, %edx
+	mov $__NR_dup3, %eax
 	syscall
-	cmp $-EBADF, %rax
-	jne .Lclone_refused
 .endm
 
 /* NEW_EVENTFD off, flags: an eventfd at the number at off in the secure
@@ -733,10 +735,11 @@ trusted_thread_main:
 	/* the new slot's eventfds first (user/slots.h): made here, where the
 	 * kernel hands their numbers back in rax, and moved onto the numbers
 	 * B wrote in the new secure page, inside sandpit's descriptor block
-	 * (invariant 3).  A slot used before gets fresh ones over its last
-	 * (their threads are gone, as the kernel confirmed to B); a new
-	 * slot's numbers must be free, or the thread is refused (EAGAIN)
-	 * rather than a descriptor of the program's replaced.  No stack: the
+	 * (invariant 3), where dup3 replaces what held the number in one
+	 * step: a new slot's placeholder, or a slot used before its last
+	 * thread's eventfds (those threads are gone, as the kernel confirmed
+	 * to B), so no stale wake-up survives.  The block is never free, so
+	 * the program's own descriptors are never there.  No stack: the
 	 * verdict waits in xmm8-14, the new secure page in rbx. */
 	movq %rax, %xmm8
 	movq %rdi, %xmm9
@@ -746,11 +749,7 @@ trusted_thread_main:
 	movq %r8, %xmm13
 	movq %r9, %xmm14
 	mov %r11, %rbx
-	cmpl $0, SP_CFG_FDS_NEW(%rbx)
-	je 1f
-	FD_FREE_OR_REFUSE SP_CFG_T_FD
-	FD_FREE_OR_REFUSE SP_CFG_U_FD
-1:	NEW_EVENTFD SP_CFG_T_FD, (EFD_CLOEXEC | EFD_NONBLOCK)
+	NEW_EVENTFD SP_CFG_T_FD, (EFD_CLOEXEC | EFD_NONBLOCK)
 	NEW_EVENTFD SP_CFG_U_FD, EFD_CLOEXEC
 	movq %xmm8, %rax
 	movq %xmm9, %rdi
@@ -771,33 +770,26 @@ trusted_thread_main:
 	mov SP_CFG_MAILBOX(%r15), %r14
 	test %rax, %rax
 	jns .Lresult
-	/* no thread: a new slot's descriptors go again (B marks a slot's
-	 * descriptors made only once its thread has run) */
+	/* no thread: a new slot's descriptors are placeholders again (B
+	 * marks a slot's descriptors made only once its thread has run) */
 	movq %rax, %xmm15
 	cmpl $0, SP_CFG_FDS_NEW(%rbx)
 	je 1f
-	mov SP_CFG_T_FD(%rbx), %edi
-	mov $__NR_close, %eax
-	syscall
-	mov SP_CFG_U_FD(%rbx), %edi
-	mov $__NR_close, %eax
-	syscall
+	PLACEHOLDER SP_CFG_T_FD
+	PLACEHOLDER SP_CFG_U_FD
 1:	movq %xmm15, %rax
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax
 	jmp .Lresult
-/* a new slot's descriptors could not be made: no thread; a new slot's
- * made in part are closed again (its numbers were free) */
+/* a new slot's descriptors could not be made (the program holds every
+ * number below its limit, say): no thread; a new slot's made in part are
+ * placeholders again */
 .Lclone_undo:
 	cmpl $0, SP_CFG_FDS_NEW(%rbx)
 	je .Lclone_refused
-	mov SP_CFG_T_FD(%rbx), %edi
-	mov $__NR_close, %eax
-	syscall
-	mov SP_CFG_U_FD(%rbx), %edi
-	mov $__NR_close, %eax
-	syscall
+	PLACEHOLDER SP_CFG_T_FD
+	PLACEHOLDER SP_CFG_U_FD
 .Lclone_refused:
 	mov $-EAGAIN, %rax
 
