@@ -159,7 +159,11 @@ static void put_call(FILE *f, const char *name, const struct policy_call *c)
 		detail ? 10 : 0, filter_path(c));
 	switch (c->cls) {
 	case POLICY_EMU:
-		fputs(c->err == POLICY_EMU_GETTID ? " U's tid" : c->err == POLICY_EMU_ZERO ? " returns 0" : " ?", f);
+		fputs(c->err == POLICY_EMU_GETTID	  ? " U's tid"
+		      : c->err == POLICY_EMU_ZERO	  ? " returns 0"
+		      : c->err == POLICY_EMU_CLOSE_RANGE ? " around sandpit's descriptors"
+							  : " ?",
+		      f);
 		break;
 	case POLICY_THREAD:
 		for (int i = 0; i < c->nrules; i++) {

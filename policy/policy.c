@@ -133,7 +133,8 @@ int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, cha
 				    "%s cannot be native: seccomp strict mode does not allow it", name);
 		break;
 	case POLICY_EMU:
-		if (errno_or_id != POLICY_EMU_GETTID && errno_or_id != POLICY_EMU_ZERO)
+		if (errno_or_id != POLICY_EMU_GETTID && errno_or_id != POLICY_EMU_ZERO &&
+		    errno_or_id != POLICY_EMU_CLOSE_RANGE)
 			return fail(err, errlen, -EINVAL, "%s: unknown emulation %d", name,
 				    errno_or_id);
 		break;

@@ -32,6 +32,7 @@ enum policy_class {
 
 #define POLICY_EMU_GETTID 1 /* U's tid, not T's */
 #define POLICY_EMU_ZERO   2 /* succeed without doing anything (it would act on T) */
+#define POLICY_EMU_CLOSE_RANGE 3 /* close_range on the numbers around sandpit's block */
 
 /* Register rules: all of a call's rules must pass, in order; the first that
  * fails makes the call return -err.  a[i] is argument i (64 bits).  A rule

@@ -24,6 +24,7 @@
 /* emulation ids for TT_EMU */
 #define TE_GETTID   1   /* returns U's tid, not T's */
 #define TE_ZERO     2   /* returns 0 and does nothing */
+#define TE_CLOSE_RANGE 3 /* close_range on the numbers around sandpit's descriptors */
 
 /* rule ops (tt_rule.op).  a[i] is syscall argument i.  A rule whose carg is
  * not TT_NOARG applies only when (a[carg] & cmask) != 0.  A failing rule makes

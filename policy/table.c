@@ -28,7 +28,8 @@ static const unsigned char tt_op[] = {
 
 static int32_t tt_emu(int id)
 {
-	return id == POLICY_EMU_GETTID ? TE_GETTID : id == POLICY_EMU_ZERO ? TE_ZERO : 0;
+	return id == POLICY_EMU_GETTID ? TE_GETTID : id == POLICY_EMU_ZERO ? TE_ZERO
+	       : id == POLICY_EMU_CLOSE_RANGE ? TE_CLOSE_RANGE : 0;
 }
 
 static int fail(char *err, size_t errlen, int nr, int rc, const char *what)

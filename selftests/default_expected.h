@@ -251,8 +251,6 @@ static const struct x_deny_calls {
 	{ ENOSYS, (const char *const[]){
 		/* glibc then falls back to clone (invariant 4) */
 		"clone3",
-		/* could close sandpit's descriptors; callers fall back to close */
-		"close_range",
 		/* its flags live in memory */
 		"openat2",
 		/* asynchronous I/O and futex2: callers fall back */
@@ -293,6 +291,7 @@ static inline struct policy *expected_default(void)
 		X_OK_(policy_set_process(p, x_process_calls[i].name, &x_process_calls[i].a, NULL, 0));
 	X_OK_(policy_set(p, "rseq", POLICY_EMU, POLICY_EMU_ZERO, NULL, 0));
 	X_OK_(policy_set(p, "gettid", POLICY_EMU, POLICY_EMU_GETTID, NULL, 0));
+	X_OK_(policy_set(p, "close_range", POLICY_EMU, POLICY_EMU_CLOSE_RANGE, NULL, 0));
 	for (size_t i = 0; i < NELEM(x_deny_calls); i++)
 		for (const char *const *n = x_deny_calls[i].names; *n; n++)
 			X_OK_(policy_set(p, *n, POLICY_DENY, x_deny_calls[i].err, NULL, 0));

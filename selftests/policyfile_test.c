@@ -660,9 +660,22 @@ TEST(inv7_calls_a_file_may_only_deny)
 	EXPECT_ERROR("seccomp: allow\n",
 		     "t.policy:1:10: seccomp: 'allow' refused, a policy may only deny or kill it: T "
 		     "would install U's filter on itself (invariant 7)");
+	/* close_range is never carried out as it is: T's emulation closes only
+	 * the numbers around sandpit's descriptors */
 	EXPECT_ERROR("close_range: allow\n",
-		     "t.policy:1:14: close_range: 'allow' refused, a policy may only deny or kill "
-		     "it: it could close sandpit's descriptors (invariant 3)");
+		     "t.policy:1:14: close_range: 'allow' refused: it could close sandpit's "
+		     "descriptors (invariant 3); T closes the numbers around them; use 'emulate'");
+	{
+		struct msgs m_;
+		struct policy *p_ = parse("close_range: emulate\n", &m_, NULL);
+		ASSERT_NE(NULL, p_) TH_LOG("%s", m_.text);
+		EXPECT_EQ(POLICY_EMU, call(p_, "close_range")->cls);
+		EXPECT_EQ(POLICY_EMU_CLOSE_RANGE, call(p_, "close_range")->err);
+		policy_free(p_);
+	}
+	EXPECT_ERROR("close_range: trap\n",
+		     "t.policy:1:14: close_range: 'trap' refused: it could close sandpit's "
+		     "descriptors (invariant 3); T closes the numbers around them; use 'emulate'");
 	EXPECT_ERROR("rseq: allow\n",
 		     "t.policy:1:7: rseq: 'allow' refused: it would register T, and the kernel would "
 		     "run U's abort handler in T (invariant 1); 'emulate' says yes without "

@@ -94,7 +94,7 @@ static char *read_file(const char *path)
 /* calls a policy may only deny (policy/guard.c's "never" list, in part) */
 static const char *const forbidden[] = {
 	"execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "seccomp",
-	"fork", "vfork", "clone3", "tkill", "close_range", "io_uring_setup", "userfaultfd",
+	"fork", "vfork", "clone3", "tkill", "io_uring_setup", "userfaultfd",
 	"bpf", "perf_event_open", "arch_prctl", "set_tid_address", "set_robust_list",
 	"rt_sigprocmask", "sigaltstack", "unshare", "open_by_handle_at",
 };

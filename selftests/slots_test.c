@@ -4,6 +4,7 @@
  * (invariant 3), and each thread has its own T (invariant 4). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
@@ -14,6 +15,7 @@
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 #include "user/secure_mem.h"
+#include "u_state.h"
 
 #define MANY 300
 #define WAVES 5
@@ -552,6 +554,196 @@ TEST(inv7_signals_to_any_of_301_trusted_threads_refused)
 	EXPECT_EQ(HIGH + 1, o->ts);
 	EXPECT_EQ(o->ts, o->attempts);
 	EXPECT_EQ(o->attempts, o->refused);
+}
+
+/* ---- the block is held: the kernel never hands its numbers out ---- */
+
+#define NFDS 3000
+#define LATE 50
+
+struct many_fds_out {
+	long opened, getfd_ok, pipes_ok, polled, in_block;
+	long threads_ok, after_close, after_closefrom, b_call_after;
+};
+
+static void *late_worker(void *a)
+{
+	(void)a;
+	int fd = open("/etc/passwd", O_RDONLY); /* through B */
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	return (void *)1L;
+}
+
+static long late_threads(int n)
+{
+	pthread_t t[LATE];
+	long ok = 0;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, late_worker, NULL))
+			return ok;
+	for (int i = 0; i < n; i++) {
+		void *r = NULL;
+		ok += !pthread_join(t[i], &r) && r == (void *)1L;
+	}
+	return ok;
+}
+
+/* 3,000 descriptors of the program's (pipes, eventfds, dups), each used;
+ * then LATE threads; then all closed, and closefrom(3) */
+static int body_many_fds(void *a)
+{
+	struct many_fds_out *o = a;
+	static int fds[NFDS];
+	int lo = -1, hi = -2;
+	if (sandpit_mode() != SANDPIT_MODE_NONE) {
+		lo = state_of(my_mailbox())->sp->fd_lo;
+		hi = state_of(my_mailbox())->sp->fd_hi;
+	}
+	int n = 0;
+	while (n + 2 <= NFDS / 3) { /* pipes: [read, write] pairs */
+		if (pipe(fds + n))
+			return 1;
+		n += 2;
+	}
+	while (n < 2 * NFDS / 3)
+		if ((fds[n++] = eventfd(0, EFD_NONBLOCK)) < 0)
+			return 2;
+	for (int i = 0; n < NFDS; i++)
+		if ((fds[n++] = dup(fds[i])) < 0)
+			return 3;
+	o->opened = n;
+	for (int i = 0; i < n; i++) {
+		o->in_block += fds[i] >= lo && fds[i] <= hi;
+		o->getfd_ok += fcntl(fds[i], F_GETFD) >= 0;
+	}
+	for (int i = 0; i + 1 < NFDS / 3; i += 2) {
+		char c = (char)i, d = 0;
+		o->pipes_ok += write(fds[i + 1], &c, 1) == 1 && read(fds[i], &d, 1) == 1 && c == d;
+	}
+	/* poll on those above 1024: an eventfd (or a pipe's write end) is writable */
+	static struct pollfd p[NFDS];
+	int np = 0;
+	for (int i = 0; i < n; i++)
+		if (fds[i] > 1024)
+			p[np++] = (struct pollfd){ fds[i], POLLOUT, 0 };
+	if (poll(p, (nfds_t)np, 1000) >= 0)
+		for (int i = 0; i < np; i++)
+			o->polled += (p[i].revents & POLLOUT) != 0;
+	o->threads_ok = late_threads(LATE);
+	for (int i = 0; i < n; i++)
+		o->after_close += close(fds[i]) == 0;
+	closefrom(3);
+	o->after_closefrom = late_threads(1);
+	struct stat sb;
+	o->b_call_after = stat("/etc/passwd", &sb) == 0;
+	return 0;
+}
+
+/* (a program with ~2,000 descriptors used to be handed numbers of
+ * sandpit's block, every call on which was refused: CPython's
+ * test_selectors.test_above_fd_setsize).  The sandboxed program cannot
+ * raise its own limit (setrlimit is refused), so it is raised before the
+ * start, as a shell's ulimit would. */
+TEST(fds_3000_of_the_programs_outside_sandpits_block_and_used_as_native)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < 4200)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under 4200",
+		     (unsigned long)rl.rlim_max);
+	rl.rlim_cur = rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)); /* this test's child only */
+	struct many_fds_out *native = shared_page(sizeof(*native));
+	struct many_fds_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, native);
+	ASSERT_NE(NULL, o);
+	pid_t p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0)
+		_exit(body_many_fds(native));
+	int st;
+	ASSERT_EQ(p, waitpid(p, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_many_fds, o, NULL, 240)));
+	EXPECT_EQ(NFDS, native->opened);
+	EXPECT_EQ(NFDS, o->opened);
+	EXPECT_EQ(0, o->in_block);
+	EXPECT_EQ(native->getfd_ok, o->getfd_ok);
+	EXPECT_EQ(NFDS, o->getfd_ok);
+	EXPECT_EQ(NFDS / 6, o->pipes_ok);
+	EXPECT_EQ(native->pipes_ok, o->pipes_ok);
+	EXPECT_LT(1000, o->polled); /* the numbers above 1024: past the block */
+	EXPECT_EQ(native->polled, o->polled);
+	EXPECT_EQ(LATE, native->threads_ok);
+	EXPECT_EQ(LATE, o->threads_ok);
+	EXPECT_EQ(NFDS, o->after_close);
+	EXPECT_EQ(1, native->after_closefrom);
+	EXPECT_EQ(1, o->after_closefrom);
+	EXPECT_EQ(1, o->b_call_after);
+}
+
+/* every number of the block holds a descriptor: /proc/self/fd's count */
+static long held_in(int lo, int hi)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int fd = e->d_name[0] == '.' ? -1 : atoi(e->d_name);
+		n += fd >= lo && fd <= hi;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+struct range_attack {
+	long block, held_before, held_after, attempts, as_expected, thread_ok, b_call_ok;
+};
+
+static void try_range(struct range_attack *o, long first, long last, long flags, long want)
+{
+	o->attempts++;
+	long r = syscall(SYS_close_range, first, last, flags);
+	o->as_expected += want ? r == -1 && errno == want : r == 0;
+}
+
+static int body_close_range(void *a)
+{
+	struct range_attack *o = a;
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->block = hi - lo + 1;
+	o->held_before = held_in(lo, hi);
+	try_range(o, lo, hi, 0, 0);                      /* the block: nothing of it goes */
+	try_range(o, lo + 4, lo + 4, 0, 0);              /* a slot's placeholder */
+	try_range(o, lo - 1, hi + 1, 0, 0);              /* across it */
+	try_range(o, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */, 0);
+	try_range(o, 3, ~0U, 2 /* CLOSE_RANGE_UNSHARE: T's table */, EINVAL);
+	try_range(o, 9, 8, 0, EINVAL);                   /* as the kernel says */
+	try_range(o, 3, ~0U, 0, 0);
+	o->held_after = held_in(lo, hi);
+	o->thread_ok = late_threads(1);
+	struct stat sb;
+	o->b_call_ok = stat("/etc/passwd", &sb) == 0;
+	return 0;
+}
+
+/* close_range is T's emulation: it closes the numbers around sandpit's
+ * block, every one of which stays held */
+TEST(inv3_close_range_over_sandpits_block_closes_none_of_it)
+{
+	struct range_attack *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_close_range, o, NULL, 60)));
+	EXPECT_LT(4, o->block);
+	EXPECT_EQ(o->block, o->held_before);
+	EXPECT_EQ(o->block, o->held_after);
+	EXPECT_EQ(7, o->attempts);
+	EXPECT_EQ(o->attempts, o->as_expected);
+	EXPECT_EQ(1, o->thread_ok);
+	EXPECT_EQ(1, o->b_call_ok);
 }
 
 TEST_HARNESS_MAIN
