@@ -536,6 +536,15 @@ static void fit(const struct shape *sh, const struct cset *s, struct cset *out)
 	}
 }
 
+/* A refusal that says EBADF, as the kernel would, when the call's first
+ * argument is not an open descriptor (syscall_refusal_checks_fd): the
+ * filter cannot see the descriptor table, so T decides it (TRAP, the
+ * default action).  Refusals are rare; the allowed calls keep their cost. */
+static int refusal_traps(int nr, int err)
+{
+	return err != EBADF && err != ENOSYS && syscall_refusal_checks_fd(nr);
+}
+
 /* Emits the allow set, or the errno sets, of a thread call, in its shape. */
 static int thread_call(struct build *b, int nr, const struct policy_call *c, int errnos)
 {
@@ -558,6 +567,8 @@ static int thread_call(struct build *b, int nr, const struct policy_call *c, int
 	for (int i = 0; i < c->nrules; i++) {
 		const struct policy_rule *r = &c->rules[i];
 
+		if (refusal_traps(nr, r->err ? r->err : c->err))
+			continue;
 		call_set(b, c, i, &b->err);
 		fit(&sh, &b->err, &b->next);
 		rc = emit(b, SCMP_ACT_ERRNO(r->err ? r->err : c->err), nr, &b->next);
@@ -594,7 +605,7 @@ static int simple_call(struct build *b, int nr, const struct policy_call *c)
 	case POLICY_ALLOW:
 		return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ALLOW, nr, 0);
 	case POLICY_DENY: /* unmentioned numbers too: ENOSYS, not a trap */
-		if (b->trap_deny)
+		if (b->trap_deny || refusal_traps(nr, c->err))
 			return 0;
 		if (nr < BPF_EXPLICIT_NR || c->err != ENOSYS)
 			return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ERRNO(c->err), nr, 0);

@@ -285,6 +285,13 @@ struct syscall_kinds {
 };
 
 const struct syscall_kinds *syscall_kinds(int nr); /* NULL: the table does not know it */
+/* 1 when the kernel looks nr's first argument up as a descriptor before
+ * anything else, so that a refusal of the call on a descriptor that is not
+ * open (or is sandpit's) says EBADF, as the kernel would: the first
+ * argument is SK_FD or SK_FD_MOD, and the call is not the system's (whose
+ * capability check comes first) nor close_range (whose arguments bound a
+ * range, open or not). */
+int syscall_refusal_checks_fd(int nr);
 size_t syscall_kinds_count(void);
 const struct syscall_kinds *syscall_kinds_at(size_t i);
 /* How a call uses its (first) path argument: the one source B's checks

@@ -485,6 +485,14 @@ const struct syscall_kinds *syscall_kinds(int nr)
 	return nr >= 0 && nr < POLICY_MAX_NR ? by_nr[nr] : NULL;
 }
 
+int syscall_refusal_checks_fd(int nr)
+{
+	const struct syscall_kinds *k = syscall_kinds(nr);
+
+	return k && (k->arg[0] == SK_FD || k->arg[0] == SK_FD_MOD) && !(k->effects & SE_SYSTEM) &&
+	       nr != SCMP_SYS(close_range);
+}
+
 size_t syscall_kinds_count(void)
 {
 	return NELEM(table);

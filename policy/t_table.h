@@ -68,10 +68,16 @@ struct tt_table {
 	uint32_t nrules;
 	struct tt_entry entries[TT_MAX_NR];
 	struct tt_rule rules[TT_MAX_RULES];
+	/* bit nr: a refusal of nr (deny, or a failed rule) on a first argument
+	 * that is not an open descriptor, or is sandpit's, says EBADF
+	 * (syscall_refusal_checks_fd); T decides it with F_GETFD */
+	uint8_t fd_checked[TT_MAX_NR / 8];
 };
 
 _Static_assert(sizeof(struct tt_entry) == 8, "tt_entry layout");
 _Static_assert(sizeof(struct tt_rule) == 32, "tt_rule layout");
+_Static_assert(__builtin_offsetof(struct tt_table, fd_checked) ==
+		       8 + 8 * TT_MAX_NR + 32 * TT_MAX_RULES, "TT_FD_CHECKED");
 #endif
 
 /* offsets for assembly */
@@ -90,5 +96,6 @@ _Static_assert(sizeof(struct tt_rule) == 32, "tt_rule layout");
 #define TTR_VAL         16
 #define TTR_CMASK       24
 #define TTR_SIZE        32
+#define TT_FD_CHECKED   (TT_RULES + TTR_SIZE * TT_MAX_RULES)
 
 #endif

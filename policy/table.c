@@ -76,6 +76,8 @@ int policy_compile_table(const struct policy *p, struct tt_table *out, char *err
 			continue;
 		}
 		e = &out->entries[nr];
+		if (syscall_refusal_checks_fd(nr))
+			out->fd_checked[nr / 8] |= (uint8_t)(1u << (nr % 8));
 		e->cls = tt_class[c->cls];
 		e->err = c->cls == POLICY_EMU ? tt_emu(c->err) : c->err;
 		e->first = out->nrules;

@@ -353,10 +353,19 @@ static long dispatch(long nr, const long a[6])
 	const struct tt_entry *e = &st->table->entries[nr];
 	if (e->cls == TT_NATIVE || (e->cls == TT_ALLOW && sandpit_u_filter))
 		return sandpit_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (e->cls == TT_DENY) {
+	/* a refusal on a descriptor that is not open says EBADF, as the
+	 * kernel would, and only T can ask the kernel (t_table.h) */
+	int fd_checked = (st->table->fd_checked[nr / 8] >> (nr % 8)) & 1;
+	if (e->cls == TT_DENY && (!fd_checked || e->err == 9 /* EBADF */ || e->err == 38)) {
 		if (sandpit_u_report)
 			report_denied(st, nr, a, -(long)e->err, -1);
 		return -(long)e->err;
+	}
+	if (e->cls == TT_DENY) {
+		long r = u_call_trusted(nr, a);
+		if (sandpit_u_report)
+			report_denied(st, nr, a, r, -1);
+		return r;
 	}
 	if (!sandpit_u_report || e->cls != TT_THREAD)
 		return call_with_mask(nr, a);

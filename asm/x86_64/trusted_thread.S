@@ -52,6 +52,7 @@
 #define MSG_PEEK     2
 #define MSG_DONTWAIT 0x40
 #define EBADF    9
+#define ENOSYS   38
 #define F_GETFD  1
 #define CLOSE_RANGE_CLOEXEC 4
 #define O_CLOEXEC 02000000
@@ -346,7 +347,7 @@ trusted_thread_main:
 	jne .Lenosys
 	movslq TTE_ERR(%rbx), %rax
 	neg %rax
-	jmp .Lresult
+	jmp .Lrefused
 .Lenosys:
 	mov $-38, %rax
 	jmp .Lresult
@@ -407,6 +408,36 @@ trusted_thread_main:
 	mov %rcx, MB_RES3(%r14)
 	movslq TTR_ERR(%rbx), %rax
 	neg %rax
+	/* fall through */
+
+/* ---- a refusal (-errno in rax) of a call whose first argument the
+ * kernel looks up before anything else (the table's fd_checked bit): on a
+ * descriptor that is not open, or is sandpit's, the kernel would say
+ * EBADF, and so does T.  The number and the descriptor come from xmm0 and
+ * xmm1, the answer from the kernel (F_GETFD on the same register value);
+ * ENOSYS (no such call) stays. */
+.Lrefused:
+	cmp $-EBADF, %rax
+	je .Lresult
+	cmp $-ENOSYS, %rax
+	je .Lresult
+	movq %xmm0, %rcx
+	bt %rcx, TT_FD_CHECKED(%r13)
+	jnc .Lresult
+	mov %rax, %rbx
+	movq %xmm1, %rdi
+	cmp SP_CFG_FD_LO(%r15), %edi
+	jl 1f
+	cmp SP_CFG_FD_HI(%r15), %edi
+	jle 2f
+1:	mov $F_GETFD, %esi
+	mov $__NR_fcntl, %eax
+	syscall
+	cmp $-EBADF, %rax
+	je 2f
+	mov %rbx, %rax
+	jmp .Lresult
+2:	mov $-EBADF, %rax
 	jmp .Lresult
 
 .Lop_mask_zero:
