@@ -392,7 +392,8 @@ static const struct syscall_kinds table[] = {
 	/* setting a limit acts on the process arg0 names (reading does not) */
 	C("prlimit64", PROC, PID0, I, Q, OUT),
 	C("name_to_handle_at", 0, D, P, OUT, OUT, I),
-	C("open_by_handle_at", 0, F, ST, I),
+	/* CAP_DAC_READ_SEARCH, checked before the descriptor */
+	C("open_by_handle_at", SYSTEM, F, ST, I),
 	C("clock_adjtime", SYSTEM, I, ST),
 	C("syncfs", 0, F),
 	C("sendmmsg", 0, F, ST, I, I),
