@@ -150,7 +150,6 @@ static const struct {
 	const char *seen, *needs;
 } implied[] = {
 	{ "clone3", "clone" },           /* ENOSYS: glibc falls back to clone */
-	{ "close_range", "close" },      /* ENOSYS: callers close one by one */
 	{ "rt_sigprocmask", "tgkill" },  /* U signals itself (SANDPIT_SIG) to change its mask */
 	{ "rt_sigprocmask", "rt_sigreturn" },
 	{ "sigaltstack", "tgkill" },
