@@ -356,7 +356,7 @@ static long dispatch(long nr, const long a[6])
 	/* a refusal on a descriptor that is not open says EBADF, as the
 	 * kernel would, and only T can ask the kernel (t_table.h) */
 	int fd_checked = (st->table->fd_checked[nr / 8] >> (nr % 8)) & 1;
-	if (e->cls == TT_DENY && (!fd_checked || e->err == 9 /* EBADF */ || e->err == 38)) {
+	if (e->cls == TT_DENY && (!fd_checked || e->err == 9 /* EBADF */ || e->err == 38 /* ENOSYS */)) {
 		if (sandpit_u_report)
 			report_denied(st, nr, a, -(long)e->err, -1);
 		return -(long)e->err;
