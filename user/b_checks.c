@@ -60,6 +60,25 @@ long b_read_string(char *buf, size_t max, uint64_t addr)
 	return -ENAMETOOLONG;
 }
 
+/* The path argument at addr of slot s's request: from the copy U's entry
+ * sent with it (MB_PATH) when that copy is of this argument, else read
+ * from P.  The mailbox is U's: one copy of it here, and only that copy is
+ * looked at (its length against its bytes) and then checked in full like
+ * any path (invariant 8); a forged copy is U's request, as a rewritten
+ * argument would be. */
+static long b_read_path(int s, char *buf, size_t max, uint64_t addr)
+{
+	struct mb_path copy;
+	memcpy(&copy, (const void *)&b_cfg()->mb[s].path, sizeof(copy));
+	if (addr && copy.addr == addr && copy.len < MB_PATH_MAX && copy.len < max &&
+	    strnlen(copy.bytes, MB_PATH_MAX) == copy.len) {
+		memcpy(buf, copy.bytes, copy.len);
+		buf[copy.len] = 0;
+		return copy.len;
+	}
+	return b_read_string(buf, max, addr);
+}
+
 int b_proc_link(char *out, size_t len, const char *what)
 {
 	char link[64];
@@ -181,7 +200,7 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out)
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
 	char path[PATH_MAX], resolved[PATH_MAX];
-	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
+	long n = b_read_path(s, path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
