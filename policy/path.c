@@ -19,6 +19,15 @@
 #define MAX_LINKS     40 /* as the kernel: then ELOOP */
 #define PROC_ROOT_INO 1
 
+long path_from_copy(const char *bytes, size_t cap, uint32_t len, char *buf, size_t max)
+{
+	if (len >= cap || len >= max || strnlen(bytes, cap) != len)
+		return -1;
+	memcpy(buf, bytes, len);
+	buf[len] = 0;
+	return len;
+}
+
 int path_normalise(const char *path, char *out, size_t outlen)
 {
 	size_t n = 0;

@@ -386,6 +386,12 @@ int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
  * ones do (as rename across mounts), -EACCES otherwise. */
 int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b);
 
+/* A path U sent as bytes with its request (the mailbox's copy, B's own copy
+ * of it): `len` says how long it is, `bytes` holds `cap` bytes.  Its length
+ * into buf (NUL-terminated) if the bytes hold exactly that string and it
+ * fits in buf (max), else -1 (then B reads the path from P). */
+long path_from_copy(const char *bytes, size_t cap, uint32_t len, char *buf, size_t max);
+
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);
 

@@ -70,13 +70,10 @@ static long b_read_path(int s, char *buf, size_t max, uint64_t addr)
 {
 	struct mb_path copy;
 	memcpy(&copy, (const void *)&b_cfg()->mb[s].path, sizeof(copy));
-	if (addr && copy.addr == addr && copy.len < MB_PATH_MAX && copy.len < max &&
-	    strnlen(copy.bytes, MB_PATH_MAX) == copy.len) {
-		memcpy(buf, copy.bytes, copy.len);
-		buf[copy.len] = 0;
-		return copy.len;
-	}
-	return b_read_string(buf, max, addr);
+	long n = addr && copy.addr == addr ?
+			 path_from_copy(copy.bytes, sizeof(copy.bytes), copy.len, buf, max) :
+			 -1;
+	return n >= 0 ? n : b_read_string(buf, max, addr);
 }
 
 int b_proc_link(char *out, size_t len, const char *what)
