@@ -62,6 +62,7 @@ struct race {
 	volatile int victim_slot;
 	volatile long snapshots, torn; /* the secure page as a reader sees it */
 	volatile int pause, paused;
+	volatile int stopped; /* the rewriter has left its loop */
 };
 static struct race *R;
 static struct mailbox *volatile victim_mb;
@@ -251,6 +252,7 @@ static void *rewrite_request(void *a)
 		memcpy(mb->args, args, sizeof(args));
 		R->writes++;
 	}
+	R->stopped = 1;
 	return NULL;
 }
 
@@ -310,6 +312,10 @@ static int body_slow_check(void *a)
 		}
 	}
 	R->done = 1;
+	/* no call before the rewriter's last write has landed: it would be
+	 * the rewritten openat (glibc aborts a futex wait that says EACCES) */
+	while (!R->stopped)
+		;
 	pthread_join(w, NULL);
 	pthread_join(o, NULL);
 	return 0;
