@@ -406,6 +406,12 @@ int path_normalise(const char *path, char *out, size_t outlen);
  * -ELOOP after 40 links, -ENAMETOOLONG, -ENOTDIR, -ENOENT as the kernel. */
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen);
+/* The same; where one openat2 that refuses every link reached the path, *fd
+ * is that descriptor (O_PATH, the last component not followed under
+ * PATH_NOFOLLOW): the object the resolved text named when it was resolved,
+ * for the caller to close.  Else -1. */
+int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+		    size_t outlen, int *fd);
 
 /* BPF back end (policy/bpf.c): the filter U runs under in filter mode, built
  * by libseccomp.  Default action SCMP_ACT_TRAP (U's SIGSYS handler sends the

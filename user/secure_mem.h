@@ -80,6 +80,11 @@
 #define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
 #define SP_V_ACK        2    /* done, the result is 0                            */
 #define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
+/* a verdict of -SP_ANSWERED is no errno: B answered the call itself (the
+ * stat family, b_checks.c), its struct stat is at SP_DATA, and T returns
+ * the verdict as it returns an errno, for U's entry to copy the bytes out */
+#define SP_ANSWERED     4000
+#define SP_ANSWER_STAT  144  /* sizeof(struct stat) on x86-64, the kernel's */
 
 /* ---- mailbox ---- */
 #define MB_REQ_SEQ      0    /* U bumps after writing MB_NR/MB_ARGS            */
