@@ -78,8 +78,8 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTATAT, C_FSTAT, C_CLOCK,
-	    C_RDTSC, C_FS, NCALLS };
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTATAT, C_ACCESS,
+	    C_READLINK, C_FSTAT, C_CLOCK, C_RDTSC, C_FS, NCALLS };
 
 static const struct {
 	const char *name, *note;
@@ -104,6 +104,9 @@ static const struct {
 	[C_FSTATAT] = { "newfstatat(dirfd, name)",
 			"fstatat(fd of /usr/lib, \"os-release\", buf, 0): a path relative to a directory "
 			"fd, which B resolves from the fd; checked by B in both modes" },
+	[C_ACCESS] = { "access", B_PATH ", R_OK; checked by B, made by T in both modes" },
+	[C_READLINK] = { "readlink", "/etc/os-release (a link to " B_PATH "); checked by B, made by "
+				     "T in both modes" },
 	[C_FSTAT] = { "fstat", "through glibc 2.36: newfstatat(fd, \"\", buf, AT_EMPTY_PATH); the entry "
 			       "reads the empty path once and makes it fstat(fd): T in strict mode, "
 			       "the filter allows it in filter mode" },
@@ -178,6 +181,15 @@ static void one(int call, long n)
 		case C_FSTATAT:
 			fstatat(dir_kept, "os-release", &sb, 0);
 			break;
+		case C_ACCESS:
+			access(B_PATH, R_OK);
+			break;
+		case C_READLINK: {
+			char link[64];
+			if (readlink("/etc/os-release", link, sizeof(link)) < 0)
+				link[0] = 0;
+			break;
+		}
 		case C_FSTAT:
 			fstat(fd_kept, &sb);
 			break;

@@ -19,6 +19,15 @@
 #define MAX_LINKS     40 /* as the kernel: then ELOOP */
 #define PROC_ROOT_INO 1
 
+long path_from_copy(const char *bytes, size_t cap, uint32_t len, char *buf, size_t max)
+{
+	if (len >= cap || len >= max || strnlen(bytes, cap) != len)
+		return -1;
+	memcpy(buf, bytes, len);
+	buf[len] = 0;
+	return len;
+}
+
 int path_normalise(const char *path, char *out, size_t outlen)
 {
 	size_t n = 0;
@@ -71,7 +80,7 @@ static int proc_dir(const char *dir)
  * would read no link, and one openat2 that refuses every link tells so
  * faster than a readlink per component.  Any doubt (a link, a missing
  * component, no openat2) answers no and the walk decides. */
-static int no_link_on_the_way(const char *abs, int follow_last)
+static int no_link_on_the_way(const char *abs, int follow_last, int *keep)
 {
 	/* the walk gives /proc/self and /proc/thread-self P's pid, even where
 	 * they are the last component and not followed */
@@ -87,14 +96,25 @@ static int no_link_on_the_way(const char *abs, int follow_last)
 
 	if (fd < 0)
 		return 0;
-	close((int)fd);
+	if (keep)
+		*keep = (int)fd;
+	else
+		close((int)fd);
 	return 1;
 }
 
-/* res holds the resolved prefix without a trailing slash ("" is the root). */
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen)
 {
+	return path_resolve_fd(pid, cwd, path, flags, out, outlen, NULL);
+}
+
+/* res holds the resolved prefix without a trailing slash ("" is the root). */
+int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+		    size_t outlen, int *fd)
+{
+	if (fd)
+		*fd = -1;
 	char res[PATH_MAX], link[PATH_MAX], pend[2 * PATH_MAX + 2], tmp[2 * PATH_MAX + 2];
 	const char *p, *q;
 	int links = 0, missing = 0, follow_last = !(flags & PATH_NOFOLLOW);
@@ -112,8 +132,14 @@ int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *
 		if ((size_t)snprintf(pend, sizeof(pend), "%s/%s", cwd, path) >= sizeof(pend))
 			return -ENAMETOOLONG;
 	}
-	if ((flags & PATH_OPENAT2) && no_link_on_the_way(pend, follow_last))
-		return path_normalise(pend, out, outlen);
+	if ((flags & PATH_OPENAT2) && no_link_on_the_way(pend, follow_last, fd)) {
+		int r = path_normalise(pend, out, outlen);
+		if (r < 0 && fd) {
+			close(*fd);
+			*fd = -1;
+		}
+		return r;
+	}
 	res[0] = '\0';
 	p = pend;
 	for (;;) {

@@ -394,6 +394,12 @@ int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
  * ones do (as rename across mounts), -EACCES otherwise. */
 int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b);
 
+/* A path U sent as bytes with its request (the mailbox's copy, B's own copy
+ * of it): `len` says how long it is, `bytes` holds `cap` bytes.  Its length
+ * into buf (NUL-terminated) if the bytes hold exactly that string and it
+ * fits in buf (max), else -1 (then B reads the path from P). */
+long path_from_copy(const char *bytes, size_t cap, uint32_t len, char *buf, size_t max);
+
 /* Lexical only (".", "..", "//"); for grants, never for U's paths. */
 int path_normalise(const char *path, char *out, size_t outlen);
 
@@ -408,6 +414,12 @@ int path_normalise(const char *path, char *out, size_t outlen);
  * -ELOOP after 40 links, -ENAMETOOLONG, -ENOTDIR, -ENOENT as the kernel. */
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen);
+/* The same; where one openat2 that refuses every link reached the path, *fd
+ * is that descriptor (O_PATH, the last component not followed under
+ * PATH_NOFOLLOW): the object the resolved text named when it was resolved,
+ * for the caller to close.  Else -1. */
+int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+		    size_t outlen, int *fd);
 
 /* BPF back end (policy/bpf.c): the filter U runs under in filter mode, built
  * by libseccomp.  Default action SCMP_ACT_TRAP (U's SIGSYS handler sends the

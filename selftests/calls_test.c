@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -606,6 +607,79 @@ TEST(fstat_is_fstat_without_a_trip_to_b)
 {
 	ASSERT_EQ(0, stat("/etc/hostname", &native_hostname));
 	EXPECT_EQ(0, outcome(run_sandboxed(body_fstat_shortcut, NULL)));
+}
+
+/* A path B checks travels with its request (U's entry copies up to
+ * MB_PATH_MAX bytes of it, B reads a longer or unreadable one from P):
+ * every length and every unreadable byte gives the kernel's answer, the
+ * same natively and in the sandbox, and U never dies of its copy. */
+struct carried {
+	char *edge; /* two pages, the second PROT_NONE */
+	char mid[600], longp[2100], toolong[4200];
+};
+
+static int path_results(void *a)
+{
+	struct carried *c = a;
+	struct stat sb, ref;
+	if (stat("/etc/hostname", &ref) != 0)
+		return 1;
+	/* 300 bytes: carried; 2000: read by B; 4200: too long for anyone */
+	if (stat(c->mid, &sb) != 0 || sb.st_ino != ref.st_ino)
+		return 2;
+	if (stat(c->longp, &sb) != 0 || sb.st_ino != ref.st_ino)
+		return 3;
+	if (stat(c->toolong, &sb) != -1 || errno != ENAMETOOLONG)
+		return 4;
+	int fd = open(c->mid, O_RDONLY);
+	if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_ino != ref.st_ino)
+		return 5;
+	close(fd);
+	if (access(c->mid, R_OK) != 0 || access(c->longp, R_OK) != 0)
+		return 6;
+	/* unreadable: NULL, a low address, a string running into PROT_NONE */
+	if (syscall(SYS_stat, NULL, &sb) != -1 || errno != EFAULT)
+		return 7;
+	if (syscall(SYS_newfstatat, AT_FDCWD, (void *)8, &sb, 0) != -1 || errno != EFAULT)
+		return 8;
+	char *end = c->edge + 4096;
+	memcpy(end - 14, "/etc/hostname", 14); /* its NUL the page's last byte */
+	if (stat(end - 14, &sb) != 0 || sb.st_ino != ref.st_ino)
+		return 9;
+	memcpy(end - 13, "/etc/hostname", 13); /* no NUL before the hole */
+	if (stat(end - 13, &sb) != -1 || errno != EFAULT)
+		return 10;
+	if (open(end - 13, O_RDONLY) != -1 || errno != EFAULT)
+		return 11;
+	if (access(end - 13, R_OK) != -1 || errno != EFAULT)
+		return 12;
+	return 0;
+}
+
+static void fill_dots(char *out, size_t len)
+{
+	strcpy(out, "/etc");
+	size_t n = strlen(out);
+	while (n + 2 + strlen("/hostname") < len - 1) {
+		memcpy(out + n, "/.", 2);
+		n += 2;
+	}
+	strcpy(out + n, "/hostname");
+}
+
+TEST(path_carried_with_the_request_reads_as_the_kernel_would)
+{
+	struct carried *c = shared_page(sizeof(*c));
+	ASSERT_NE(NULL, c);
+	c->edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c->edge);
+	ASSERT_EQ(0, mprotect(c->edge + 4096, 4096, PROT_NONE));
+	fill_dots(c->mid, 300);
+	fill_dots(c->longp, 2000);
+	fill_dots(c->toolong, sizeof(c->toolong));
+	ASSERT_EQ(0, path_results(c)); /* natively first: the kernel's answers */
+	memset(c->edge, 0, 4096);
+	EXPECT_EQ(0, outcome(run_sandboxed(path_results, c)));
 }
 
 TEST_HARNESS_MAIN

@@ -62,6 +62,7 @@ struct race {
 	volatile int victim_slot;
 	volatile long snapshots, torn; /* the secure page as a reader sees it */
 	volatile int pause, paused;
+	volatile int stopped; /* the rewriter has left its loop */
 };
 static struct race *R;
 static struct mailbox *volatile victim_mb;
@@ -251,6 +252,7 @@ static void *rewrite_request(void *a)
 		memcpy(mb->args, args, sizeof(args));
 		R->writes++;
 	}
+	R->stopped = 1;
 	return NULL;
 }
 
@@ -310,6 +312,10 @@ static int body_slow_check(void *a)
 		}
 	}
 	R->done = 1;
+	/* no call before the rewriter's last write has landed: it would be
+	 * the rewritten openat (glibc aborts a futex wait that says EACCES) */
+	while (!R->stopped)
+		;
 	pthread_join(w, NULL);
 	pthread_join(o, NULL);
 	return 0;
@@ -361,6 +367,116 @@ TEST(inv2_request_rewritten_during_a_slow_check_never_creates_outside_grants)
 	EXPECT_EQ(-1, access(sl->evil, F_OK));
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", sl->dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/* ------------------------------- the path copy sent with a request, rewritten */
+
+struct carried {
+	char dir[64], in_path[96], out_path[96];
+	ino_t out_ino;
+};
+
+/* U's entry copies a path B checks into the mailbox (MB_PATH); another
+ * thread keeps replacing that copy with a path outside every grant, for
+ * the victim's own pointer, so that B takes it for the victim's argument */
+static void *rewrite_path_copy(void *a)
+{
+	struct carried *c = a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	size_t len = strlen(c->out_path);
+	while (!R->done) {
+		memcpy(mb->path.bytes, c->out_path, len + 1);
+		mb->path.len = (uint32_t)len;
+		mb->path.addr = (uint64_t)(uintptr_t)c->in_path;
+		R->writes++;
+	}
+	return NULL;
+}
+
+static int body_path_copy(void *a)
+{
+	struct carried *c = a;
+	pthread_t w;
+	victim_mb = my_mailbox();
+	if (pthread_create(&w, NULL, rewrite_path_copy, c))
+		return 1;
+	time_t until = time(NULL) + 20;
+	for (int i = 0; i < 400 || (!R->landed && time(NULL) < until); i++) {
+		char buf[16] = { 0 };
+		struct stat sb;
+		int fd = open(c->in_path, O_RDONLY);
+		if (fd >= 0) {
+			if (read(fd, buf, sizeof(buf) - 1) < 0 || strcmp(buf, "inside"))
+				R->bad++; /* the file outside: B checked one path, T opened another */
+			else
+				R->calls++;
+			close(fd);
+		} else if (errno == EACCES) {
+			R->landed++; /* B checked the rewritten copy in full, and refused it */
+		} else {
+			R->bad++;
+		}
+		if (stat(c->in_path, &sb) == 0) {
+			if (sb.st_ino == c->out_ino)
+				R->bad++;
+			else
+				R->calls++;
+		} else if (errno == EACCES) {
+			R->landed++;
+		} else {
+			R->bad++;
+		}
+	}
+	R->done = 1;
+	pthread_join(w, NULL);
+	return 0;
+}
+
+/* The copy is U's request: B copies it once and checks that copy, so a
+ * rewrite is either refused (EACCES) or too late for this call; the file
+ * outside the grant is never opened or stat'ed. */
+TEST(inv2_path_copy_rewritten_in_the_mailbox_never_reaches_a_file_outside_grants)
+{
+	struct carried *c = shared_page(sizeof(*c));
+	R = shared_page(4096);
+	ASSERT_NE(NULL, c);
+	ASSERT_NE(NULL, R);
+	snprintf(c->dir, sizeof(c->dir), "/tmp/sandpit-core-copy-%d", getpid());
+	snprintf(c->in_path, sizeof(c->in_path), "%s/in0/f", c->dir);
+	snprintf(c->out_path, sizeof(c->out_path), "%s/out/f", c->dir);
+	char p[128];
+	ASSERT_EQ(0, mkdir(c->dir, 0755));
+	snprintf(p, sizeof(p), "%s/in0", c->dir);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s/out", c->dir);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	const char *files[2][2] = { { c->in_path, "inside" }, { c->out_path, "secret" } };
+	for (int i = 0; i < 2; i++) {
+		int fd = open(files[i][0], O_CREAT | O_WRONLY, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(6, write(fd, files[i][1], 6));
+		close(fd);
+	}
+	struct stat sb;
+	ASSERT_EQ(0, stat(c->out_path, &sb));
+	c->out_ino = sb.st_ino;
+
+	snprintf(p, sizeof(p), "%s/in0", c->dir);
+	const char *reads[] = { p, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = reads };
+	char msg[4096];
+	int r = run_capture(body_path_copy, c, &o, 60, msg, sizeof(msg));
+	TH_LOG("outcome %d, rewrites %ld, refused %ld, inside %ld, outside or other %ld; %s", r,
+	       R->writes, R->landed, R->calls, R->bad, msg);
+	EXPECT_EQ(0, r);
+	EXPECT_LT(0, R->writes);
+	EXPECT_LT(0, R->landed);
+	EXPECT_EQ(0, R->bad);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
 	EXPECT_EQ(0, system(cmd));
 }
 

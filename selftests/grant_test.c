@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -18,6 +19,7 @@
 #include <sys/xattr.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "u_state.h"
 
 #define NRES 64
 
@@ -664,6 +666,202 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
 	       r->calls, r->done, r->refused, r->raced);
 	rm_rf(b->grant);
 	rm_rf(b->outside);
+}
+
+/* ------------------------------------------- stats B answers itself */
+
+/* stat, lstat and newfstatat are answered by B from the descriptor its
+ * resolution opened (user/b_checks.c): the struct, errno and the writes to
+ * the buffer are the kernel's, case by case, natively and sandboxed on the
+ * same tree; `answered` says which calls B answered (the verdict in the
+ * secure page), so that the cases are seen to take that way. */
+#define NSTAT 13
+struct stats {
+	char dir[64];
+	char *ro; /* a read-only page */
+	long res[NSTAT];
+	struct stat st[NSTAT];
+	int answered[NSTAT];
+};
+
+static int stat_cases(void *a)
+{
+	struct stats *t = a;
+	int sandboxed = sandpit_mode() != SANDPIT_MODE_NONE;
+	if (chdir(t->dir))
+		return 1;
+	int dfd = open(".", O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return 2;
+	char abs[128];
+	snprintf(abs, sizeof(abs), "%s/f", t->dir);
+	for (int i = 0; i < NSTAT; i++) {
+		struct stat *sb = &t->st[i];
+		long r = -1;
+		errno = 0;
+		switch (i) {
+		case 0: r = stat("f", sb); break;
+		case 1: r = lstat("f", sb); break;
+		case 2: r = stat("lf", sb); break;  /* a link on the way: B's walk, then its open */
+		case 3: r = lstat("lf", sb); break; /* the link itself */
+		case 4: r = fstatat(dfd, "f", sb, 0); break;
+		case 5: r = fstatat(dfd, "lf", sb, AT_SYMLINK_NOFOLLOW); break;
+		case 6: r = stat("d/", sb); break;
+		case 7: r = stat("f/", sb); break;  /* ENOTDIR */
+		case 8: r = stat("nx", sb); break;  /* ENOENT */
+		case 9: r = stat("d/../f", sb); break;
+		case 10: r = stat(abs, sb); break;
+		case 11: r = syscall(SYS_stat, "f", NULL); break;   /* EFAULT */
+		case 12: r = syscall(SYS_stat, "f", t->ro); break;  /* EFAULT */
+		}
+		t->res[i] = r < 0 ? -errno : r;
+		if (sandboxed)
+			t->answered[i] = state_of(my_mailbox())->sp->verdict == -SP_ANSWERED;
+	}
+	return 0;
+}
+
+TEST(stats_answered_by_b_are_the_kernels)
+{
+	NEED_OPENAT2();
+	struct stats *nat = shared_page(sizeof(*nat)), *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, nat);
+	ASSERT_NE(NULL, box);
+	char *ro = mmap(NULL, 4096, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	strcpy(nat->dir, "/tmp/sandpit-stat-XXXXXX");
+	make_dir(_metadata, nat->dir);
+	char p[128];
+	ASSERT_EQ(0, make(AT(p, nat->dir, "f")));
+	ASSERT_EQ(0, mkdir(AT(p, nat->dir, "d"), 0750));
+	ASSERT_EQ(0, symlink("f", AT(p, nat->dir, "lf")));
+	memcpy(box->dir, nat->dir, sizeof(box->dir));
+	nat->ro = box->ro = ro;
+	pid_t pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(stat_cases(nat));
+	int st;
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+	const char *r[] = { box->dir, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(stat_cases, box, &o, 60)));
+	for (int i = 0; i < NSTAT; i++) {
+		EXPECT_EQ(nat->res[i], box->res[i]) TH_LOG("case %d", i);
+		if (nat->res[i] || box->res[i])
+			continue;
+		struct stat *a = &nat->st[i], *b = &box->st[i];
+		EXPECT_EQ(a->st_dev, b->st_dev) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_ino, b->st_ino) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_mode, b->st_mode) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_nlink, b->st_nlink) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_uid, b->st_uid) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_gid, b->st_gid) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_rdev, b->st_rdev) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_size, b->st_size) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_blksize, b->st_blksize) TH_LOG("case %d", i);
+		EXPECT_EQ(a->st_blocks, b->st_blocks) TH_LOG("case %d", i);
+		EXPECT_EQ(0, memcmp(&a->st_mtim, &b->st_mtim, sizeof(a->st_mtim))) TH_LOG("case %d", i);
+		EXPECT_EQ(0, memcmp(&a->st_ctim, &b->st_ctim, sizeof(a->st_ctim))) TH_LOG("case %d", i);
+	}
+	/* B answered every case that reached a file, and the bad buffers */
+	static const int by_b[] = { 0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12 };
+	for (size_t i = 0; i < sizeof(by_b) / sizeof(by_b[0]); i++) {
+		EXPECT_EQ(1, box->answered[by_b[i]]) TH_LOG("case %d", by_b[i]);
+	}
+	EXPECT_EQ(0, box->answered[7]);
+	EXPECT_EQ(0, box->answered[8]);
+	rm_rf(nat->dir);
+}
+
+/* While the sandboxed body stats GRANT/d/file again and again, a second
+ * process swaps GRANT/d with a symlink to OUTSIDE (RENAME_EXCHANGE).  The
+ * answer is about the file inside, or a refusal (EACCES: B resolved the
+ * path out of the grant), or the swap met between B's check and its open
+ * (ELOOP, ENOENT, ENOTDIR): never the file outside.  (When T made the
+ * call from the checked text, a swap after the check made the kernel
+ * follow the new link out of the grant.) */
+struct stat_race {
+	char grant[64], outside[64];
+	ino_t in_ino, out_ino;
+	volatile int stop;
+	int calls, inside, outside_seen, refused, raced, other;
+};
+
+static int stat_race_body(void *a)
+{
+	struct stat_race *r = a;
+	char x[128];
+	snprintf(x, sizeof(x), "%s/d/file", r->grant);
+	time_t until = time(NULL) + 20;
+	int i;
+	for (i = 0; i < 3000 || ((!r->inside || !(r->refused + r->raced)) && time(NULL) < until);
+	     i++) {
+		struct stat sb;
+		errno = 0;
+		long v = (i & 1) ? lstat(x, &sb) : stat(x, &sb);
+		if (v == 0 && sb.st_ino == r->out_ino)
+			r->outside_seen++;
+		else if (v == 0 && sb.st_ino == r->in_ino)
+			r->inside++;
+		else if (v == 0)
+			r->other++;
+		else if (errno == EACCES)
+			r->refused++;
+		else if (errno == ELOOP || errno == ENOENT || errno == ENOTDIR)
+			r->raced++;
+		else
+			r->other++;
+	}
+	r->calls = i;
+	r->stop = 1;
+	return 0;
+}
+
+TEST(race_stat_swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
+{
+	NEED_OPENAT2();
+	struct stat_race *r = shared_page(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	strcpy(r->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(r->outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, r->grant);
+	make_dir(_metadata, r->outside);
+	char d[96], l[96], p[192];
+	struct stat sb;
+	snprintf(d, sizeof(d), "%s/d", r->grant);
+	snprintf(l, sizeof(l), "%s/l", r->grant);
+	ASSERT_EQ(0, mkdir(d, 0755));
+	ASSERT_EQ(0, make(AT(p, d, "file")));
+	ASSERT_EQ(0, stat(p, &sb));
+	r->in_ino = sb.st_ino;
+	ASSERT_EQ(0, make(AT(p, r->outside, "file")));
+	ASSERT_EQ(0, stat(p, &sb));
+	r->out_ino = sb.st_ino;
+	ASSERT_EQ(0, symlink(r->outside, l));
+	pid_t swapper = fork();
+	ASSERT_LE(0, swapper);
+	if (swapper == 0) {
+		while (!r->stop)
+			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, RENAME_EXCHANGE);
+		_exit(0);
+	}
+	const char *g[] = { r->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = g };
+	int st = run_sandboxed_opts(stat_race_body, r, &o, 120);
+	r->stop = 1;
+	waitpid(swapper, NULL, 0);
+	TH_LOG("of %d stats, %d inside, %d refused, %d met a swap, %d outside, %d other", r->calls,
+	       r->inside, r->refused, r->raced, r->outside_seen, r->other);
+	EXPECT_EQ(0, outcome(st));
+	EXPECT_LE(3000, r->calls);
+	EXPECT_EQ(0, r->outside_seen);
+	EXPECT_EQ(0, r->other);
+	EXPECT_LT(0, r->inside);
+	EXPECT_LT(0, r->refused + r->raced); /* the swap was met */
+	rm_rf(r->grant);
+	rm_rf(r->outside);
 }
 
 TEST_HARNESS_MAIN

@@ -60,6 +60,22 @@ long b_read_string(char *buf, size_t max, uint64_t addr)
 	return -ENAMETOOLONG;
 }
 
+/* The path argument at addr of slot s's request: from the copy U's entry
+ * sent with it (MB_PATH) when that copy is of this argument, else read
+ * from P.  The mailbox is U's: one copy of it here, and only that copy is
+ * looked at (its length against its bytes) and then checked in full like
+ * any path (invariant 8); a forged copy is U's request, as a rewritten
+ * argument would be. */
+static long b_read_path(int s, char *buf, size_t max, uint64_t addr)
+{
+	struct mb_path copy;
+	memcpy(&copy, (const void *)&b_cfg()->mb[s].path, sizeof(copy));
+	long n = addr && copy.addr == addr ?
+			 path_from_copy(copy.bytes, sizeof(copy.bytes), copy.len, buf, max) :
+			 -1;
+	return n >= 0 ? n : b_read_string(buf, max, addr);
+}
+
 int b_proc_link(char *out, size_t len, const char *what)
 {
 	char link[64];
@@ -157,8 +173,10 @@ long b_reported_denial(int s)
 	return SP_V_ACK;
 }
 
-int b_resolve(int dirfd, const char *path, int nofollow, char *out)
+int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd)
 {
+	if (fd)
+		*fd = -1;
 	char base[PATH_MAX];
 	int r;
 	if (path[0] == '/')
@@ -173,7 +191,24 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out)
 	if (r < 0)
 		return r == -ENOENT ? -EBADF : r;
 	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
-	return path_resolve(b_cfg()->pid, base, path, how, out, PATH_MAX);
+	return path_resolve_fd(b_cfg()->pid, base, path, how, out, PATH_MAX, fd);
+}
+
+/* stat, lstat, newfstatat: B answers them itself from the descriptor its
+ * resolution opened (RESOLVE_NO_SYMLINKS, the last component not followed
+ * where the call does not follow it; a trailing slash on a non-directory
+ * failed that open, ENOTDIR is then T's), so the kernel walks the path once
+ * and what is answered is the object B checked.  B has P's credentials
+ * (forked from P after its capabilities were dropped).  fstat of an O_PATH
+ * descriptor is stat of its object. */
+static long answer_stat(int fd, struct secure_page *sp)
+{
+	struct stat kst;
+	_Static_assert(sizeof(kst) == SP_ANSWER_STAT, "the kernel's struct stat");
+	if (syscall(SYS_fstat, fd, &kst) < 0)
+		return 0; /* T makes the call */
+	memcpy(sp->data, &kst, sizeof(kst));
+	return -SP_ANSWERED;
 }
 
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
@@ -181,7 +216,7 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out)
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
 	char path[PATH_MAX], resolved[PATH_MAX];
-	long n = b_read_string(path, sizeof(path), sp->args[pa->path_arg]);
+	long n = b_read_path(s, path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
@@ -202,7 +237,10 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		}
 		return -ENOENT;
 	}
-	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved);
+	int stat_family = sp->nr == SYS_stat || sp->nr == SYS_lstat || sp->nr == SYS_newfstatat;
+	int fd = -1;
+	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved,
+			  stat_family ? &fd : NULL);
 	if (r < 0)
 		return r;
 	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
@@ -212,6 +250,8 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	    policy_check_ancestor(b_cfg()->policy, b_cfg()->pid, resolved) == 0)
 		r = 0;
 	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
 		if (r == -EACCES)
 			b_path_denial(s, pa, sp, path, resolved, access,
 				      policy_path_denied(b_cfg()->policy, b_cfg()->pid, resolved));
@@ -222,10 +262,32 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	 * back.  The name is the one checked; it has no link left to follow. */
 	size_t len = strlen(resolved) + 1;
 	if (path[n - 1] == '/' && len > 2) {
-		if (len >= sizeof(resolved))
+		if (len >= sizeof(resolved)) {
+			if (fd >= 0)
+				close(fd);
 			return -ENAMETOOLONG;
+		}
 		resolved[len - 1] = '/';
 		resolved[len++] = '\0';
+	}
+	if (stat_family && compat_has(COMPAT_OPENAT2)) {
+		/* resolved by the walk (a link on the way): the checked text,
+		 * opened without links, so that a link swapped in since fails
+		 * (ELOOP) rather than leading the answer out of the grants */
+		if (fd < 0) {
+			struct open_how how = { .flags = O_PATH | O_CLOEXEC |
+							 (policy_proc_follow(pa, sp->args) ? 0 : O_NOFOLLOW),
+						.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+			fd = (int)syscall(SYS_openat2, AT_FDCWD, resolved, &how, sizeof(how));
+			if (fd < 0)
+				return -errno;
+		}
+		long v = answer_stat(fd, sp);
+		close(fd);
+		if (v)
+			return v;
+	} else if (fd >= 0) {
+		close(fd);
 	}
 	if (len > SP_DATA_SIZE)
 		return -ENAMETOOLONG;

@@ -70,6 +70,15 @@ extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")
 long sandpit_get_user8(const void *p) __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_fault[] __attribute__((visibility("hidden")));
+/* a string from U's memory into dst: its length, -ENAMETOOLONG (no NUL in
+ * max bytes) or -EFAULT instead of a fault */
+long sandpit_copy_user_str(char *dst, const char *src, unsigned long max)
+	__attribute__((visibility("hidden")));
+extern const char sandpit_copy_user_str_insn[] __attribute__((visibility("hidden")));
+extern const char sandpit_copy_user_str_fault[] __attribute__((visibility("hidden")));
+/* which argument of a call is the path B reads (0xff: none), for the entry's
+ * copy of it (MB_PATH); set by sandpit_start from the policy */
+extern unsigned char sandpit_u_path_arg[] __attribute__((visibility("hidden")));
 
 /* refusals are reported to B (which counts and logs them): set by
  * sandpit_start, SANDPIT_U_REPORT_ALL for the log, SANDPIT_U_REPORT_COUNT

@@ -340,6 +340,16 @@ static int build_table(struct start *s)
 
 	if (r < 0)
 		return fail(r, "cannot build the T table: %s", s->perr[0] ? s->perr : strerror(-r));
+	/* the path argument of each call B checks a path of, for U's entry to
+	 * send with the request (MB_PATH; only a hint: B uses the copy only
+	 * for the argument it reads itself) */
+	for (int nr = 0; nr < TT_MAX_NR; nr++) {
+		const struct policy_proc_arg *pa = policy_proc_arg(policy, nr);
+		sandpit_u_path_arg[nr] = pa && pa->kind == PK_PATH && pa->path_arg >= 0 &&
+							 pa->path_arg < 6 ?
+						 (unsigned char)pa->path_arg :
+						 0xff;
+	}
 	return 0;
 }
 

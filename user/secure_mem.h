@@ -80,6 +80,11 @@
 #define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
 #define SP_V_ACK        2    /* done, the result is 0                            */
 #define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
+/* a verdict of -SP_ANSWERED is no errno: B answered the call itself (the
+ * stat family, b_checks.c), its struct stat is at SP_DATA, and T returns
+ * the verdict as it returns an errno, for U's entry to copy the bytes out */
+#define SP_ANSWERED     4000
+#define SP_ANSWER_STAT  144  /* sizeof(struct stat) on x86-64, the kernel's */
 
 /* ---- mailbox ---- */
 #define MB_REQ_SEQ      0    /* U bumps after writing MB_NR/MB_ARGS            */
@@ -101,6 +106,9 @@
 #define MB_PAYLOAD      256  /* T scratch: the request for B, nr + 6 args (56) */
 #define MB_DRAIN        384  /* bytes read to drain wake-ups (never read back) */
 #define MB_CLONE_REGS   512  /* U's registers at clone, for the new thread     */
+#define MB_PATH         640  /* U's copy of a path it sends to B (struct mb_path) */
+#define MB_PATH_MAX     368  /* its bytes, the NUL included                     */
+#define MB_PATH_NONE    0xffffffffu /* mb_path.len: no copy for this request      */
 #define MB_U_STATE      1024 /* U-side runtime state (struct u_state)          */
 
 /* struct u_state (user/runtime.h) fields the assembly writes */
@@ -229,9 +237,20 @@ struct mailbox {
 	struct b_request payload;
 	uint8_t t_scratch[MB_CLONE_REGS - MB_PAYLOAD - sizeof(struct b_request)];
 	uint64_t clone_regs[CR_SIZE / 8];
-	uint8_t pad2[MB_U_STATE - MB_CLONE_REGS - CR_SIZE];
+	uint8_t pad2[MB_PATH - MB_CLONE_REGS - CR_SIZE];
+	/* The path argument of U's request for B, copied by U's entry with
+	 * the request (addr: the pointer it was read from, len: its length
+	 * without the NUL, or MB_PATH_NONE).  U's like the rest of the
+	 * request: B takes one copy and checks that (b_checks.c). */
+	struct mb_path {
+		uint64_t addr;
+		uint32_t len, pad;
+		char bytes[MB_PATH_MAX];
+	} path;
 	uint8_t u_state[SM_PAGE - MB_U_STATE];
 };
+_Static_assert(__builtin_offsetof(struct mailbox, path) == MB_PATH, "MB_PATH");
+_Static_assert(MB_PATH + sizeof(struct mb_path) == MB_U_STATE, "mb_path fits before u_state");
 
 _Static_assert(sizeof(struct secure_page) == SM_PAGE, "secure page size");
 _Static_assert(__builtin_offsetof(struct secure_page, b_cpu) == SP_B_CPU, "SP_B_CPU");

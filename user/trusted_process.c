@@ -512,6 +512,7 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	sp->pollfd[0].revents = sp->pollfd[1].revents = 0;
 	memset(mb, 0, sizeof(*mb));
 	mb->t_cpu = mb->u_cpu = ~0u;
+	mb->path.len = MB_PATH_NONE;
 	struct u_state *st = (struct u_state *)mb->u_state;
 	st->mb = mb;
 	st->table = (const struct tt_table *)(uintptr_t)sp0->table;

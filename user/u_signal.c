@@ -367,6 +367,10 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
 		return 0;
 	}
+	if (ip == (const unsigned char *)sandpit_copy_user_str_insn) {
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
+		return 0;
+	}
 	int fault = si[2] > 0; /* from the kernel; a kill, raise or sigqueue is <= 0 */
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
 	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&

@@ -191,4 +191,30 @@ sandpit_get_user8_fault:
 	ret
 	.size sandpit_get_user8, .-sandpit_get_user8
 
+/* long sandpit_copy_user_str(char *dst, const char *src, size_t max): the
+ * string at src copied into dst with its NUL, and its length; -ENAMETOOLONG
+ * if it has no NUL in max bytes, -EFAULT if a byte of it is not readable.
+ * The load is the only instruction that may fault on U's memory, and
+ * resumes at sandpit_copy_user_str_fault the same way. */
+	.globl sandpit_copy_user_str, sandpit_copy_user_str_insn, sandpit_copy_user_str_fault
+	.hidden sandpit_copy_user_str, sandpit_copy_user_str_insn, sandpit_copy_user_str_fault
+	.type sandpit_copy_user_str,@function
+sandpit_copy_user_str:
+	xor %eax, %eax
+1:	cmp %rdx, %rax
+	jae 2f
+sandpit_copy_user_str_insn:
+	movzbl (%rsi,%rax), %ecx
+	mov %cl, (%rdi,%rax)
+	test %ecx, %ecx
+	jz 3f
+	inc %rax
+	jmp 1b
+2:	mov $-36, %rax
+3:	ret
+sandpit_copy_user_str_fault:
+	mov $-14, %rax
+	ret
+	.size sandpit_copy_user_str, .-sandpit_copy_user_str
+
 	.section .note.GNU-stack,"",@progbits

@@ -32,5 +32,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == 0)
 		policy_check_path(pol, getpid(), res, PA_READ);
+	/* the copy U sends with a request (MB_PATH: 368 bytes and a length):
+	 * taken only as exactly the string its length says */
+	if (size >= 4) {
+		char bytes[368], taken[4200];
+		uint32_t len;
+		size_t nb = size - 4 < sizeof(bytes) ? size - 4 : sizeof(bytes);
+		memcpy(&len, data, 4);
+		memset(bytes, 'x', sizeof(bytes));
+		memcpy(bytes, data + 4, nb);
+		long n = path_from_copy(bytes, sizeof(bytes), len, taken, (size & 2) ? 64 : sizeof(taken));
+		if (n >= 0 && (n != (long)len || strlen(taken) != len || memcmp(taken, bytes, len)))
+			abort();
+		if (n < 0 && len < sizeof(bytes) && len < ((size & 2) ? 64u : sizeof(taken)) &&
+		    strnlen(bytes, sizeof(bytes)) == len)
+			abort();
+	}
 	return 0;
 }
