@@ -605,4 +605,93 @@ SCENARIO(accept4_no_client, setup_listener, NULL, call_accept4, release_client)
 SCENARIO(open_fifo_read_no_writer, setup_fifo, NULL, call_open_fifo_read, release_fifo_writer)
 SCENARIO(open_fifo_write_no_reader, setup_fifo_writable, NULL, call_open_fifo_write, release_fifo_reader)
 
+/* The calls the trusted process makes itself on a FIFO in a write grant
+ * never wait for its other end: truncate opens it without blocking (and
+ * answers EINVAL, as the kernel's truncate does for what is not a regular
+ * file), chmod opens it O_PATH, mknod, rename and unlink open nothing.
+ * Each answers as natively, with and without a reader holding it open. */
+#define FIFO_OPS 9
+struct fifo_ops {
+	long ret[FIFO_OPS];
+	int err[FIFO_OPS];
+	volatile int done;
+};
+
+static void fifo_ops(const char *dir, struct fifo_ops *o)
+{
+	char f[96], g[96];
+	int i = 0, rd;
+	snprintf(f, sizeof(f), "%s/p", dir);
+	snprintf(g, sizeof(g), "%s/q", dir);
+#define OP(x) (o->ret[i] = (x), o->err[i] = o->ret[i] < 0 ? errno : 0, i++)
+	OP(mkfifo(f, 0600));
+	OP(truncate(f, 0));                     /* no reader */
+	OP(chmod(f, 0640));
+	rd = open(f, O_RDONLY | O_NONBLOCK);    /* a reader: an open for writing succeeds */
+	OP(rd < 0 ? rd : 1);
+	OP(truncate(f, 0));
+	OP(truncate(f, 4096));
+	OP(rename(f, g));
+	OP(unlink(g));
+	OP(rd < 0 ? rd : close(rd));
+#undef OP
+	o->done = 1;
+}
+
+static int run_fifo_ops(const char *dir, int sandboxed, struct fifo_ops *o)
+{
+	memset(o, 0, sizeof(*o));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *grant[] = { dir, NULL };
+		struct sandpit_options so = { .allow_write = grant };
+		if (sandboxed && sandpit_start(&so) < 0)
+			_exit(SANDBOX_START_FAILED);
+		fifo_ops(dir, o);
+		_exit(0);
+	}
+	int st = -2;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		usleep(10000);
+		st = -2;
+	}
+	if (st == -2) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return outcome(st);
+}
+
+TEST(fifo_truncate_chmod_rename_do_not_block)
+{
+	struct res r = { 0 };
+	if (!suite_has_openat2())
+		SKIP(return, "no write grants without openat2");
+	make_dir(&r);
+	ASSERT_NE(0, r.dir[0]);
+	struct fifo_ops *n = shared_page(4096), *b = shared_page(4096);
+	ASSERT_NE(NULL, n);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, run_fifo_ops(r.dir, 0, n));
+	ASSERT_EQ(1, n->done);
+	/* natively: a FIFO is made, truncate says EINVAL with and without a
+	 * reader, the rest succeed */
+	EXPECT_EQ(0, n->ret[0]);
+	EXPECT_EQ(EINVAL, n->err[1]);
+	EXPECT_EQ(EINVAL, n->err[4]);
+	EXPECT_EQ(1, n->ret[3]);
+	ASSERT_EQ(0, run_fifo_ops(r.dir, 1, b));
+	ASSERT_EQ(1, b->done);
+	for (int i = 0; i < FIFO_OPS; i++) {
+		EXPECT_EQ(n->ret[i], b->ret[i]) TH_LOG("op %d", i);
+		EXPECT_EQ(n->err[i], b->err[i]) TH_LOG("op %d", i);
+	}
+	munmap(n, 4096);
+	munmap(b, 4096);
+	rmdir(r.dir);
+}
+
 TEST_HARNESS_MAIN
