@@ -497,7 +497,7 @@ static int body_high_killed(void *a)
 		return 1;
 	pthread_join(k, &res);
 	/* the process went on: only the filter's net may let it */
-	if ((long)res != -EACCES)
+	if ((long)res != -EAFNOSUPPORT)
 		return 3;
 	return unpark(t) ? 4 : 2;
 }
