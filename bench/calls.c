@@ -86,7 +86,7 @@ static const struct {
 } calls[NCALLS] = {
 	[C_GETPPID] = { "getppid", "allow; strict: through T; filter: the BPF filter allows it" },
 	[C_DENIED] = { "socket(AF_INET) denied",
-		       "deny(EACCES); strict: the entry answers, no round trip; filter: the filter's "
+		       "deny(EAFNOSUPPORT); strict: the entry answers, no round trip; filter: the filter's "
 		       "SECCOMP_RET_ERRNO; native: the call succeeds, so the figure includes closing "
 		       "the socket" },
 	[C_FCNTL] = { "fcntl(F_GETFL)",

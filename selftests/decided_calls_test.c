@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -348,6 +349,104 @@ TEST(decided_signalfd_and_inotify_descriptors)
 
 /* ------------------------------------------------------------- refused */
 
+static int body_pipe_seals(void *a)
+{
+	(void)a;
+	int p[2];
+	if (pipe(p) < 0)
+		return 1;
+	step("F_GETPIPE_SZ", VAL(fcntl(p[0], F_GETPIPE_SZ)));
+	step("F_SETPIPE_SZ 64 KiB", VAL(fcntl(p[1], F_SETPIPE_SZ, 65536)));
+	step("F_SETPIPE_SZ 4 KiB", VAL(fcntl(p[1], F_SETPIPE_SZ, 4096)));
+	step("F_GETPIPE_SZ after", VAL(fcntl(p[0], F_GETPIPE_SZ)));
+	step("F_GETPIPE_SZ of a memfd", VAL(fcntl(p[0] + 100, F_GETPIPE_SZ)));
+	close(p[0]);
+	close(p[1]);
+	int fd = memfd_create("decided-seals", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	step("memfd_create sealable", fd >= 0);
+	step("F_GET_SEALS", VAL(fcntl(fd, F_GET_SEALS)));
+	step("ftruncate", RES(ftruncate(fd, 4096)));
+	step("F_ADD_SEALS shrink|grow", VAL(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)));
+	step("F_GET_SEALS after", VAL(fcntl(fd, F_GET_SEALS)));
+	step("ftruncate sealed", RES(ftruncate(fd, 8192)));
+	step("F_ADD_SEALS seal", VAL(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL)));
+	step("F_ADD_SEALS after seal", VAL(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE)));
+	close(fd);
+	fd = memfd_create("decided-unsealable", MFD_CLOEXEC);
+	step("F_GET_SEALS unsealable", VAL(fcntl(fd, F_GET_SEALS)));
+	step("F_ADD_SEALS unsealable", VAL(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE)));
+	step("F_ADD_SEALS of a pipe", VAL(fcntl(fd + 100, F_ADD_SEALS, F_SEAL_WRITE)));
+	close(fd);
+	return 0;
+}
+
+TEST(decided_fcntl_pipe_size_and_memfd_seals)
+{
+	same_as_native(_metadata, body_pipe_seals, NULL);
+}
+
+/* Invariant 3: F_ADD_SEALS reaches no descriptor of sandpit's and no memfd
+ * of sandpit's.  Every descriptor number up to sandpit's block's end is
+ * tried; only the program's own memfd takes a seal or shows its seals.
+ * sandpit's memfds (the T table, the filter, secure memory) are closed
+ * before the program runs; their mappings' /proc/self/map_files entries
+ * do not open without CAP_SYS_ADMIN, which sandpit dropped. */
+static int body_seal_sandpit(void *a)
+{
+	(void)a;
+	int mine = memfd_create("mine", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mine < 0)
+		return 1;
+	int tried = 0;
+	for (int fd = 0; fd < 4096; fd++) {
+		if (fd == mine)
+			continue;
+		tried++;
+		if (fcntl(fd, F_GET_SEALS) >= 0)
+			return 2;
+		if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_GROW | F_SEAL_SHRINK) >= 0)
+			return 3;
+		/* closed or sandpit's (EBADF), not a memfd (EINVAL), or
+		 * the program's own opened read-only (EPERM) */
+		if (errno != EBADF && errno != EINVAL && errno != EPERM)
+			return 4;
+	}
+	if (tried != 4095 || fcntl(mine, F_ADD_SEALS, F_SEAL_SEAL) != 0)
+		return 5;
+	/* the mappings of sandpit's memfds, by their names in the maps */
+	char maps[65536], path[128];
+	int m = open("/proc/self/maps", O_RDONLY), found = 0;
+	ssize_t n = m < 0 ? -1 : read(m, maps, sizeof(maps) - 1);
+	if (m >= 0)
+		close(m);
+	if (n <= 0)
+		return 6;
+	maps[n] = 0;
+	for (char *l = maps; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long lo, hi;
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		if (strstr(l, "memfd:sandpit-") && sscanf(l, "%lx-%lx", &lo, &hi) == 2) {
+			found++;
+			snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", lo, hi);
+			int fd = open(path, O_RDONLY);
+			if (fd >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_GROW) >= 0)
+				return 7;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (nl)
+			*nl = '\n';
+	}
+	return found >= 2 ? 0 : 8; /* the T table and secure memory at least */
+}
+
+TEST(inv3_sandpits_memfds_and_descriptors_take_no_seals)
+{
+	EXPECT_EQ(0, outcome(run_sandboxed(body_seal_sandpit, NULL)));
+}
+
 static int body_refused(void *a)
 {
 	(void)a;
@@ -381,6 +480,11 @@ static int body_refused(void *a)
 		return 10;
 	if (setpgid(0, getppid()) != -1 || errno != EPERM)
 		return 11;
+	/* as on a kernel without the family */
+	if (socket(AF_INET6, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+		return 12;
+	if (socket(AF_UNIX, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+		return 13;
 	close(ifd);
 	return 0;
 }

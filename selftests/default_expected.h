@@ -62,6 +62,9 @@ static const char *const x_allow_calls[] = {
 	{ .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = (c), .mask = ~0ULL, .val = (v), .cmask = (m) }
 #define BITSET(a, base, bits) \
 	{ .op = RULE_BITSET, .arg = (a), .arg2 = N, .carg = N, .mask = (bits), .val = (base) }
+#define BITSET_IF(a, base, bits, c, m)                                                    \
+	{ .op = RULE_BITSET, .arg = (a), .arg2 = N, .carg = (c), .mask = (bits), .val = (base), \
+	  .cmask = (m) }
 #define BIT(v, base) (1ULL << ((v) - (base)))
 #define EQ_ERR(a, v, e) \
 	{ .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = N, .mask = ~0ULL, .val = (v), .err = (e) }
@@ -73,10 +76,15 @@ static const char *const x_allow_calls[] = {
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
 #define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N }
 
-/* fcntl commands 0..7 are F_DUPFD .. F_SETLKW; the one other allowed is 1030 */
+/* fcntl commands 0..7 are F_DUPFD .. F_SETLKW; the others allowed are
+ * F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS
+ * (1030..1034) */
 _Static_assert(F_DUPFD == 0 && F_GETFD == 1 && F_SETFD == 2 && F_GETFL == 3 && F_SETFL == 4 &&
 		       F_GETLK == 5 && F_SETLK == 6 && F_SETLKW == 7,
 	       "fcntl command numbers");
+_Static_assert(F_DUPFD_CLOEXEC == 1030 && F_SETPIPE_SZ == 1031 && F_GETPIPE_SZ == 1032 &&
+		       F_ADD_SEALS == 1033 && F_GET_SEALS == 1034,
+	       "fcntl command numbers above 1024");
 
 static const struct thread_call {
 	const char *name;
@@ -104,7 +112,14 @@ static const struct thread_call {
 	{ "dup", EBADF, { FD_FREE(0) } },
 	{ "dup2", EBADF, { FD_FREE(0), FD_FREE(1) } },
 	{ "dup3", EBADF, { FD_FREE(0), FD_FREE(1) } },
-	{ "fcntl", EINVAL, { FD_FREE(0), EQ_IF(1, F_DUPFD_CLOEXEC, 1, ~7ULL) } },
+	{ "fcntl", EINVAL,
+	  { FD_FREE(0), BITSET_IF(1, F_DUPFD_CLOEXEC,
+				  BIT(F_DUPFD_CLOEXEC, F_DUPFD_CLOEXEC) |
+					  BIT(F_SETPIPE_SZ, F_DUPFD_CLOEXEC) |
+					  BIT(F_GETPIPE_SZ, F_DUPFD_CLOEXEC) |
+					  BIT(F_ADD_SEALS, F_DUPFD_CLOEXEC) |
+					  BIT(F_GET_SEALS, F_DUPFD_CLOEXEC),
+				  1, ~7ULL) } },
 	{ "ioctl", ENOTTY,
 	  { FD_FREE(0), BITSET(1, TCGETS,
 			       BIT(TCGETS, TCGETS) | BIT(TIOCGWINSZ, TCGETS) |
@@ -200,7 +215,7 @@ static const struct x_deny_calls {
 } x_deny_calls[] = {
 	{ EACCES, (const char *const[]){
 		/* no exec, no network (AF_UNIX only through socketpair) */
-		"execve", "execveat", "socket", "connect", "bind", "listen", "accept", "accept4",
+		"execve", "execveat", "connect", "bind", "listen", "accept", "accept4",
 		/* SCM_RIGHTS would hand U copies of sandpit's descriptors */
 		"sendmsg", "sendmmsg",
 		/* nothing else is changed: owners, legacy forms, attributes */
@@ -243,6 +258,8 @@ static const struct x_deny_calls {
 		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
 		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 		"map_shadow_stack", NULL } },
+	/* as on a kernel without the family: programs fall back quietly */
+	{ EAFNOSUPPORT, (const char *const[]){ "socket", NULL } },
 	{ EINVAL, (const char *const[]){ "shmdt", NULL } },
 	{ EBADF, (const char *const[]){
 		/* no queue can be opened */

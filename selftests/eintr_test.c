@@ -11,7 +11,14 @@
  * asleep (state S in /proc/PID/task/PID/stat) after it said it is about
  * to call, sends SIGUSR1 with tgkill, and then releases the call so that a
  * restarted one completes.  A call that neither ends nor restarts fails the
- * test by its timeout instead of hanging the suite. */
+ * test by its timeout instead of hanging the suite.
+ *
+ * accept and accept4 need a policy that allows them (the default refuses
+ * every socket call but socketpair): the default with both allowed without
+ * an address (arg1 == 0, arg2 == 0: registers only, T's call).  The opens
+ * of a FIFO are the trusted process's calls (the path is checked against a
+ * read grant of the FIFO's directory), which T then makes from B's
+ * verdict. */
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -19,7 +26,9 @@
 #include <sys/file.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <kselftest_harness.h>
 #include "selftests/sandbox_util.h"
 
@@ -35,6 +44,7 @@ struct report {
 	long rem_ns;            /* nanosleep's remaining time, -1 if not written */
 	pid_t grandchild;       /* wait4's child */
 	uint32_t word;          /* the futex */
+	volatile int finished;  /* the call returned */
 };
 
 /* what the parent set up, inherited by the child */
@@ -43,6 +53,12 @@ struct res {
 	int ep;         /* epoll on fd[0] */
 	int lock_fd;    /* the parent's own open of the lock file */
 	int lock_other; /* a second open of it, for the child */
+	int lsock;      /* a listening AF_UNIX socket */
+	int peer;       /* the parent's end of what released the call */
+	char dir[64];   /* a directory of the test's own, or "" */
+	char name[96];  /* the socket or the FIFO in it */
+	char policy[128]; /* the policy file in it, or "" for the default */
+	int writable;   /* dir is granted for writing too */
 };
 
 struct scenario {
@@ -54,6 +70,9 @@ struct scenario {
 };
 
 static struct report *rep;
+
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
 
 static void on_usr1(int sig)
 {
@@ -138,6 +157,104 @@ static void setup_posix_locked(struct res *r)
 	fcntl(r->lock_fd, F_SETLK, &l);
 }
 
+static void make_dir(struct res *r)
+{
+	strcpy(r->dir, "/tmp/sandpit-eintr-XXXXXX");
+	if (!mkdtemp(r->dir))
+		r->dir[0] = 0;
+}
+
+/* The default policy, with accept and accept4 allowed when they carry no
+ * address: the listening socket is made before the sandbox starts. */
+static void write_accept_policy(struct res *r)
+{
+	static const char *const drop[] = { "accept: deny(EACCES)\n", "accept4: deny(EACCES)\n" };
+	size_t n = (size_t)sandpit_default_policy_len;
+	char *text = malloc(n + 1);
+	if (!text)
+		return;
+	memcpy(text, sandpit_default_policy, n);
+	text[n] = 0;
+	for (size_t i = 0; i < 2; i++) {
+		char *hit = strstr(text, drop[i]);
+		if (!hit) {
+			free(text);
+			return;
+		}
+		memmove(hit, hit + strlen(drop[i]), strlen(hit + strlen(drop[i])) + 1);
+	}
+	snprintf(r->policy, sizeof(r->policy), "%s/accept.policy", r->dir);
+	FILE *f = fopen(r->policy, "w");
+	if (f) {
+		fputs(text, f);
+		fputs("accept: arg1 == 0 && arg2 == 0; deny(EACCES)\n"
+		      "accept4: arg1 == 0 && arg2 == 0; deny(EACCES)\n", f);
+		fclose(f);
+	}
+	free(text);
+}
+
+static void setup_listener(struct res *r)
+{
+	make_dir(r);
+	write_accept_policy(r);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", r->dir);
+	snprintf(r->name, sizeof(r->name), "%s", a.sun_path);
+	r->lsock = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(r->lsock, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(r->lsock, 1) < 0) {
+		close(r->lsock);
+		r->lsock = -1;
+	}
+}
+
+static void setup_fifo(struct res *r)
+{
+	make_dir(r);
+	snprintf(r->name, sizeof(r->name), "%s/f", r->dir);
+	if (mkfifo(r->name, 0600) < 0)
+		r->name[0] = 0;
+}
+
+static void setup_fifo_writable(struct res *r)
+{
+	setup_fifo(r);
+	r->writable = 1;
+}
+
+static void release_client(struct res *r, struct report *p)
+{
+	(void)p;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", r->name);
+	r->peer = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (connect(r->peer, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(r->peer);
+		r->peer = -1;
+	}
+}
+
+/* the other end of the FIFO, once the child waits in its open again (a
+ * non-blocking open for writing fails with ENXIO while no reader waits) */
+static void release_fifo(struct res *r, struct report *p, int flags)
+{
+	for (int i = 0; i < 300 && r->peer < 0 && !p->finished; i++) {
+		r->peer = open(r->name, flags | O_NONBLOCK | O_CLOEXEC);
+		if (r->peer < 0)
+			usleep(10000);
+	}
+}
+
+static void release_fifo_writer(struct res *r, struct report *p)
+{
+	release_fifo(r, p, O_WRONLY);
+}
+
+static void release_fifo_reader(struct res *r, struct report *p)
+{
+	release_fifo(r, p, O_RDONLY);
+}
+
 static void release_drain_peer(struct res *r, struct report *p)
 {
 	(void)p;
@@ -206,6 +323,7 @@ static void done(struct report *p, long r)
 {
 	p->ret = r;
 	p->err = r < 0 ? errno : 0;
+	p->finished = 1;
 }
 
 static void call_send(struct res *r, struct report *p)
@@ -294,6 +412,32 @@ static void call_setlkw(struct res *r, struct report *p)
 	done(p, fcntl(r->lock_other, F_SETLKW, &l));
 }
 
+/* descriptors are numbered differently in the sandbox: 1 for a new one */
+static void call_accept(struct res *r, struct report *p)
+{
+	int fd = accept(r->lsock, NULL, NULL);
+	done(p, fd < 0 ? fd : 1);
+}
+
+/* 1 for a new descriptor with its close-on-exec flag */
+static void call_accept4(struct res *r, struct report *p)
+{
+	int fd = accept4(r->lsock, NULL, NULL, SOCK_CLOEXEC);
+	done(p, fd < 0 ? fd : fcntl(fd, F_GETFD) == FD_CLOEXEC);
+}
+
+static void call_open_fifo_read(struct res *r, struct report *p)
+{
+	int fd = open(r->name, O_RDONLY);
+	done(p, fd < 0 ? fd : 1);
+}
+
+static void call_open_fifo_write(struct res *r, struct report *p)
+{
+	int fd = open(r->name, O_WRONLY);
+	done(p, fd < 0 ? fd : 1);
+}
+
 /* ---- running a scenario */
 
 /* the thread's state letter from /proc/PID/task/PID/stat, 0 if gone */
@@ -321,7 +465,8 @@ struct outcome {
 static struct outcome run(const struct scenario *s, int sandboxed, int restart)
 {
 	struct outcome o = { .status = -1 };
-	struct res r = { .fd = { -1, -1 }, .ep = -1, .lock_fd = -1, .lock_other = -1 };
+	struct res r = { .fd = { -1, -1 }, .ep = -1, .lock_fd = -1, .lock_other = -1,
+			 .lsock = -1, .peer = -1 };
 	rep = shared_page(4096);
 	if (!rep)
 		return o;
@@ -333,7 +478,12 @@ static struct outcome run(const struct scenario *s, int sandboxed, int restart)
 	if (pid == 0) {
 		if (s->pre)
 			s->pre(rep);
-		if (sandboxed && sandpit_start(NULL) < 0)
+		/* the test's own directory is readable (a FIFO in it) */
+		const char *grant[] = { r.dir, NULL };
+		struct sandpit_options so = { .policy_file = r.policy[0] ? r.policy : NULL,
+					      .allow_read = r.dir[0] ? grant : NULL,
+					      .allow_write = r.writable ? grant : NULL };
+		if (sandboxed && sandpit_start(&so) < 0)
 			_exit(SANDBOX_START_FAILED);
 		struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
 		sigemptyset(&sa.sa_mask);
@@ -386,12 +536,25 @@ static struct outcome run(const struct scenario *s, int sandboxed, int restart)
 		close(r.lock_fd);
 	if (r.lock_other >= 0)
 		close(r.lock_other);
+	if (r.lsock >= 0)
+		close(r.lsock);
+	if (r.peer >= 0)
+		close(r.peer);
+	if (r.policy[0])
+		unlink(r.policy);
+	if (r.name[0])
+		unlink(r.name);
+	if (r.dir[0])
+		rmdir(r.dir);
 	munmap(rep, 4096);
 	return o;
 }
 
 static void compare(struct __test_metadata *_metadata, const struct scenario *s, int restart)
 {
+	/* write grants need openat2, which a forced legacy kernel has not */
+	if (s->setup == setup_fifo_writable && !suite_has_openat2())
+		SKIP(return, "no write grants without openat2");
 	struct outcome n = run(s, 0, restart);
 	struct outcome b = run(s, 1, restart);
 	TH_LOG("%s%s: native ret %ld errno %d handled %d rem %ld; sandboxed ret %ld errno %d handled %d rem %ld",
@@ -437,5 +600,98 @@ SCENARIO(clock_nanosleep_rem, setup_pipe, NULL, call_clock_nanosleep, release_no
 SCENARIO(wait4_child, setup_pipe, pre_grandchild, call_wait4, release_grandchild)
 SCENARIO(flock_held, setup_flocked, NULL, call_flock, release_flock)
 SCENARIO(fcntl_setlkw, setup_posix_locked, NULL, call_setlkw, release_posix_lock)
+SCENARIO(accept_no_client, setup_listener, NULL, call_accept, release_client)
+SCENARIO(accept4_no_client, setup_listener, NULL, call_accept4, release_client)
+SCENARIO(open_fifo_read_no_writer, setup_fifo, NULL, call_open_fifo_read, release_fifo_writer)
+SCENARIO(open_fifo_write_no_reader, setup_fifo_writable, NULL, call_open_fifo_write, release_fifo_reader)
+
+/* The calls the trusted process makes itself on a FIFO in a write grant
+ * never wait for its other end: truncate opens it without blocking (and
+ * answers EINVAL, as the kernel's truncate does for what is not a regular
+ * file), chmod opens it O_PATH, mknod, rename and unlink open nothing.
+ * Each answers as natively, with and without a reader holding it open. */
+#define FIFO_OPS 9
+struct fifo_ops {
+	long ret[FIFO_OPS];
+	int err[FIFO_OPS];
+	volatile int done;
+};
+
+static void fifo_ops(const char *dir, struct fifo_ops *o)
+{
+	char f[96], g[96];
+	int i = 0, rd;
+	snprintf(f, sizeof(f), "%s/p", dir);
+	snprintf(g, sizeof(g), "%s/q", dir);
+#define OP(x) (o->ret[i] = (x), o->err[i] = o->ret[i] < 0 ? errno : 0, i++)
+	OP(mkfifo(f, 0600));
+	OP(truncate(f, 0));                     /* no reader */
+	OP(chmod(f, 0640));
+	rd = open(f, O_RDONLY | O_NONBLOCK);    /* a reader: an open for writing succeeds */
+	OP(rd < 0 ? rd : 1);
+	OP(truncate(f, 0));
+	OP(truncate(f, 4096));
+	OP(rename(f, g));
+	OP(unlink(g));
+	OP(rd < 0 ? rd : close(rd));
+#undef OP
+	o->done = 1;
+}
+
+static int run_fifo_ops(const char *dir, int sandboxed, struct fifo_ops *o)
+{
+	memset(o, 0, sizeof(*o));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *grant[] = { dir, NULL };
+		struct sandpit_options so = { .allow_write = grant };
+		if (sandboxed && sandpit_start(&so) < 0)
+			_exit(SANDBOX_START_FAILED);
+		fifo_ops(dir, o);
+		_exit(0);
+	}
+	int st = -2;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		usleep(10000);
+		st = -2;
+	}
+	if (st == -2) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return outcome(st);
+}
+
+TEST(fifo_truncate_chmod_rename_do_not_block)
+{
+	struct res r = { 0 };
+	if (!suite_has_openat2())
+		SKIP(return, "no write grants without openat2");
+	make_dir(&r);
+	ASSERT_NE(0, r.dir[0]);
+	struct fifo_ops *n = shared_page(4096), *b = shared_page(4096);
+	ASSERT_NE(NULL, n);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, run_fifo_ops(r.dir, 0, n));
+	ASSERT_EQ(1, n->done);
+	/* natively: a FIFO is made, truncate says EINVAL with and without a
+	 * reader, the rest succeed */
+	EXPECT_EQ(0, n->ret[0]);
+	EXPECT_EQ(EINVAL, n->err[1]);
+	EXPECT_EQ(EINVAL, n->err[4]);
+	EXPECT_EQ(1, n->ret[3]);
+	ASSERT_EQ(0, run_fifo_ops(r.dir, 1, b));
+	ASSERT_EQ(1, b->done);
+	for (int i = 0; i < FIFO_OPS; i++) {
+		EXPECT_EQ(n->ret[i], b->ret[i]) TH_LOG("op %d", i);
+		EXPECT_EQ(n->err[i], b->err[i]) TH_LOG("op %d", i);
+	}
+	munmap(n, 4096);
+	munmap(b, 4096);
+	rmdir(r.dir);
+}
 
 TEST_HARNESS_MAIN

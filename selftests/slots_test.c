@@ -47,7 +47,7 @@ static long tasks(void)
 }
 
 /* allowed: open/read/close, stat, getppid; refused by the default policy:
- * socket(AF_INET) (EACCES) and a create outside the grants (EACCES) */
+ * socket(AF_INET) (EAFNOSUPPORT) and a create outside the grants (EACCES) */
 static void *many_worker(void *arg)
 {
 	long i = (long)arg;
@@ -63,7 +63,7 @@ static void *many_worker(void *arg)
 	pthread_barrier_wait(&counted);
 	if (out->sandboxed) {
 		int s = socket(AF_INET, SOCK_STREAM, 0);
-		if (s == -1 && errno == EACCES)
+		if (s == -1 && errno == EAFNOSUPPORT)
 			__atomic_add_fetch(&out->refused_ok, 1, __ATOMIC_SEQ_CST);
 		int c = open("/tmp/sandpit-slots-test", O_CREAT | O_WRONLY, 0600);
 		if (c == -1 && errno == EACCES)
@@ -499,7 +499,7 @@ static int body_high_killed(void *a)
 		return 1;
 	pthread_join(k, &res);
 	/* the process went on: only the filter's net may let it */
-	if ((long)res != -EACCES)
+	if ((long)res != -EAFNOSUPPORT)
 		return 3;
 	return unpark(t) ? 4 : 2;
 }

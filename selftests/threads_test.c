@@ -202,7 +202,7 @@ static int body_thread_killed(void *a)
 		return 1;
 	pthread_join(t, &r);
 	/* the process went on: only the filter's net may let it */
-	return (long)r == -EACCES ? 2 : 3;
+	return (long)r == -EAFNOSUPPORT ? 2 : 3;
 }
 
 /* strict mode: the kernel kills the thread, sandpit kills the process;

@@ -796,10 +796,30 @@ trusted_thread_main:
 	je .Lack
 	test %rbp, %rbp
 	jnz 1f
+	/* an open B checked may block (a FIFO without a writer, a terminal):
+	 * it waits interruptibly, as U's own calls do.  The verdict moves
+	 * into the request's registers, which .Lexec_waiting loads after it
+	 * changed the mask (registers, never S again: invariant 2).  B turns
+	 * opens into openat2, or keeps open/openat on a kernel without it */
+	cmp $__NR_openat2, %rax
+	je .Lverdict_waiting
+	cmp $__NR_openat, %rax
+	je .Lverdict_waiting
+	cmp $__NR_open, %rax
+	je .Lverdict_waiting
 	syscall
 	jmp .Lresult
 1:	mov %rbp, %rax
 	jmp .Lresult
+.Lverdict_waiting:
+	movq %rax, %xmm0
+	movq %rdi, %xmm1
+	movq %rsi, %xmm2
+	movq %rdx, %xmm3
+	movq %r10, %xmm4
+	movq %r8, %xmm5
+	movq %r9, %xmm6
+	jmp .Lexec_waiting
 
 /* ---- a new thread (invariant 4).  B checked the flags and prepared a
  * slot: its secure page, mailbox, sockets and U's registers.  The clone

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		/* the same refused call again and again; exits 1 */
 		int n = atoi(arg), refused = 0;
 		for (int i = 0; i < n; i++)
-			refused += socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EACCES;
+			refused += socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT;
 		fprintf(stderr, "attack: %d of %d refused\n", refused, n);
 		return 1;
 	}
