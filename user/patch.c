@@ -27,6 +27,7 @@
 #include "user/patch_stats.h"
 #include "user/patch_sys.h"
 #include "user/patch_trampoline.h"
+#include "user/plan_cache.h"
 
 void patch_plan_free(struct patch_plan *plan)
 {
@@ -87,6 +88,8 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 	int r;
 
 	patch_use(cfg);
+	if (!cfg->ops)
+		plan_cache_pass();
 	r = lo < hi ? module_find(lo, hi, &mod, &m) : -EINVAL;
 	if (!r && mod.phdr) { /* what of [lo, hi) is the object's code */
 		lo = lo > mod.lo ? lo : mod.lo;
@@ -104,6 +107,8 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	int r;
 
 	patch_use(cfg);
+	if (!cfg->ops)
+		plan_cache_pass();
 	r = modules_collect(&l, !cfg->ops, 0, 0, &m);
 	for (unsigned i = 0; !r && i < l.n; i++)
 		if (!cfg->want || cfg->want(cfg->ctx, l.m[i].lo, l.m[i].hi))

@@ -1,0 +1,48 @@
+/* The patch-plan cache (internal to the patcher): what the planner decided
+ * for an object depends only on the file's bytes, so it is kept between
+ * processes, one file a mapped file, in $SANDPIT_PLAN_CACHE ("off": none),
+ * else $XDG_CACHE_HOME/sandpit/plans, else $HOME/.cache/sandpit/plans.
+ *
+ * Only code outside any sandbox reads the directory or writes it
+ * (sandpit_start before seccomp, the `sandpit run` loader and parent): a
+ * plan's content never comes from a sandboxed process's memory.  Inside
+ * the sandbox the run-time patcher consults only the plans the loader read
+ * before sandpit_start (plan_cache_preload), and names the files it had to
+ * plan itself for the `sandpit run` parent, which plans them from the
+ * files (plan_cache_fill).  Every plan is verified against the mapped bytes
+ * before use (patch_plan.c), and used whole or not at all. */
+#ifndef SANDPIT_USER_PLAN_CACHE_H
+#define SANDPIT_USER_PLAN_CACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "user/patch_objects.h"
+#include "user/plan_file.h"
+#include "user/proc_maps.h"
+
+#define PLAN_PATH_MAX 512
+
+/* The key of mod's file (outside the sandbox only: it stats the file
+ * /proc/self/maps names for it) and that path.  0, or -1 when the object
+ * is no regular file we can name (anonymous, deleted, replaced). */
+int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+		   char *path, size_t pathlen);
+
+/* A plan for k: 1 with *f parsed from memory the caller frees with
+ * plan_cache_release(*mem), 0 if none; -1 if one was refused (said under
+ * SANDPIT_DEBUG, with why). */
+int plan_cache_get(const struct plan_key *k, const char *path, struct plan_file *f,
+		   void **mem);
+void plan_cache_release(void *mem);
+
+/* Writes n records for k (outside the sandbox only), atomically; errors are
+ * only said under SANDPIT_DEBUG. */
+void plan_cache_put(const struct plan_key *k, const char *path, const struct plan_rec *r,
+		    unsigned n);
+
+/* Forget the cached copy of /proc/self/maps (a new patching pass). */
+void plan_cache_pass(void);
+
+/* Under SANDPIT_DEBUG: "sandpit: plan cache: PATH: WHAT". */
+void plan_cache_note(const char *path, const char *what, const char *why);
+#endif
