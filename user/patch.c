@@ -117,3 +117,32 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	p_free(l.m);
 	return r;
 }
+
+int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum)
+{
+	const struct patch_config cfg = {0};
+	struct dl_phdr_info info = { .dlpi_addr = bias, .dlpi_phdr = phdr,
+				     .dlpi_phnum = (ElfW(Half))phnum };
+	struct mod_list l = {0};
+	struct maps m = {0};
+	int r;
+
+	patch_use(&cfg);
+	if (patch_debug > 0)
+		patch_debug = 2; /* the plan cache's lines, not each site's */
+	plan_cache_pass();
+	modules_add_phdrs(&info, sizeof info, &l);
+	r = l.err ? l.err : maps_read(&m);
+	for (unsigned i = 0; !r && i < l.n; i++) {
+		struct patch_plan plan;
+		struct planner p;
+
+		r = planner_init(&p, &cfg, &l.m[i], l.m[i].lo, l.m[i].hi, &plan, &m);
+		r = r ? r : planner_analyse(&p);
+		planner_free(&p);
+		patch_plan_free(&plan);
+	}
+	p_free(m.v);
+	p_free(l.m);
+	return r;
+}

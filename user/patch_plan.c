@@ -485,6 +485,21 @@ static int try_cache(struct planner *p, unsigned n)
 	void *mem;
 	int r;
 
+	if (p->inside) {
+		r = plan_cache_preloaded(&p->key, &f, &mem);
+		if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
+			p_free(mem);
+			plan_cache_note(p->path, "plan from cache (verified)", NULL);
+			return 1;
+		}
+		if (r == 1)
+			plan_cache_note(p->path, "cache refused",
+					"its plan does not match the mapped code");
+		p_free(mem);
+		plan_cache_hint(p->vma_lo);
+		plan_cache_note(p->path, "plan computed", "named for the parent to cache");
+		return 0;
+	}
 	if (!p->cacheable)
 		return 0;
 	r = plan_cache_get(&p->key, p->path, &f, &mem);
@@ -570,6 +585,11 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 	/* the plan cache, outside the sandbox, for a whole object's code */
 	p->cacheable = !cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
 		       !plan_cache_key(mod, m, &p->key, p->path, sizeof p->path);
+	/* inside the sandbox, only the plans the loader read (plan_cache.h) */
+	p->inside = cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
+		    !plan_cache_inside_key(mod, m, &p->key, &p->vma_lo);
+	if (p->inside && (patch_debug <= 0 || maps_path(p->vma_lo, p->path, sizeof p->path)))
+		memcpy(p->path, "?", 2);
 	return 0;
 }
 

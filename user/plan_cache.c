@@ -9,8 +9,10 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "user/patch.h"
 #include "user/patch_sys.h"
 #include "user/plan_cache.h"
+#include "user/sandbox.h"
 
 #define MAPS_MAX (4u << 20)
 
@@ -19,16 +21,21 @@ static size_t maps_len;
 
 void plan_cache_note(const char *path, const char *what, const char *why)
 {
-	char line[PLAN_PATH_MAX + 256];
-	int n;
+	char line[PLAN_PATH_MAX + 512], *p = line;
+	const char *part[] = { "sandpit: plan cache: ", path, ": ", what, why ? ": " : "",
+			       why ? why : "" };
 
+	/* no stdio: it runs inside the sandbox too */
 	if (patch_debug <= 0)
 		return;
-	n = snprintf(line, sizeof line, "sandpit: plan cache: %s: %s%s%s\n", path, what,
-		     why ? ": " : "", why ? why : "");
-	if (n > 0)
-		p_sys(SYS_write, 2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, 0, 0,
-		      0);
+	for (unsigned i = 0; i < sizeof part / sizeof part[0]; i++) {
+		size_t n = strnlen(part[i], 200 + (i == 1 ? PLAN_PATH_MAX : 0));
+
+		memcpy(p, part[i], n);
+		p += n;
+	}
+	*p++ = '\n';
+	p_sys(SYS_write, 2, line, p - line, 0, 0, 0);
 }
 
 void plan_cache_pass(void)
@@ -76,7 +83,7 @@ static int read_maps(void)
 }
 
 /* The path of the mapping that starts at lo, from the maps' text. */
-static int maps_path(uintptr_t lo, char *path, size_t pathlen)
+static int text_path(uintptr_t lo, char *path, size_t pathlen)
 {
 	char want[24];
 	int n = snprintf(want, sizeof want, "%lx-", (unsigned long)lo);
@@ -146,7 +153,7 @@ int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_k
 	for (unsigned i = 0; i < m->n && !x; i++)
 		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
 			x = &m->v[i];
-	if (!x || !x->ino || !mod->phdr || read_maps() || maps_path(x->lo, path, pathlen) ||
+	if (!x || !x->ino || !mod->phdr || read_maps() || text_path(x->lo, path, pathlen) ||
 	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
 	    major(st.st_dev) != x->dev_major || minor(st.st_dev) != x->dev_minor)
 		return -1;
@@ -321,4 +328,243 @@ void plan_cache_put(const struct plan_key *k, const char *path, const struct pla
 	}
 	close(dfd);
 	free(buf);
+}
+
+/* ---- `sandpit run`: plans for what ld.so maps inside the sandbox ---- */
+
+/* The plans the loader read for this program (each: u32 length, then the
+ * file), and the page the run-time patcher names unplanned files in.  Both
+ * are in P's memory, which U can write: a hostile program can spoil only
+ * its own plans (each is copied, parsed and verified before use) and its
+ * own hints (which the parent treats as untrusted names). */
+static const uint8_t *preload;
+static size_t preload_len;
+static struct plan_hints *hints;
+
+static uint64_t dev_of(unsigned major, unsigned minor)
+{
+	uint64_t ma = major, mi = minor;
+
+	return ((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) |
+	       ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL);
+}
+
+int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+			  uintptr_t *vma_lo)
+{
+	const struct vma *x = NULL;
+
+	memset(k, 0, sizeof *k);
+	for (unsigned i = 0; i < m->n && !x; i++)
+		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
+			x = &m->v[i];
+	if (!x || !x->ino || !mod->phdr || (!preload && !hints))
+		return -1;
+	k->dev = dev_of(x->dev_major, x->dev_minor);
+	k->ino = x->ino;
+	k->text_lo = mod->lo - mod->bias;
+	k->text_hi = mod->hi - mod->bias;
+	build_id(mod, m, k);
+	*vma_lo = x->lo;
+	return 0;
+}
+
+int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem)
+{
+	size_t at = 0, len = preload_len;
+	const char *why;
+
+	*mem = NULL;
+	while (preload && len - at >= 4) {
+		uint32_t n;
+		uint8_t *copy;
+
+		memcpy(&n, preload + at, 4);
+		if (n > len - at - 4)
+			return 0;
+		copy = p_alloc(n ? n : 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, preload + at + 4, n);
+		at += 4 + (size_t)n;
+		if (!plan_file_parse(copy, n, f, &why) && f->key.dev == k->dev &&
+		    f->key.ino == k->ino && f->key.text_lo == k->text_lo &&
+		    f->key.text_hi == k->text_hi && f->key.build_id_len == k->build_id_len &&
+		    !memcmp(f->key.build_id, k->build_id, k->build_id_len)) {
+			*mem = copy;
+			return 1;
+		}
+		p_free(copy);
+	}
+	return 0;
+}
+
+void plan_cache_hint(uintptr_t vma_lo)
+{
+	char path[PLAN_HINT_LEN];
+	uint32_t i;
+
+	if (!hints || maps_path(vma_lo, path, sizeof path))
+		return;
+	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
+	if (i < PLAN_MAX_HINTS)
+		memcpy(hints->path[i], path, sizeof path);
+}
+
+/* The cache's file for the program open on fd: the libraries it named
+ * last time ("<dev>-<ino>.needs", one path a line). */
+static void needs_name(const struct stat *st, char *name, size_t n)
+{
+	snprintf(name, n, "%llx-%llx.needs", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
+/* Reads a cache file whole, checked as plan_cache_get does: its length,
+ * or -1 (*why set when it was refused rather than absent). */
+static long read_cached(int dfd, const char *name, uint8_t *buf, size_t cap, const char **why)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*why = fd < 0 && errno == ELOOP ? "its file is a symbolic link" : NULL;
+	if (fd < 0)
+		return -1;
+	*why = fstat(fd, &st) ? "fstat failed"
+	       : !S_ISREG(st.st_mode) ? "its file is not a regular file"
+	       : st.st_uid != geteuid() || (st.st_mode & 077) ? "its file is not ours alone"
+	       : (uint64_t)st.st_size > cap ? "its file is too large"
+					    : NULL;
+	while (!*why && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!*why && got != (size_t)st.st_size)
+		*why = "could not read its file";
+	return *why ? -1 : (long)got;
+}
+
+void plan_cache_run_child(int prog_fd, void *hint_page)
+{
+	static uint8_t needs[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	char name[64];
+	struct stat st;
+	uint8_t *block = NULL;
+	size_t len = 0;
+	long n;
+	int dfd;
+
+	hints = hint_page;
+	if (fstat(prog_fd, &st) || (dfd = open_dir(false, &why)) < 0)
+		return;
+	needs_name(&st, name, sizeof name);
+	n = read_cached(dfd, name, needs, sizeof needs - 1, &why);
+	for (char *l = (char *)needs, *nl; n > 0 && (nl = memchr(l, '\n', (char *)needs + n - l));
+	     l = nl + 1) {
+		struct plan_file f;
+		struct stat ls;
+		uint8_t *buf, *nb;
+		long got;
+
+		*nl = 0;
+		if (l[0] != '/' || lstat(l, &ls) || !S_ISREG(ls.st_mode))
+			continue;
+		why = NULL;
+		file_name(&(struct plan_key){ .dev = ls.st_dev, .ino = ls.st_ino }, name, sizeof name);
+		if (!(buf = malloc(PLAN_MAX_FILE)))
+			break;
+		got = read_cached(dfd, name, buf, PLAN_MAX_FILE, &why);
+		/* the file must still be the one planned (the rest of the key is
+		 * checked against the mapped object inside) */
+		if (got > 0 && !plan_file_parse(buf, (size_t)got, &f, &why) &&
+		    f.key.dev == (uint64_t)ls.st_dev && f.key.ino == (uint64_t)ls.st_ino &&
+		    f.key.size == (uint64_t)ls.st_size &&
+		    f.key.mtime_ns == (uint64_t)ls.st_mtim.tv_sec * 1000000000ULL +
+					      (uint64_t)ls.st_mtim.tv_nsec &&
+		    f.key.ctime_ns == (uint64_t)ls.st_ctim.tv_sec * 1000000000ULL +
+					      (uint64_t)ls.st_ctim.tv_nsec &&
+		    len + 4 + (size_t)got <= PLAN_MAX_PRELOAD &&
+		    (nb = realloc(block, len + 4 + (size_t)got))) {
+			uint32_t g = (uint32_t)got;
+
+			block = nb;
+			memcpy(block + len, &g, 4);
+			memcpy(block + len + 4, buf, (size_t)got);
+			len += 4 + (size_t)got;
+		} else if (got > 0 || why) {
+			plan_cache_note(l, "cache refused", why ? why : "the file has changed");
+		}
+		free(buf);
+	}
+	close(dfd);
+	preload = block;
+	preload_len = len;
+}
+
+void plan_cache_run_parent(const char *prog, const void *hint_page,
+			   int (*plan_file_at)(const char *path))
+{
+	struct plan_hints h;
+	char name[64], tmp[96], out[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	struct stat st;
+	size_t len = 0;
+	int dfd, fd;
+
+	/* one copy of what the sandboxed program may have written: names only */
+	memcpy(&h, hint_page, sizeof h);
+	if (h.n > PLAN_MAX_HINTS)
+		h.n = PLAN_MAX_HINTS;
+	if (!h.n || stat(prog, &st) || (dfd = open_dir(true, &why)) < 0)
+		return;
+	for (uint32_t i = 0; i < h.n; i++) {
+		char *p = h.path[i];
+		size_t n = strnlen(p, PLAN_HINT_LEN);
+		struct stat ls;
+
+		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) ||
+		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
+			continue;
+		if (plan_file_at(p))
+			continue;
+		memcpy(out + len, p, n);
+		out[len + n] = '\n';
+		len += n + 1;
+	}
+	if (!len) {
+		close(dfd);
+		return;
+	}
+	needs_name(&st, name, sizeof name);
+	snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, out, len) == (ssize_t)len;
+
+		ok = !close(fd) && ok;
+		if (!ok || renameat(dfd, tmp, dfd, name))
+			unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+}
+
+void sandpit_plan_cache_child(int prog_fd, void *hint_page)
+{
+	plan_cache_run_child(prog_fd, hint_page);
+}
+
+void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
+			       int (*plan_file_at)(const char *path))
+{
+	plan_cache_run_parent(prog, hint_page, plan_file_at);
+}
+
+int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum)
+{
+	return phdr ? patch_cache_object(bias, (const void *)phdr, phnum) : -EINVAL;
 }

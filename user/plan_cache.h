@@ -43,6 +43,45 @@ void plan_cache_put(const struct plan_key *k, const char *path, const struct pla
 /* Forget the cached copy of /proc/self/maps (a new patching pass). */
 void plan_cache_pass(void);
 
+/* ---- `sandpit run` ---- */
+
+#define PLAN_MAX_HINTS 15
+#define PLAN_HINT_LEN 256
+#define PLAN_MAX_PRELOAD (8u << 20)
+#define PLAN_MAX_OBJECT (256ULL << 20)
+
+/* What the run-time patcher names for the parent: files it had to plan
+ * itself (a shared page the sandboxed program can write: untrusted). */
+struct plan_hints {
+	uint32_t n;
+	char path[PLAN_MAX_HINTS][PLAN_HINT_LEN];
+};
+
+/* In the `sandpit run` child, before sandpit_start (outside the sandbox):
+ * read the plans of the libraries the program open on prog_fd needed last
+ * time into memory the run-time patcher consults, and name hint_page (a
+ * struct plan_hints) as where it names the files it plans itself. */
+void plan_cache_run_child(int prog_fd, void *hint_page);
+
+/* In the `sandpit run` parent, after the child has ended: the files the
+ * child named (regular files, at most PLAN_MAX_HINTS, each below
+ * PLAN_MAX_OBJECT bytes) are planned from the files themselves by
+ * plan_file_at (0: planned or already cached), and remembered as what
+ * the program prog needs. */
+void plan_cache_run_parent(const char *prog, const void *hint_page,
+			   int (*plan_file_at)(const char *path));
+
+/* Inside the sandbox: the key of mod's file from the maps (device, inode,
+ * code range, build-id; the rest was checked by the loader) and the start
+ * of its mapping; -1 if there is no file, or no plan or hint page. */
+int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+			  uintptr_t *vma_lo);
+/* A preloaded plan for k, copied into the patcher's memory (*mem, p_free)
+ * and parsed: 1, or 0. */
+int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem);
+/* Name the file mapped at vma_lo in the hint page. */
+void plan_cache_hint(uintptr_t vma_lo);
+
 /* Under SANDPIT_DEBUG: "sandpit: plan cache: PATH: WHAT". */
 void plan_cache_note(const char *path, const char *what, const char *why);
 #endif
