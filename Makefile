@@ -47,7 +47,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 
 HARNESS  := $(BUILD)/include/kselftest_harness.h
 
-all: $(BUILD)/libsandpit.a $(BUILD)/libsandpit.so $(BUILD)/sandpit
+all: $(BUILD)/libsandpit.a $(BUILD)/libsandpit.so $(BUILD)/sandpit $(BUILD)/bench_static_true
 
 deps:
 	@./scripts/deps.sh $(BUILD)
@@ -141,7 +141,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
-$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;
 # bench_test runs `sandpit bench --quick`
 $(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit
@@ -176,6 +176,11 @@ $(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
 	$(SITES)
+# `sandpit bench`'s stripped static program (start-up with a cold and a warm
+# plan cache): static glibc, no symbols, so the patcher decodes it linearly
+$(BUILD)/bench_static_true: selftests/programs/static_true.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
 $(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
 	@mkdir -p $(dir $@)
 	$(CC) -static -nostdlib -s -o $@ $<

@@ -896,6 +896,27 @@ TEST_F(plan_cache, warm_run_patches_the_same_sites_as_a_cold_one)
 	free(a), free(b), free(cold), free(warm);
 }
 
+/* The same for a stripped static program, which the patcher otherwise
+ * decodes linearly (sandpit bench's bench_static_true). */
+TEST_F(plan_cache, warm_run_of_a_stripped_static_program_patches_the_same_sites)
+{
+	char prog[PATH_MAX];
+	int st;
+	snprintf(prog, sizeof prog, "%s/bench_static_true", bindir);
+	char *argv[] = { prog, NULL };
+	char *cold = plan_run(variant->mode, argv, &st);
+	ASSERT_EQ(0, st) TH_LOG("%s", cold);
+	EXPECT_NE(NULL, strstr(cold, "bench_static_true: plan computed")) TH_LOG("%s", cold);
+	EXPECT_LT(50, count(cold, "(linear)"));
+	char *warm = plan_run(variant->mode, argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(warm, "bench_static_true: plan from cache (verified)")) TH_LOG("%s", warm);
+	EXPECT_EQ(0, count(warm, "plan computed"));
+	char *a = site_list(cold), *b = site_list(warm);
+	EXPECT_STREQ(a, b);
+	free(a), free(b), free(cold), free(warm);
+}
+
 static void for_each_plan(struct __test_metadata *_metadata, const char *cache,
 			  char names[][256], int *n)
 {

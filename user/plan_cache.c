@@ -85,15 +85,13 @@ static int read_maps(void)
 /* The path of the mapping that starts at lo, from the maps' text. */
 static int text_path(uintptr_t lo, char *path, size_t pathlen)
 {
-	char want[24];
-	int n = snprintf(want, sizeof want, "%lx-", (unsigned long)lo);
-
 	for (char *l = maps_text; l && *l;) {
-		char *nl = strchr(l, '\n'), *s;
+		char *nl = strchr(l, '\n'), *s, *end;
 
 		if (nl)
 			*nl = 0;
-		if (!strncmp(l, want, (size_t)n) && (s = strchr(l, '/'))) {
+		/* "%08lx-": compared as a number */
+		if (strtoul(l, &end, 16) == lo && *end == '-' && (s = strchr(l, '/'))) {
 			size_t len = strlen(s);
 			bool bad = len >= pathlen || (len > 10 && !strcmp(s + len - 10, " (deleted)"));
 
