@@ -113,6 +113,8 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	for (unsigned i = 0; !r && i < l.n; i++)
 		if (!cfg->want || cfg->want(cfg->ctx, l.m[i].lo, l.m[i].hi))
 			r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st, &m);
+	if (!cfg->ops)
+		plan_cache_pass();
 	p_free(m.v);
 	p_free(l.m);
 	return r;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "user/patch.h"
@@ -15,6 +16,7 @@
 #include "user/sandbox.h"
 
 #define MAPS_MAX (4u << 20)
+#define PLAN_SETTLE_NS 2000000000ULL /* see plan_cache_put */
 
 static char *maps_text;  /* /proc/self/maps, read once a pass */
 static size_t maps_len;
@@ -297,8 +299,19 @@ void plan_cache_put(const struct plan_key *k, const char *path, const struct pla
 	uint8_t *buf, *p;
 	int dfd, fd;
 
+	struct timespec now;
+
 	if (n > PLAN_MAX_SITES)
 		return;
+	/* a file changed in the last seconds may change again within the
+	 * same timestamp tick, unseen by the key (git's "racy" files): its
+	 * plan is not kept */
+	if (clock_gettime(CLOCK_REALTIME, &now) ||
+	    (uint64_t)now.tv_sec * 1000000000ULL <
+		    (k->ctime_ns > k->mtime_ns ? k->ctime_ns : k->mtime_ns) + PLAN_SETTLE_NS) {
+		plan_cache_note(path, "cache not written", "the file changed too recently");
+		return;
+	}
 	for (unsigned i = 0; i < n; i++)
 		nbytes += (size_t)r[i].before + r[i].after;
 	len = plan_file_size(n, nbytes);
