@@ -540,8 +540,14 @@ int planner_analyse(struct planner *p)
 		plan_candidate(p, cand[i]);
 	p_free(cand);
 	if (p->rec) {
-		plan_cache_put(&p->key, p->path, p->rec, p->n_rec);
 		plan_cache_note(p->path, "plan computed", NULL);
+		/* code already patched (a second pass) or changed in memory
+		 * would make a plan that misses sites: only the file's own */
+		if (plan_cache_pristine(&p->mod, &p->key, p->path))
+			plan_cache_note(p->path, "cache not written",
+					"the mapped code is not the file's");
+		else
+			plan_cache_put(&p->key, p->path, p->rec, p->n_rec);
 	}
 	return 0;
 }

@@ -171,6 +171,40 @@ int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_k
 	return 0;
 }
 
+int plan_cache_pristine(const struct module *mod, const struct plan_key *k, const char *path)
+{
+	static uint8_t buf[65536];
+	const ElfW(Phdr) *ph = NULL;
+	uintptr_t lo = mod->lo - mod->bias;
+	struct stat st;
+	uint64_t off, left = mod->hi - mod->lo;
+	const uint8_t *mem = (const uint8_t *)mod->lo;
+	int fd, r = -1;
+
+	for (unsigned i = 0; i < mod->phnum && !ph; i++)
+		if (mod->phdr[i].p_type == PT_LOAD && (mod->phdr[i].p_flags & PF_X) &&
+		    mod->phdr[i].p_vaddr <= lo && lo - mod->phdr[i].p_vaddr < mod->phdr[i].p_filesz &&
+		    left <= mod->phdr[i].p_filesz - (lo - mod->phdr[i].p_vaddr))
+			ph = &mod->phdr[i];
+	if (!ph || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	off = ph->p_offset + (lo - ph->p_vaddr);
+	if (!fstat(fd, &st) && st.st_dev == k->dev && st.st_ino == k->ino) {
+		while (left) {
+			size_t n = left < sizeof buf ? left : sizeof buf;
+
+			if (pread(fd, buf, n, (off_t)off) != (ssize_t)n || memcmp(buf, mem, n))
+				break;
+			left -= n;
+			off += n;
+			mem += n;
+		}
+		r = left ? -1 : 0;
+	}
+	close(fd);
+	return r;
+}
+
 /* The cache directory, opened and checked: 0700 (no group or other
  * access), a directory owned by us.  -1 (and *why) if there is none to
  * use; *why is NULL when the cache is simply off or absent. */

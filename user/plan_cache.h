@@ -28,6 +28,11 @@
 int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_key *k,
 		   char *path, size_t pathlen);
 
+/* Is mod's mapped code exactly its file's (nothing patched or changed)?
+ * 0 if so, after reading it from path (the file of key k) and comparing;
+ * a plan is written only from such code. */
+int plan_cache_pristine(const struct module *mod, const struct plan_key *k, const char *path);
+
 /* A plan for k: 1 with *f parsed from memory the caller frees with
  * plan_cache_release(*mem), 0 if none; -1 if one was refused (said under
  * SANDPIT_DEBUG, with why). */
