@@ -589,10 +589,14 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 				    p->has_sym ? PATCH_BY_SYMTAB
 				    : go_table(p) ? PATCH_BY_GOPCLNTAB : PATCH_BY_LINEAR);
 	/* the plan cache, outside the sandbox, for a whole object's code */
+	/* (not the object holding sandpit's own code: its plan would leave
+	 * out the sites of that code, which another process may not skip) */
 	p->cacheable = !cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
+		       !(mod->lo < cfg->skip_hi && mod->hi > cfg->skip_lo) &&
 		       !plan_cache_key(mod, m, &p->key, p->path, sizeof p->path);
 	/* inside the sandbox, only the plans the loader read (plan_cache.h) */
 	p->inside = cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
+		    !(mod->lo < cfg->skip_hi && mod->hi > cfg->skip_lo) &&
 		    !plan_cache_inside_key(mod, m, &p->key, &p->vma_lo);
 	if (p->inside && (patch_debug <= 0 || maps_path(p->vma_lo, p->path, sizeof p->path)))
 		memcpy(p->path, "?", 2);
