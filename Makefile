@@ -47,7 +47,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 
 HARNESS  := $(BUILD)/include/kselftest_harness.h
 
-all: $(BUILD)/libsandpit.a $(BUILD)/libsandpit.so $(BUILD)/sandpit
+all: $(BUILD)/libsandpit.a $(BUILD)/libsandpit.so $(BUILD)/sandpit $(BUILD)/bench_static_true
 
 deps:
 	@./scripts/deps.sh $(BUILD)
@@ -141,7 +141,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
-$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;
 # bench_test runs `sandpit bench --quick`
 $(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit
@@ -176,6 +176,11 @@ $(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
 	$(SITES)
+# `sandpit bench`'s stripped static program (start-up with a cold and a warm
+# plan cache): static glibc, no symbols, so the patcher decodes it linearly
+$(BUILD)/bench_static_true: selftests/programs/static_true.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
 $(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
 	@mkdir -p $(dir $@)
 	$(CC) -static -nostdlib -s -o $@ $<
@@ -189,7 +194,8 @@ INSTALL_CHECKS := scripts/install-tap.sh scripts/kselftest-tap.sh
 
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
-		$(BUILD)/fuzz/minijail_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made
+		$(BUILD)/fuzz/minijail_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made \
+		$(BUILD)/fuzz/plan_file_fuzz $(BUILD)/fuzz/plan_seeds/.made
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS)
 
@@ -228,6 +234,18 @@ $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy
 $(BUILD)/fuzz/elf_%_fuzz: selftests/fuzz/elf_%_fuzz.c user/elf_read.c user/elf_read.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/elf_read.c
+
+# the plan cache's file reader alone (user/plan_file.c); its seeds are real
+# cache files, made here by `sandpit run` (plans of a program, its ld.so
+# and its libc, and the list of what the program needs)
+$(BUILD)/fuzz/plan_file_fuzz: selftests/fuzz/plan_file_fuzz.c user/plan_file.c user/plan_file.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/plan_file.c
+$(BUILD)/fuzz/plan_seeds/.made: $(BUILD)/sandpit
+	@rm -rf $(dir $@) && mkdir -p -m 0700 $(dir $@)
+	@for p in /bin/true "/bin/ls --version"; do \
+		SANDPIT_PLAN_CACHE=$(abspath $(dir $@)) $(BUILD)/sandpit run --mode=filter -- $$p >/dev/null; done
+	@touch $@
 
 # its seeds, made here: this machine's programs and libraries (the fuzzers
 # read at most ELF_MAX_LEN bytes of each), its vDSO, and crafted edge cases
@@ -283,13 +301,24 @@ fuzz-elf-load fuzz-elf-patch: fuzz-elf-%: deps $(BUILD)/fuzz/elf_%_fuzz $(BUILD)
 	fi
 	@echo "ok: elf_$*_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/elf_$*_fuzz.log) inputs in $(SECONDS) s"
 
+fuzz-plan-file: deps $(BUILD)/fuzz/plan_file_fuzz $(BUILD)/fuzz/plan_seeds/.made
+	@mkdir -p $(BUILD)/fuzz/plan_file_corpus
+	@if ! $(BUILD)/fuzz/plan_file_fuzz -max_total_time=$(SECONDS) -max_len=65536 -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+		$(BUILD)/fuzz/plan_file_corpus $(BUILD)/fuzz/plan_seeds \
+		>$(BUILD)/fuzz/plan_file_fuzz.log 2>&1; then \
+		tail -40 $(BUILD)/fuzz/plan_file_fuzz.log; echo "not ok: plan_file_fuzz (log: $(BUILD)/fuzz/plan_file_fuzz.log)"; exit 1; \
+	fi
+	@echo "ok: plan_file_fuzz, $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/plan_file_fuzz.log) inputs in $(SECONDS) s"
+
 fuzz: deps $(BUILD)/fuzz/path_fuzz $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/minijail_fuzz \
-		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz
+		$(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/plan_file_fuzz
 	@$(MAKE) --no-print-directory fuzz-path SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-policy SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-minijail SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-elf-load SECONDS=$(FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory fuzz-elf-patch SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory fuzz-plan-file SECONDS=$(FUZZ_SECONDS)
 
 # `sandpit bench`: a few minutes; make check runs only `sandpit bench --quick`
 bench: deps
@@ -344,5 +373,5 @@ lint: $(BUILD)/include/profiler.skel.h
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch fuzz-plan-file demo bench bench-docs install lint clean
 .SECONDARY:

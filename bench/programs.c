@@ -2,6 +2,7 @@
  * `sandpit run` (this very executable) in strict and in filter mode.  A
  * program's output goes into a pipe the bench drains, so nothing can take a
  * short cut for /dev/null (GNU tar does); its exit status must be 0. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "sandpit.h"
 
 #define MAX_ARGS 16
 
@@ -99,14 +101,146 @@ static int measure(const struct bench_cfg *c, const char *group, const char *nam
 	return rc;
 }
 
+/* ---- start-up with a cold and a warm plan cache ---- */
+
+/* The plan cache the start-up rows use: a directory of the bench's own,
+ * emptied before each cold run. */
+static char plan_dir[4200];
+
+static void plans_clear(void)
+{
+	DIR *d = opendir(plan_dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
+/* rounds x {native, strict, filter} of argv under `sandpit run`, the
+ * sandboxed runs each after the cache was emptied (cold) or not (warm) */
+static int measure_cached(const struct bench_cfg *c, const char *name, const char *note,
+			  int rounds, const char *const *argv, int cold)
+{
+	struct bench_row *r[3];
+	int rc = 0;
+	for (int m = 0; m < 3; m++)
+		r[m] = bench_row("start-up", name, modes[m], BENCH_NS, m ? note : NULL);
+	if (run_once(c, 0, argv, NULL) < 0 || run_once(c, 1, argv, NULL) < 0)
+		return -1; /* the page cache, and the plan cache warm */
+	for (int k = 0; k < rounds; k++)
+		for (int i = 0; i < 3; i++) {
+			int m = (k + i) % 3;
+			if (cold && m)
+				plans_clear();
+			double t = run_once(c, m, argv, NULL);
+			if (t < 0)
+				rc = -1;
+			else
+				bench_add(r[m], t);
+		}
+	return rc;
+}
+
+/* sandpit_start in a fresh child, timed there: its ns, or -1 */
+static double start_once(int mode)
+{
+	int p[2], st;
+	double ns = -1;
+	if (pipe(p) < 0)
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sandpit_options o = { .mode = mode == 1 ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER };
+		unsetenv("SANDPIT_MODE");
+		double t0 = bench_now_ns();
+		double t = sandpit_start(&o) < 0 ? -1 : bench_now_ns() - t0;
+		_exit(write(p[1], &t, sizeof t) == sizeof t ? 0 : 1);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &ns, sizeof ns) != sizeof ns)
+		ns = -1;
+	close(p[0]);
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return ns;
+}
+
+static int measure_start(const struct bench_cfg *c, int rounds, int cold)
+{
+	const char *name = cold ? "sandpit_start, cold plan cache" : "sandpit_start, warm plan cache";
+	struct bench_row *r[3];
+	int rc = 0;
+	(void)c;
+	for (int m = 1; m < 3; m++)
+		r[m] = bench_row("start-up", name, modes[m], BENCH_NS,
+				 cold ? "in a fresh child of the command, the plan cache emptied before: "
+					"every object planned, and its plan written" :
+					"in a fresh child of the command: every plan from the cache, "
+					"verified against the mapped code");
+	start_once(1);
+	for (int k = 0; k < rounds; k++)
+		for (int m = 1; m < 3; m++) {
+			if (cold)
+				plans_clear();
+			double t = start_once(m);
+			if (t < 0)
+				rc = -1;
+			else
+				bench_add(r[m], t);
+		}
+	return rc;
+}
+
 int bench_startup(const struct bench_cfg *c)
 {
 	static const char *const argv[] = { "/bin/true", NULL };
+	const char *old = getenv("SANDPIT_PLAN_CACHE");
+	char *saved = old ? strdup(old) : NULL, stat_prog[4200];
+	int rounds = c->quick ? 5 : 20, rc;
+
 	bench_progress(c, "start-up: /bin/true");
-	return measure(c, "start-up", BENCH_TRUE_ROW,
-		       "`sandpit run -- /bin/true`: sandpit's own start, its fork, loading the "
-		       "program, sandpit_start, the program's ld.so and libc inside the sandbox",
-		       c->quick ? 5 : 20, argv, NULL);
+	rc = measure(c, "start-up", BENCH_TRUE_ROW,
+		     "`sandpit run -- /bin/true`: sandpit's own start, its fork, loading the "
+		     "program, sandpit_start, the program's ld.so and libc inside the sandbox "
+		     "(the user's plan cache, warm)",
+		     rounds, argv, NULL);
+	snprintf(plan_dir, sizeof plan_dir, "%s/plans", c->tmpdir);
+	mkdir(plan_dir, 0700);
+	setenv("SANDPIT_PLAN_CACHE", plan_dir, 1);
+	bench_progress(c, "start-up: plan cache cold and warm");
+	rc |= measure_cached(c, "/bin/true, cold plan cache",
+			     "`sandpit run -- /bin/true`, the plan cache emptied before: the "
+			     "program, ld.so and libc planned, and libc planned again by the parent "
+			     "for the cache", rounds, argv, 1);
+	rc |= measure_cached(c, "/bin/true, warm plan cache",
+			     "`sandpit run -- /bin/true`: every plan from the cache, verified", rounds,
+			     argv, 0);
+	rc |= measure_start(c, rounds, 1);
+	rc |= measure_start(c, rounds, 0);
+	/* a stripped static binary (selftests/programs/static_true.c), decoded linearly when cold */
+	snprintf(stat_prog, sizeof stat_prog, "%s", c->self);
+	char *slash = strrchr(stat_prog, '/');
+	if (slash && (size_t)(slash - stat_prog) + 40 < sizeof stat_prog) {
+		strcpy(slash, "/bench_static_true");
+		const char *sargv[] = { stat_prog, NULL };
+		if (!access(stat_prog, X_OK)) {
+			rc |= measure_cached(c, "stripped static binary, cold plan cache",
+					     "selftests/programs/static_true.c, static glibc, stripped: its code decoded "
+					     "linearly from the start", rounds, sargv, 1);
+			rc |= measure_cached(c, "stripped static binary, warm plan cache",
+					     "the same, its plan from the cache", rounds, sargv, 0);
+		}
+	}
+	if (saved)
+		setenv("SANDPIT_PLAN_CACHE", saved, 1);
+	else
+		unsetenv("SANDPIT_PLAN_CACHE");
+	free(saved);
+	return rc;
 }
 
 /* ---- data files ---- */

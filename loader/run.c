@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -353,6 +354,29 @@ static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct e
 	return 0;
 }
 
+/* The plan cache: plan one library the sandboxed program named (only a
+ * name: an untrusted hint), from the file, in a process of its own, so
+ * that a file cut short under it (SIGBUS) costs nothing but its plan. */
+static int plan_one(const char *path)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct elf_image img;
+		char err[256];
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0 || elf_map(fd, path, &img, err, sizeof err))
+			_exit(1);
+		_exit(sandpit_plan_image(img.bias, img.phdr, img.phnum) ? 1 : 0);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
 int run_main(int argc, char **argv)
 {
 	struct run_args a;
@@ -409,6 +433,9 @@ int run_main(int argc, char **argv)
 	int report[2] = { -1, -1 };
 	if (!logging && pipe2(report, O_CLOEXEC) < 0)
 		report[0] = report[1] = -1;
+	/* where the run-time patcher names the libraries it had to plan */
+	void *hints = mmap(NULL, SANDPIT_PLAN_HINT_BYTES, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
@@ -419,8 +446,11 @@ int run_main(int argc, char **argv)
 		int status = wait_child(child);
 		if (report[0] >= 0 && status != 0)
 			closing_line(report[0]);
+		if (hints != MAP_FAILED)
+			sandpit_plan_cache_parent(path, hints, plan_one);
 		return status;
 	}
+	sandpit_plan_cache_child(fd, hints != MAP_FAILED ? hints : NULL);
 	if (report[0] >= 0)
 		close(report[0]); /* the program never reads B's count */
 

@@ -18,7 +18,7 @@ col=$DIR/sandpit
 
 rm -rf "$col"
 mkdir -p "$col/build/selftests" "$col/examples" "$col/include" "$col/policy"
-cp -P "$BUILD"/sandpit "$BUILD"/libsandpit.so* "$col/build/"
+cp -P "$BUILD"/sandpit "$BUILD"/bench_static_true "$BUILD"/libsandpit.so* "$col/build/"
 cp "$BUILD/selftests/attack_dyn" "$BUILD/selftests/attack_static" "$BUILD/selftests/unwind_read" \
 	"$col/build/selftests/"
 cp examples/*.c examples/*.h "$col/examples/"

@@ -399,6 +399,54 @@ TEST(patch_live_process)
 	ASSERT_EQ(0, run_child(live_child));
 }
 
+/* The plan cache: a second pass over code already patched finds only what
+ * is left, and must not replace the file's plans with that; a fresh
+ * process then patches from the cache exactly what the first pass did. */
+static unsigned *pass_counts;
+
+static int two_passes_child(pid_t parent)
+{
+	struct patch_stats st = {0}, again = {0};
+
+	(void)parent;
+	if (patch_process(&test_cfg, &st) || !st.patched)
+		return 10;
+	if (patch_process(&test_cfg, &again) || again.patched)
+		return 11;
+	pass_counts[0] = st.patched;
+	pass_counts[1] = st.sites;
+	return 0;
+}
+
+static int one_pass_child(pid_t parent)
+{
+	struct patch_stats st = {0};
+
+	(void)parent;
+	if (patch_process(&test_cfg, &st))
+		return 10;
+	pass_counts[2] = st.patched;
+	pass_counts[3] = st.sites;
+	return 0;
+}
+
+TEST(patch_second_pass_leaves_the_plan_cache_whole)
+{
+	char dir[] = "/tmp/sandpit-plans-XXXXXX", cmd[64];
+
+	pass_counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pass_counts);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, setenv("SANDPIT_PLAN_CACHE", dir, 1));
+	ASSERT_EQ(0, run_child(two_passes_child));
+	ASSERT_EQ(0, run_child(one_pass_child));
+	EXPECT_EQ(pass_counts[0], pass_counts[2]);
+	EXPECT_EQ(pass_counts[1], pass_counts[3]);
+	unsetenv("SANDPIT_PLAN_CACHE");
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
 static int timed_child(pid_t parent)
 {
 	struct patch_stats st = {0};

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -796,5 +797,306 @@ TEST_F(run, attack_raw_clone_and_clone3)
 TEST_F(run, attack_sandpit_descriptors) { attack(_metadata, self, variant->mode, "sandpit-fds", NULL); }
 /* the secret is outside every grant (the test grants nothing here) */
 TEST_F(run, attack_toctou_path_flip) { attack(_metadata, self, variant->mode, "toctou", self->secret); }
+
+/* ---- the plan cache (issue 19) ---- */
+
+FIXTURE(plan_cache) {
+	char dir[64], cache[96];
+};
+FIXTURE_VARIANT(plan_cache) {
+	const char *mode;
+};
+FIXTURE_VARIANT_ADD(plan_cache, strict) { .mode = "strict" };
+FIXTURE_VARIANT_ADD(plan_cache, filter) { .mode = "filter" };
+
+FIXTURE_SETUP(plan_cache)
+{
+	strcpy(self->dir, "/tmp/sandpit-plans-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	snprintf(self->cache, sizeof self->cache, "%s/cache", self->dir);
+	ASSERT_EQ(0, setenv("SANDPIT_PLAN_CACHE", self->cache, 1));
+}
+
+FIXTURE_TEARDOWN(plan_cache)
+{
+	char cmd[128];
+	unsetenv("SANDPIT_PLAN_CACHE");
+	snprintf(cmd, sizeof cmd, "rm -rf %s", self->dir);
+	EXPECT_EQ(0, system(cmd));
+}
+
+/* `sandpit run` of argv with SANDPIT_DEBUG=1: its stderr (which the
+ * program's own line "planned-ok" goes to as well) */
+static char *plan_run(const char *mode, char *const argv[], int *status)
+{
+	struct result r;
+	want_stderr = 1;
+	if (sandboxed(mode, NULL, argv, NULL, NULL, "SANDPIT_DEBUG=1", &r))
+		r.status = -1, r.len = 0;
+	want_stderr = 0;
+	*status = r.status;
+	return result_text(&r);
+}
+
+/* The patcher's site lines, each as (object, offset from the object's
+ * first site, what became of it): the same in any two runs that patch the
+ * same sites, wherever ASLR put the objects. */
+static char *site_list(const char *err)
+{
+	size_t cap = strlen(err) + 1, len = 0;
+	char *out = calloc(1, cap + 1);
+	unsigned long prev = 0, first = 0;
+	unsigned group = 0;
+	for (const char *l = err; (l = strstr(l, "sandpit: patcher: syscall at 0x")); l++) {
+		char *end;
+		unsigned long a = strtoul(l + 31, &end, 16);
+		const char *nl = strchr(end, '\n');
+		if (!prev || a < prev || a - prev > (64UL << 20))
+			group++, first = a;
+		prev = a;
+		int n = snprintf(out + len, cap - len, "%u+%lx%.*s\n", group, a - first,
+				 (int)(nl ? nl - end : (long)strlen(end)), end);
+		if (n < 0 || (size_t)n >= cap - len)
+			break;
+		len += n;
+	}
+	return out;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static char *plan_sh_argv[] = { "/bin/sh", "-c", "echo planned-ok >&2", NULL };
+
+/* A cold run computes and writes every plan (the libc ld.so maps inside
+ * the sandbox by the parent, afterwards); a warm one takes every plan from
+ * the cache, verified, and patches exactly the same sites. */
+TEST_F(plan_cache, warm_run_patches_the_same_sites_as_a_cold_one)
+{
+	int st;
+	char *cold = plan_run(variant->mode, plan_sh_argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(cold, "planned-ok"));
+	EXPECT_NE(NULL, strstr(cold, "libc.so.6: plan computed: named for the parent")) TH_LOG("%s", cold);
+	EXPECT_EQ(0, count(cold, "from cache"));
+	char *warm = plan_run(variant->mode, plan_sh_argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(warm, "planned-ok"));
+	EXPECT_EQ(0, count(warm, "plan computed")) TH_LOG("%s", warm);
+	EXPECT_EQ(0, count(warm, "cache refused"));
+	/* ld.so, sh, libc */
+	EXPECT_EQ(3, count(warm, "plan from cache (verified)")) TH_LOG("%s", warm);
+	char *a = site_list(cold), *b = site_list(warm);
+	EXPECT_LT(100, count(a, "\n"));
+	EXPECT_STREQ(a, b);
+	free(a), free(b), free(cold), free(warm);
+}
+
+/* The same for a stripped static program, which the patcher otherwise
+ * decodes linearly (sandpit bench's bench_static_true). */
+TEST_F(plan_cache, warm_run_of_a_stripped_static_program_patches_the_same_sites)
+{
+	char prog[PATH_MAX];
+	int st;
+	snprintf(prog, sizeof prog, "%s/bench_static_true", bindir);
+	char *argv[] = { prog, NULL };
+	struct stat sb;
+	ASSERT_EQ(0, stat(prog, &sb));
+	if (time(NULL) < sb.st_ctime + 3)
+		sleep(3); /* just built: too new to cache */
+	char *cold = plan_run(variant->mode, argv, &st);
+	ASSERT_EQ(0, st) TH_LOG("%s", cold);
+	EXPECT_NE(NULL, strstr(cold, "bench_static_true: plan computed")) TH_LOG("%s", cold);
+	EXPECT_LT(50, count(cold, "(linear)"));
+	char *warm = plan_run(variant->mode, argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(warm, "bench_static_true: plan from cache (verified)")) TH_LOG("%s", warm);
+	EXPECT_EQ(0, count(warm, "plan computed"));
+	char *a = site_list(cold), *b = site_list(warm);
+	EXPECT_STREQ(a, b);
+	free(a), free(b), free(cold), free(warm);
+}
+
+static void for_each_plan(struct __test_metadata *_metadata, const char *cache,
+			  char names[][256], int *n)
+{
+	char cmd[PATH_MAX];
+	snprintf(cmd, sizeof cmd, "ls %s/*.plan", cache);
+	FILE *p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	*n = 0;
+	while (*n < 8 && fgets(names[*n], 256, p))
+		names[*n][strcspn(names[*n], "\n")] = 0, (*n)++;
+	pclose(p);
+}
+
+/* Cache files whose bytes are flipped, cut short, swapped for another
+ * object's, or made symbolic links, are refused whole: the program runs
+ * as before, and the sites patched are the cold run's. */
+TEST_F(plan_cache, damaged_swapped_or_linked_cache_files_are_refused)
+{
+	static const char *how[] = { "flip", "truncate", "swap", "symlink" };
+	char names[8][256], cmd[2048];
+	int st, n;
+	char *cold = plan_run(variant->mode, plan_sh_argv, &st), *want = site_list(cold);
+	ASSERT_EQ(0, st);
+	for_each_plan(_metadata, self->cache, names, &n);
+	ASSERT_EQ(3, n);
+	for (size_t h = 0; h < sizeof how / sizeof how[0]; h++) {
+		/* a warm cache again, then every plan file spoiled the same way */
+		free(plan_run(variant->mode, plan_sh_argv, &st));
+		for (int i = 0; i < n; i++) {
+			const char *other = names[(i + 1) % n];
+			if (!strcmp(how[h], "flip"))
+				snprintf(cmd, sizeof cmd, "printf '\\377' | dd of=%.200s bs=1 seek=120 conv=notrunc status=none", names[i]);
+			else if (!strcmp(how[h], "truncate"))
+				snprintf(cmd, sizeof cmd, "truncate -s 100 %.200s", names[i]);
+			else if (!strcmp(how[h], "swap"))
+				snprintf(cmd, sizeof cmd, "cp %.200s %.200s.other", other, names[i]);
+			else
+				snprintf(cmd, sizeof cmd, "cp %.200s %.200s.copy && ln -sf %.200s.copy %.200s", names[i], names[i], names[i], names[i]);
+			ASSERT_EQ(0, system(cmd));
+		}
+		if (!strcmp(how[h], "swap"))
+			for (int i = 0; i < n; i++) {
+				snprintf(cmd, sizeof cmd, "mv %.200s.other %.200s", names[i], names[i]);
+				ASSERT_EQ(0, system(cmd));
+			}
+		char *err = plan_run(variant->mode, plan_sh_argv, &st), *got = site_list(err);
+		EXPECT_EQ(0, st) TH_LOG("%.200s", how[h]);
+		EXPECT_NE(NULL, strstr(err, "planned-ok"));
+		EXPECT_EQ(0, count(err, "from cache")) TH_LOG("%.200s: %.200s", how[h], err);
+		EXPECT_EQ(3, count(err, "cache refused")) TH_LOG("%.200s: %.200s", how[h], err);
+		if (!strcmp(how[h], "symlink")) {
+			EXPECT_EQ(3, count(err, "cache refused: its file is a symbolic link"));
+		} else if (!strcmp(how[h], "swap")) {
+			EXPECT_EQ(3, count(err, "cache refused: it is for another file"));
+		}
+		EXPECT_STREQ(want, got) TH_LOG("%.200s", how[h]);
+		free(err), free(got);
+		/* the refused files were replaced: a plain warm run again */
+		snprintf(cmd, sizeof cmd, "rm -f %.200s/*.copy", self->cache);
+		ASSERT_EQ(0, system(cmd));
+	}
+	free(cold), free(want);
+}
+
+/* A plan for a file that has changed since (same inode, same size, one
+ * byte different, even with its mtime put back) is not used. */
+TEST_F(plan_cache, plan_for_a_changed_file_is_not_used)
+{
+	char prog[PATH_MAX], cmd[2 * PATH_MAX];
+	int st;
+	snprintf(prog, sizeof prog, "%s/sh", self->dir);
+	snprintf(cmd, sizeof cmd, "cp /bin/sh %s", prog);
+	ASSERT_EQ(0, system(cmd));
+	char *argv[] = { prog, "-c", "echo planned-ok >&2", NULL };
+	/* a file changed less than 2 s ago is planned but not cached */
+	char *err = plan_run(variant->mode, argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(err, "cache not written: the file changed too recently")) TH_LOG("%s", err);
+	free(err);
+	sleep(3);
+	free(plan_run(variant->mode, argv, &st));
+	ASSERT_EQ(0, st);
+	char *warm = plan_run(variant->mode, argv, &st);
+	ASSERT_EQ(0, count(warm, "plan computed")) TH_LOG("%s", warm);
+	free(warm);
+	struct stat before, after;
+	ASSERT_EQ(0, stat(prog, &before));
+	/* the last byte: section headers, which nothing maps */
+	int fd = open(prog, O_RDWR);
+	ASSERT_LE(0, fd);
+	unsigned char c;
+	ASSERT_EQ(1, pread(fd, &c, 1, before.st_size - 1));
+	c ^= 0x40;
+	ASSERT_EQ(1, pwrite(fd, &c, 1, before.st_size - 1));
+	struct timespec t[2] = { before.st_atim, before.st_mtim };
+	ASSERT_EQ(0, futimens(fd, t));
+	close(fd);
+	ASSERT_EQ(0, stat(prog, &after));
+	ASSERT_EQ(before.st_size, after.st_size);
+	ASSERT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	err = plan_run(variant->mode, argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(err, "planned-ok"));
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof want, "%s: cache refused: it is for another file, or the file has changed", prog);
+	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("%s", err);
+	snprintf(want, sizeof want, "%s: plan computed", prog);
+	EXPECT_NE(NULL, strstr(err, want));
+	snprintf(want, sizeof want, "%s: plan from cache", prog);
+	EXPECT_EQ(NULL, strstr(err, want));
+	free(err);
+}
+
+/* A cache directory that is not the user's alone (group- or
+ * world-writable, or another user's) is neither read nor written. */
+TEST_F(plan_cache, directory_not_ours_alone_is_not_used)
+{
+	int st;
+	char cmd[PATH_MAX];
+	free(plan_run(variant->mode, plan_sh_argv, &st));
+	ASSERT_EQ(0, st);
+	for (int k = 0; k < 3; k++) {
+		if (k == 2 && geteuid() != 0)
+			break; /* only root can give it to another user */
+		ASSERT_EQ(0, chmod(self->cache, k == 0 ? 0777 : k == 1 ? 0770 : 0700));
+		if (k == 2)
+			ASSERT_EQ(0, chown(self->cache, 65534, 65534));
+		snprintf(cmd, sizeof cmd, "rm -f %s/*.needs", self->cache);
+		ASSERT_EQ(0, system(cmd));
+		char *err = plan_run(variant->mode, plan_sh_argv, &st);
+		EXPECT_EQ(0, st);
+		EXPECT_NE(NULL, strstr(err, "planned-ok"));
+		EXPECT_EQ(0, count(err, "from cache")) TH_LOG("%d: %s", k, err);
+		/* root has dropped its capabilities by the time it patches: another
+		 * user's 0700 directory cannot even be opened then */
+		if (k < 2) {
+			EXPECT_LE(2, count(err, "the cache directory is not ours alone")) TH_LOG("%d: %s", k, err);
+		}
+		EXPECT_EQ(3, count(err, "plan computed")) TH_LOG("%d: %s", k, err);
+		free(err);
+		/* nothing was written there */
+		snprintf(cmd, sizeof cmd, "test -z \"$(ls %s | grep needs)\"", self->cache);
+		EXPECT_EQ(0, system(cmd));
+	}
+	ASSERT_EQ(0, chown(self->cache, geteuid(), getegid()));
+	ASSERT_EQ(0, chmod(self->cache, 0700));
+}
+
+/* The sandboxed program cannot write the cache: no grant reaches it, and
+ * what is there after a run is what sandpit wrote (plans and lists). */
+TEST_F(plan_cache, the_sandbox_cannot_write_the_cache)
+{
+	int st;
+	char cmd[PATH_MAX], script[PATH_MAX];
+	free(plan_run(variant->mode, plan_sh_argv, &st));
+	ASSERT_EQ(0, st);
+	char names[8][256];
+	int n;
+	for_each_plan(_metadata, self->cache, names, &n);
+	ASSERT_EQ(3, n);
+	snprintf(script, sizeof script,
+		 "echo x > %.200s/evil.plan || echo refused >&2; for f in %.200s %.200s %.200s; do echo x >> $f || echo refused >&2; done",
+		 self->cache, names[0], names[1], names[2]);
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	char *err = plan_run(variant->mode, argv, &st);
+	EXPECT_EQ(4, count(err, "refused\n")) TH_LOG("%s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "test ! -e %s/evil.plan", self->cache);
+	EXPECT_EQ(0, system(cmd));
+	/* and every plan there is still whole: a warm run uses them all */
+	err = plan_run(variant->mode, plan_sh_argv, &st);
+	EXPECT_EQ(3, count(err, "plan from cache (verified)")) TH_LOG("%s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s | grep -v -e '\\.plan$' -e '\\.needs$')\"", self->cache);
+	EXPECT_EQ(0, system(cmd));
+}
 
 TEST_HARNESS_MAIN

@@ -27,6 +27,7 @@
 #include "user/patch_stats.h"
 #include "user/patch_sys.h"
 #include "user/patch_trampoline.h"
+#include "user/plan_cache.h"
 
 void patch_plan_free(struct patch_plan *plan)
 {
@@ -87,6 +88,8 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 	int r;
 
 	patch_use(cfg);
+	if (!cfg->ops)
+		plan_cache_pass();
 	r = lo < hi ? module_find(lo, hi, &mod, &m) : -EINVAL;
 	if (!r && mod.phdr) { /* what of [lo, hi) is the object's code */
 		lo = lo > mod.lo ? lo : mod.lo;
@@ -104,10 +107,43 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	int r;
 
 	patch_use(cfg);
+	if (!cfg->ops)
+		plan_cache_pass();
 	r = modules_collect(&l, !cfg->ops, 0, 0, &m);
 	for (unsigned i = 0; !r && i < l.n; i++)
 		if (!cfg->want || cfg->want(cfg->ctx, l.m[i].lo, l.m[i].hi))
 			r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st, &m);
+	if (!cfg->ops)
+		plan_cache_pass();
+	p_free(m.v);
+	p_free(l.m);
+	return r;
+}
+
+int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum)
+{
+	const struct patch_config cfg = {0};
+	struct dl_phdr_info info = { .dlpi_addr = bias, .dlpi_phdr = phdr,
+				     .dlpi_phnum = (ElfW(Half))phnum };
+	struct mod_list l = {0};
+	struct maps m = {0};
+	int r;
+
+	patch_use(&cfg);
+	if (patch_debug > 0)
+		patch_debug = 2; /* the plan cache's lines, not each site's */
+	plan_cache_pass();
+	modules_add_phdrs(&info, sizeof info, &l);
+	r = l.err ? l.err : maps_read(&m);
+	for (unsigned i = 0; !r && i < l.n; i++) {
+		struct patch_plan plan;
+		struct planner p;
+
+		r = planner_init(&p, &cfg, &l.m[i], l.m[i].lo, l.m[i].hi, &plan, &m);
+		r = r ? r : planner_analyse(&p);
+		planner_free(&p);
+		patch_plan_free(&plan);
+	}
 	p_free(m.v);
 	p_free(l.m);
 	return r;

@@ -121,4 +121,9 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 int patch_plan_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 		     uintptr_t region, struct patch_plan *plan);
 void patch_plan_free(struct patch_plan *plan);
+
+/* Outside the sandbox: plan the code of the object mapped at bias with
+ * these program headers (mapped by the loader, never run) for the plan
+ * cache, and write nothing else.  0 or -errno. */
+int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum);
 #endif

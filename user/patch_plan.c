@@ -7,6 +7,7 @@
 #include "user/patch_stats.h"
 #include "user/patch_sys.h"
 #include "user/patch_vdso.h"
+#include "user/plan_cache.h"
 
 enum { FIT = 0, SKIP_TARGET, SKIP_OTHER };
 
@@ -248,18 +249,40 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 	st->sites++;
 	st->by_method[s->method]++;
 	long nr = i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1;
+	struct plan_rec *rec = p->rec ? &p->rec[p->n_rec++] : NULL;
+
+	if (rec)
+		*rec = (struct plan_rec){ .off = (uint32_t)(c - p->mod.lo), .nr = (int32_t)nr,
+					  .after = 2, .method = s->method,
+					  .bytes = (const uint8_t *)c };
 	if (nr == 15) {
+		if (rec)
+			rec->status = PLAN_NATIVE_SIGRETURN;
 		/* rt_sigreturn must run natively, on the kernel's frame */
 		st->native_sigreturn++;
 		patch_note_site(c, s->method, "left native (rt_sigreturn)");
 		return;
+	}
+	int why = pick_region(p, s, i, &pl->site[pl->n_site]);
+
+	if (rec) {
+		const struct patch_site *x = &pl->site[pl->n_site];
+
+		rec->status = why == FIT ? PLAN_FIT : why == SKIP_TARGET ? PLAN_SKIP_TARGET
+									: PLAN_SKIP_OTHER;
+		if (why == FIT)
+			*rec = (struct plan_rec){ .off = rec->off, .nr = rec->nr,
+						  .before = (uint8_t)(c - x->lo),
+						  .after = (uint8_t)(x->hi - c), .n_pre = x->n_pre,
+						  .n_post = x->n_post, .method = s->method,
+						  .bytes = (const uint8_t *)x->lo };
 	}
 	if (nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr)) {
 		st->native_allowed++;
 		patch_note_site(c, s->method, "left native (allowed in the filter)");
 		return;
 	}
-	switch (pick_region(p, s, i, &pl->site[pl->n_site])) {
+	switch (why) {
 	case FIT:
 		st->patched++;
 		p->bound += (size_t)(pl->site[pl->n_site].n_pre + pl->site[pl->n_site].n_post) *
@@ -380,6 +403,119 @@ static void drop_skipped(const struct patch_config *cfg, uintptr_t *v, unsigned 
 	*n = j;
 }
 
+/* Does record r of a cached plan hold in memory: its bytes are the mapped
+ * ones, and a decode from its first instruction reaches the syscall
+ * exactly, over simple instructions, and ends where the window ends? */
+static bool rec_holds(struct planner *p, const struct plan_rec *r)
+{
+	uintptr_t c = p->mod.lo + r->off, a = c - r->before;
+	const struct decoded *d;
+
+	if (a < p->lo || c + r->after > p->hi || memcmp((const void *)a, r->bytes,
+							(size_t)r->before + r->after))
+		return false;
+	if (c < p->cfg->skip_hi && c + 2 > p->cfg->skip_lo)
+		return false;
+	if (r->status != PLAN_FIT)
+		return true;
+	if (a < p->cfg->skip_hi && c + r->after > p->cfg->skip_lo)
+		return false;
+	for (unsigned j = 0; j < r->n_pre; j++, a += d->in.length)
+		if (a >= c || !(d = planner_decode(p, a)) || !is_simple(&d->in, d->op))
+			return false;
+	if (a != c || !(d = planner_decode(p, a)) || d->in.mnemonic != ZYDIS_MNEMONIC_SYSCALL ||
+	    d->in.length != SYSCALL_LEN)
+		return false;
+	a += SYSCALL_LEN;
+	for (unsigned j = 0; j < r->n_post; j++, a += d->in.length)
+		if (a >= c + r->after || !(d = planner_decode(p, a)) || !is_simple(&d->in, d->op))
+			return false;
+	return a == c + r->after;
+}
+
+/* The plan of a cache file, checked whole against memory first: 0, or -1
+ * and nothing of it used. */
+static int plan_from_cache(struct planner *p, const struct plan_file *f)
+{
+	struct patch_plan *pl = p->plan;
+	struct patch_stats *st = &pl->st;
+	const uint8_t *pos = f->rec;
+	struct plan_rec r;
+
+	while (plan_file_next(f, &pos, &r))
+		if (!rec_holds(p, &r))
+			return -1;
+	for (pos = f->rec; plan_file_next(f, &pos, &r);) {
+		uintptr_t c = p->mod.lo + r.off;
+
+		st->sites++;
+		st->by_method[r.method]++;
+		if (r.status == PLAN_NATIVE_SIGRETURN) {
+			st->native_sigreturn++;
+			patch_note_site(c, r.method, "left native (rt_sigreturn)");
+		} else if (r.nr >= 0 && p->cfg->leave_native &&
+			   p->cfg->leave_native(p->cfg->ctx, r.nr)) {
+			st->native_allowed++;
+			patch_note_site(c, r.method, "left native (allowed in the filter)");
+		} else if (r.status == PLAN_FIT) {
+			struct patch_site *x = &pl->site[pl->n_site++];
+
+			*x = (struct patch_site){ .addr = c, .lo = c - r.before, .hi = c + r.after,
+						  .n_pre = r.n_pre, .n_post = r.n_post };
+			st->patched++;
+			p->bound += (size_t)(x->n_pre + x->n_post) * ZYDIS_MAX_INSTRUCTION_LENGTH +
+				    TRAMP_FIXED;
+			patch_note_site(c, r.method, "patched");
+		} else if (r.status == PLAN_SKIP_TARGET) {
+			st->skipped_target++;
+			patch_note_site(c, r.method, "not patched (a branch target is in the way)");
+		} else {
+			st->skipped_other++;
+			patch_note_site(c, r.method, "not patched (no window fits)");
+		}
+	}
+	return 0;
+}
+
+/* 1 if the cache's plan was used; else 0, with p->rec ready to record the
+ * analysis for the cache. */
+static int try_cache(struct planner *p, unsigned n)
+{
+	struct plan_file f;
+	void *mem;
+	int r;
+
+	if (p->inside) {
+		r = plan_cache_preloaded(&p->key, &f, &mem);
+		if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
+			p_free(mem);
+			plan_cache_note(p->path, "plan from cache (verified)", NULL);
+			return 1;
+		}
+		if (r == 1)
+			plan_cache_note(p->path, "cache refused",
+					"its plan does not match the mapped code");
+		p_free(mem);
+		plan_cache_hint(p->vma_lo);
+		plan_cache_note(p->path, "plan computed", "named for the parent to cache");
+		return 0;
+	}
+	if (!p->cacheable)
+		return 0;
+	r = plan_cache_get(&p->key, p->path, &f, &mem);
+	if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
+		plan_cache_release(mem);
+		plan_cache_note(p->path, "plan from cache (verified)", NULL);
+		return 1;
+	}
+	if (r == 1)
+		plan_cache_note(p->path, "cache refused",
+				"its plan does not match the mapped code");
+	plan_cache_release(mem);
+	p->rec = p_calloc(n ? n : 1, sizeof *p->rec);
+	return 0;
+}
+
 int planner_analyse(struct planner *p)
 {
 	uintptr_t *cand;
@@ -396,9 +532,23 @@ int planner_analyse(struct planner *p)
 		p_free(cand);
 		return -ENOMEM;
 	}
+	if (try_cache(p, n)) {
+		p_free(cand);
+		return 0;
+	}
 	for (unsigned i = 0; i < n; i++)
 		plan_candidate(p, cand[i]);
 	p_free(cand);
+	if (p->rec) {
+		plan_cache_note(p->path, "plan computed", NULL);
+		/* code already patched (a second pass) or changed in memory
+		 * would make a plan that misses sites: only the file's own */
+		if (plan_cache_pristine(&p->mod, &p->key, p->path))
+			plan_cache_note(p->path, "cache not written",
+					"the mapped code is not the file's");
+		else
+			plan_cache_put(&p->key, p->path, p->rec, p->n_rec);
+	}
 	return 0;
 }
 
@@ -438,6 +588,18 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 					      : ".eh_frame_hdr does not fit in its mapping",
 				    p->has_sym ? PATCH_BY_SYMTAB
 				    : go_table(p) ? PATCH_BY_GOPCLNTAB : PATCH_BY_LINEAR);
+	/* the plan cache, outside the sandbox, for a whole object's code */
+	/* (not the object holding sandpit's own code: its plan would leave
+	 * out the sites of that code, which another process may not skip) */
+	p->cacheable = !cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
+		       !(mod->lo < cfg->skip_hi && mod->hi > cfg->skip_lo) &&
+		       !plan_cache_key(mod, m, &p->key, p->path, sizeof p->path);
+	/* inside the sandbox, only the plans the loader read (plan_cache.h) */
+	p->inside = cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
+		    !(mod->lo < cfg->skip_hi && mod->hi > cfg->skip_lo) &&
+		    !plan_cache_inside_key(mod, m, &p->key, &p->vma_lo);
+	if (p->inside && (patch_debug <= 0 || maps_path(p->vma_lo, p->path, sizeof p->path)))
+		memcpy(p->path, "?", 2);
 	return 0;
 }
 
@@ -445,4 +607,6 @@ void planner_free(struct planner *p)
 {
 	span_free(&p->fn);
 	span_free(&p->whole);
+	p_free(p->rec);
+	p->rec = NULL;
 }

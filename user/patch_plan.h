@@ -12,6 +12,7 @@
 #include "user/patch.h"
 #include "user/patch_objects.h"
 #include "user/patch_span.h"
+#include "user/plan_file.h"
 #include "user/proc_maps.h"
 
 #define JMP_LEN 5
@@ -55,6 +56,14 @@ struct planner {
 		ZydisDecodedInstruction in;
 		ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 	} dc[8];
+	/* the plan cache: the object's file (cacheable), and what the analysis
+	 * found, one record a `syscall`, to be written there */
+	bool cacheable, inside;    /* outside the sandbox / inside it */
+	uintptr_t vma_lo;          /* inside: where the object's mapping starts */
+	struct plan_key key;
+	char path[512];
+	struct plan_rec *rec;
+	unsigned n_rec;
 };
 
 /* Set p up to plan [lo, hi) of mod into *plan, reading the module's tables

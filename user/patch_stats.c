@@ -28,7 +28,7 @@ void patch_note_fallback(const struct module *mod, const char *why, unsigned met
 							  : ": functions found by decoding it from the start\n";
 	size_t n;
 
-	if (patch_debug <= 0)
+	if (patch_debug != 1)
 		return;
 	memcpy(p, "sandpit: patcher: object at ", 28);
 	p = hex(p + 28, mod->lo);
@@ -51,7 +51,7 @@ void patch_note_site(uintptr_t addr, unsigned method, const char *what)
 	const char *how = patch_method_name(method);
 	size_t n;
 
-	if (patch_debug <= 0)
+	if (patch_debug != 1)
 		return;
 	memcpy(p, "sandpit: patcher: syscall at ", 29);
 	p = hex(p + 29, addr);

@@ -117,3 +117,29 @@ bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi)
 			lo = m->v[i].hi;
 	return lo >= hi;
 }
+
+int maps_path(uintptr_t lo, char *out, size_t n)
+{
+	int err;
+	char *buf = slurp("/proc/self/maps", &err), *line, *nl, *s;
+	int r = -ENOENT;
+
+	if (!buf)
+		return err;
+	for (line = buf; *line; line = nl + 1) {
+		char *p = line;
+
+		if (!(nl = strchr(line, '\n')))
+			break;
+		*nl = 0;
+		if (num(&p, 16) != lo || *p != '-')
+			continue;
+		if ((s = strchr(line, '/')) && (size_t)(nl - s) < n) {
+			memcpy(out, s, (size_t)(nl - s) + 1);
+			r = 0;
+		}
+		break;
+	}
+	p_free(buf);
+	return r;
+}

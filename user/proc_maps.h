@@ -4,6 +4,7 @@
 #ifndef SANDPIT_USER_PROC_MAPS_H
 #define SANDPIT_USER_PROC_MAPS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { VMA_STACK = 1, VMA_VDSO = 2 };
@@ -24,4 +25,7 @@ struct maps {
 int maps_read(struct maps *m);
 /* [lo, hi) is readable memory, by the maps */
 bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi);
+/* The path of the file mapped at lo (the mapping that starts there), with
+ * its NUL, into out[n].  0, or -errno (-ENOENT: none, or too long). */
+int maps_path(uintptr_t lo, char *out, size_t n);
 #endif

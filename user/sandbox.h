@@ -9,6 +9,21 @@
  * objects overlapping [lo, hi) (at most 4 calls) and the vDSO. */
 void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
 
+/* The plan cache under `sandpit run` (user/plan_cache.c): the child, before
+ * sandpit_start, reads the plans of the libraries the program (open on
+ * prog_fd) needed last time, and gives the run-time patcher hint_page
+ * (SANDPIT_PLAN_HINT_BYTES of MAP_SHARED memory made before the fork) to
+ * name the files it had to plan itself; the parent, once the child has
+ * ended, plans those with plan_file_at (which maps one with the loader and
+ * calls sandpit_plan_image on it; 0 if planned) and remembers them. */
+#define SANDPIT_PLAN_HINT_BYTES 8192
+void sandpit_plan_cache_child(int prog_fd, void *hint_page);
+void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
+			       int (*plan_file_at)(const char *path));
+/* Plan (and cache) the code of the object the loader mapped at bias, its
+ * program headers at phdr, writing nothing into it.  0 or -errno. */
+int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum);
+
 /* Memory sandpit_start sets aside for each slot, whether a thread uses it
  * or not: its secure page and mailbox (S) and T's alternate signal stack
  * (user/secure_mem.h). */

@@ -1,0 +1,622 @@
+/* The patch-plan cache's directory and files (see plan_cache.h).  Runs
+ * outside any sandbox, with libc. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "user/patch.h"
+#include "user/patch_sys.h"
+#include "user/plan_cache.h"
+#include "user/sandbox.h"
+
+#define MAPS_MAX (4u << 20)
+#define PLAN_SETTLE_NS 2000000000ULL /* see plan_cache_put */
+
+static char *maps_text;  /* /proc/self/maps, read once a pass */
+static size_t maps_len;
+
+void plan_cache_note(const char *path, const char *what, const char *why)
+{
+	char line[PLAN_PATH_MAX + 512], *p = line;
+	const char *part[] = { "sandpit: plan cache: ", path, ": ", what, why ? ": " : "",
+			       why ? why : "" };
+
+	/* no stdio: it runs inside the sandbox too */
+	if (patch_debug <= 0)
+		return;
+	for (unsigned i = 0; i < sizeof part / sizeof part[0]; i++) {
+		size_t n = strnlen(part[i], 200 + (i == 1 ? PLAN_PATH_MAX : 0));
+
+		memcpy(p, part[i], n);
+		p += n;
+	}
+	*p++ = '\n';
+	p_sys(SYS_write, 2, line, p - line, 0, 0, 0);
+}
+
+void plan_cache_pass(void)
+{
+	free(maps_text);
+	maps_text = NULL;
+	maps_len = 0;
+}
+
+static int read_maps(void)
+{
+	int fd;
+	size_t cap = 65536;
+	long r = 0;
+
+	if (maps_text)
+		return 0;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	maps_text = malloc(cap + 1);
+	while (maps_text) {
+		r = read(fd, maps_text + maps_len, cap - maps_len);
+		if (r <= 0)
+			break;
+		maps_len += (size_t)r;
+		if (maps_len == cap) {
+			char *q = cap < MAPS_MAX ? realloc(maps_text, 2 * cap + 1) : NULL;
+
+			if (!q) {
+				r = -1;
+				break;
+			}
+			maps_text = q;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (!maps_text || r < 0) {
+		plan_cache_pass();
+		return -1;
+	}
+	maps_text[maps_len] = 0;
+	return 0;
+}
+
+/* The path of the mapping that starts at lo, from the maps' text. */
+static int text_path(uintptr_t lo, char *path, size_t pathlen)
+{
+	for (char *l = maps_text; l && *l;) {
+		char *nl = strchr(l, '\n'), *s, *end;
+
+		if (nl)
+			*nl = 0;
+		/* "%08lx-": compared as a number */
+		if (strtoul(l, &end, 16) == lo && *end == '-' && (s = strchr(l, '/'))) {
+			size_t len = strlen(s);
+			bool bad = len >= pathlen || (len > 10 && !strcmp(s + len - 10, " (deleted)"));
+
+			if (nl)
+				*nl = '\n';
+			if (bad)
+				return -1;
+			memcpy(path, s, len);
+			path[len] = 0;
+			return 0;
+		}
+		if (nl)
+			*nl = '\n';
+		l = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+/* The GNU build-id note of the object, read through its view. */
+static void build_id(const struct module *mod, const struct maps *m, struct plan_key *k)
+{
+	struct elf_view v;
+
+	module_view(mod, m, &v);
+	for (unsigned i = 0; i < mod->phnum; i++) {
+		const ElfW(Phdr) *ph = &mod->phdr[i];
+		uintptr_t a = mod->bias + ph->p_vaddr, end = a + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE || end < a)
+			continue;
+		while (a + 12 <= end) {
+			uint32_t h[3];
+			uintptr_t name = a + 12, desc;
+
+			if (!elf_view_get(&v, a, h, sizeof h))
+				break;
+			desc = name + ((h[0] + 3ULL) & ~3ULL);
+			if (h[0] == 4 && h[2] == NT_GNU_BUILD_ID && h[1] <= PLAN_MAX_BUILD_ID &&
+			    desc + h[1] <= end && elf_view_has(&v, name, 4) &&
+			    !memcmp((const void *)name, "GNU", 4) &&
+			    elf_view_get(&v, desc, k->build_id, h[1])) {
+				k->build_id_len = h[1];
+				return;
+			}
+			a = desc + ((h[1] + 3ULL) & ~3ULL);
+		}
+	}
+}
+
+int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+		   char *path, size_t pathlen)
+{
+	const char *env = getenv("SANDPIT_PLAN_CACHE");
+	const struct vma *x = NULL;
+	struct stat st;
+
+	memset(k, 0, sizeof *k);
+	if (env && !strcmp(env, "off"))
+		return -1;
+	for (unsigned i = 0; i < m->n && !x; i++)
+		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
+			x = &m->v[i];
+	if (!x || !x->ino || !mod->phdr || read_maps() || text_path(x->lo, path, pathlen) ||
+	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
+	    major(st.st_dev) != x->dev_major || minor(st.st_dev) != x->dev_minor)
+		return -1;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	k->ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec;
+	k->text_lo = mod->lo - mod->bias;
+	k->text_hi = mod->hi - mod->bias;
+	build_id(mod, m, k);
+	return 0;
+}
+
+int plan_cache_pristine(const struct module *mod, const struct plan_key *k, const char *path)
+{
+	static uint8_t buf[65536];
+	const ElfW(Phdr) *ph = NULL;
+	uintptr_t lo = mod->lo - mod->bias;
+	struct stat st;
+	uint64_t off, left = mod->hi - mod->lo;
+	const uint8_t *mem = (const uint8_t *)mod->lo;
+	int fd, r = -1;
+
+	for (unsigned i = 0; i < mod->phnum && !ph; i++)
+		if (mod->phdr[i].p_type == PT_LOAD && (mod->phdr[i].p_flags & PF_X) &&
+		    mod->phdr[i].p_vaddr <= lo && lo - mod->phdr[i].p_vaddr < mod->phdr[i].p_filesz &&
+		    left <= mod->phdr[i].p_filesz - (lo - mod->phdr[i].p_vaddr))
+			ph = &mod->phdr[i];
+	if (!ph || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	off = ph->p_offset + (lo - ph->p_vaddr);
+	if (!fstat(fd, &st) && st.st_dev == k->dev && st.st_ino == k->ino) {
+		while (left) {
+			size_t n = left < sizeof buf ? left : sizeof buf;
+
+			if (pread(fd, buf, n, (off_t)off) != (ssize_t)n || memcmp(buf, mem, n))
+				break;
+			left -= n;
+			off += n;
+			mem += n;
+		}
+		r = left ? -1 : 0;
+	}
+	close(fd);
+	return r;
+}
+
+/* The cache directory, opened and checked: 0700 (no group or other
+ * access), a directory owned by us.  -1 (and *why) if there is none to
+ * use; *why is NULL when the cache is simply off or absent. */
+static int open_dir(bool create, const char **why)
+{
+	const char *env = getenv("SANDPIT_PLAN_CACHE"), *base;
+	char dir[PLAN_PATH_MAX];
+	struct stat st;
+	int fd, n;
+
+	*why = NULL;
+	if (env && !strcmp(env, "off"))
+		return -1;
+	if (env && *env)
+		n = snprintf(dir, sizeof dir, "%s", env);
+	else if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/')
+		n = snprintf(dir, sizeof dir, "%s/sandpit/plans", base);
+	else if ((base = getenv("HOME")) && base[0] == '/')
+		n = snprintf(dir, sizeof dir, "%s/.cache/sandpit/plans", base);
+	else
+		return -1;
+	if (n <= 0 || (size_t)n >= sizeof dir)
+		return -1;
+	if (create)
+		for (char *s = dir + 1;; s++) {
+			if (*s == '/' || !*s) {
+				char c = *s;
+
+				*s = 0;
+				(void)!mkdir(dir, 0700);
+				*s = c;
+			}
+			if (!*s)
+				break;
+		}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		*why = "the cache directory is not ours alone (owner, or group/other access)";
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void file_name(const struct plan_key *k, char *name, size_t n)
+{
+	snprintf(name, n, "%llx-%llx.plan", (unsigned long long)k->dev,
+		 (unsigned long long)k->ino);
+}
+
+static bool same_key(const struct plan_key *a, const struct plan_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns &&
+	       a->text_lo == b->text_lo && a->text_hi == b->text_hi &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
+void plan_cache_release(void *mem)
+{
+	free(mem);
+}
+
+int plan_cache_get(const struct plan_key *k, const char *path, struct plan_file *f, void **mem)
+{
+	const char *why;
+	char name[64];
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+	int dfd = open_dir(false, &why), fd;
+
+	*mem = NULL;
+	if (dfd < 0) {
+		if (why)
+			plan_cache_note(path, "cache refused", why);
+		return why ? -1 : 0;
+	}
+	file_name(k, name, sizeof name);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0) {
+		if (errno == ELOOP) {
+			plan_cache_note(path, "cache refused", "its file is a symbolic link");
+			return -1;
+		}
+		return 0;
+	}
+	why = fstat(fd, &st) ? "fstat failed"
+	      : !S_ISREG(st.st_mode) ? "its file is not a regular file"
+	      : st.st_uid != geteuid() || (st.st_mode & 077) ? "its file is not ours alone"
+	      : st.st_size > PLAN_MAX_FILE ? "its file is too large"
+					    : NULL;
+	buf = why ? NULL : malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!why && (!buf || got != (size_t)st.st_size))
+		why = "could not read its file";
+	if (!why && !plan_file_parse(buf, got, f, &why) && !same_key(&f->key, k))
+		why = "it is for another file, or the file has changed";
+	if (why) {
+		free(buf);
+		plan_cache_note(path, "cache refused", why);
+		return -1;
+	}
+	*mem = buf;
+	return 1;
+}
+
+void plan_cache_put(const struct plan_key *k, const char *path, const struct plan_rec *r,
+		    unsigned n)
+{
+	static unsigned seq;
+	const char *why;
+	char name[64], tmp[96];
+	size_t nbytes = 0, len;
+	uint8_t *buf, *p;
+	int dfd, fd;
+
+	struct timespec now;
+
+	if (n > PLAN_MAX_SITES)
+		return;
+	/* a file changed in the last seconds may change again within the
+	 * same timestamp tick, unseen by the key (git's "racy" files): its
+	 * plan is not kept */
+	if (clock_gettime(CLOCK_REALTIME, &now) ||
+	    (uint64_t)now.tv_sec * 1000000000ULL <
+		    (k->ctime_ns > k->mtime_ns ? k->ctime_ns : k->mtime_ns) + PLAN_SETTLE_NS) {
+		plan_cache_note(path, "cache not written", "the file changed too recently");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		nbytes += (size_t)r[i].before + r[i].after;
+	len = plan_file_size(n, nbytes);
+	if (len > PLAN_MAX_FILE || !(buf = malloc(len)))
+		return;
+	p = plan_file_begin(buf, k, n);
+	for (unsigned i = 0; i < n; i++)
+		p = plan_file_put(p, &r[i]);
+	p = plan_file_end(buf, p);
+	dfd = open_dir(true, &why);
+	if (dfd < 0) {
+		if (why)
+			plan_cache_note(path, "cache not written", why);
+		free(buf);
+		return;
+	}
+	file_name(k, name, sizeof name);
+	snprintf(tmp, sizeof tmp, ".%s.%d.%u", name, (int)getpid(), seq++);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, buf, len) == (ssize_t)len;
+
+		ok = !close(fd) && ok;
+		if (!ok || renameat(dfd, tmp, dfd, name)) {
+			unlinkat(dfd, tmp, 0);
+			plan_cache_note(path, "cache not written", "write or rename failed");
+		}
+	}
+	close(dfd);
+	free(buf);
+}
+
+/* ---- `sandpit run`: plans for what ld.so maps inside the sandbox ---- */
+
+/* The plans the loader read for this program (each: u32 length, then the
+ * file), and the page the run-time patcher names unplanned files in.  Both
+ * are in P's memory, which U can write: a hostile program can spoil only
+ * its own plans (each is copied, parsed and verified before use) and its
+ * own hints (which the parent treats as untrusted names). */
+static const uint8_t *preload;
+static size_t preload_len;
+static struct plan_hints *hints;
+
+static uint64_t dev_of(unsigned major, unsigned minor)
+{
+	uint64_t ma = major, mi = minor;
+
+	return ((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) |
+	       ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL);
+}
+
+int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+			  uintptr_t *vma_lo)
+{
+	const struct vma *x = NULL;
+
+	memset(k, 0, sizeof *k);
+	for (unsigned i = 0; i < m->n && !x; i++)
+		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
+			x = &m->v[i];
+	if (!x || !x->ino || !mod->phdr || (!preload && !hints))
+		return -1;
+	k->dev = dev_of(x->dev_major, x->dev_minor);
+	k->ino = x->ino;
+	k->text_lo = mod->lo - mod->bias;
+	k->text_hi = mod->hi - mod->bias;
+	build_id(mod, m, k);
+	*vma_lo = x->lo;
+	return 0;
+}
+
+int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem)
+{
+	size_t at = 0, len = preload_len;
+	const char *why;
+
+	*mem = NULL;
+	while (preload && len - at >= 4) {
+		uint32_t n;
+		uint8_t *copy;
+
+		memcpy(&n, preload + at, 4);
+		if (n > len - at - 4)
+			return 0;
+		copy = p_alloc(n ? n : 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, preload + at + 4, n);
+		at += 4 + (size_t)n;
+		if (!plan_file_parse(copy, n, f, &why) && f->key.dev == k->dev &&
+		    f->key.ino == k->ino && f->key.text_lo == k->text_lo &&
+		    f->key.text_hi == k->text_hi && f->key.build_id_len == k->build_id_len &&
+		    !memcmp(f->key.build_id, k->build_id, k->build_id_len)) {
+			*mem = copy;
+			return 1;
+		}
+		p_free(copy);
+	}
+	return 0;
+}
+
+void plan_cache_hint(uintptr_t vma_lo)
+{
+	char path[PLAN_HINT_LEN];
+	uint32_t i;
+
+	if (!hints || maps_path(vma_lo, path, sizeof path))
+		return;
+	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
+	if (i < PLAN_MAX_HINTS)
+		memcpy(hints->path[i], path, sizeof path);
+}
+
+/* The cache's file for the program open on fd: the libraries it named
+ * last time ("<dev>-<ino>.needs", one path a line). */
+static void needs_name(const struct stat *st, char *name, size_t n)
+{
+	snprintf(name, n, "%llx-%llx.needs", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
+/* Reads a cache file whole, checked as plan_cache_get does: its length,
+ * or -1 (*why set when it was refused rather than absent). */
+static long read_cached(int dfd, const char *name, uint8_t *buf, size_t cap, const char **why)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*why = fd < 0 && errno == ELOOP ? "its file is a symbolic link" : NULL;
+	if (fd < 0)
+		return -1;
+	*why = fstat(fd, &st) ? "fstat failed"
+	       : !S_ISREG(st.st_mode) ? "its file is not a regular file"
+	       : st.st_uid != geteuid() || (st.st_mode & 077) ? "its file is not ours alone"
+	       : (uint64_t)st.st_size > cap ? "its file is too large"
+					    : NULL;
+	while (!*why && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!*why && got != (size_t)st.st_size)
+		*why = "could not read its file";
+	return *why ? -1 : (long)got;
+}
+
+void plan_cache_run_child(int prog_fd, void *hint_page)
+{
+	static uint8_t needs[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	char name[64];
+	struct stat st;
+	uint8_t *block = NULL;
+	size_t len = 0;
+	long n;
+	int dfd;
+
+	const char *env = getenv("SANDPIT_PLAN_CACHE");
+
+	if (env && !strcmp(env, "off"))
+		return;
+	hints = hint_page;
+	if (fstat(prog_fd, &st) || (dfd = open_dir(false, &why)) < 0)
+		return;
+	needs_name(&st, name, sizeof name);
+	n = read_cached(dfd, name, needs, sizeof needs - 1, &why);
+	for (char *l = (char *)needs, *nl; n > 0 && (nl = memchr(l, '\n', (char *)needs + n - l));
+	     l = nl + 1) {
+		struct plan_file f;
+		struct stat ls;
+		uint8_t *buf, *nb;
+		long got;
+
+		*nl = 0;
+		if (l[0] != '/' || lstat(l, &ls) || !S_ISREG(ls.st_mode))
+			continue;
+		why = NULL;
+		file_name(&(struct plan_key){ .dev = ls.st_dev, .ino = ls.st_ino }, name, sizeof name);
+		if (!(buf = malloc(PLAN_MAX_FILE)))
+			break;
+		got = read_cached(dfd, name, buf, PLAN_MAX_FILE, &why);
+		/* the file must still be the one planned (the rest of the key is
+		 * checked against the mapped object inside) */
+		if (got > 0 && !plan_file_parse(buf, (size_t)got, &f, &why) &&
+		    f.key.dev == (uint64_t)ls.st_dev && f.key.ino == (uint64_t)ls.st_ino &&
+		    f.key.size == (uint64_t)ls.st_size &&
+		    f.key.mtime_ns == (uint64_t)ls.st_mtim.tv_sec * 1000000000ULL +
+					      (uint64_t)ls.st_mtim.tv_nsec &&
+		    f.key.ctime_ns == (uint64_t)ls.st_ctim.tv_sec * 1000000000ULL +
+					      (uint64_t)ls.st_ctim.tv_nsec &&
+		    len + 4 + (size_t)got <= PLAN_MAX_PRELOAD &&
+		    (nb = realloc(block, len + 4 + (size_t)got))) {
+			uint32_t g = (uint32_t)got;
+
+			block = nb;
+			memcpy(block + len, &g, 4);
+			memcpy(block + len + 4, buf, (size_t)got);
+			len += 4 + (size_t)got;
+		} else if (got > 0 || why) {
+			plan_cache_note(l, "cache refused", why ? why : "the file has changed");
+		}
+		free(buf);
+	}
+	close(dfd);
+	preload = block;
+	preload_len = len;
+}
+
+void plan_cache_run_parent(const char *prog, const void *hint_page,
+			   int (*plan_file_at)(const char *path))
+{
+	struct plan_hints h;
+	char name[64], tmp[96], out[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	struct stat st;
+	size_t len = 0;
+	int dfd, fd;
+
+	/* one copy of what the sandboxed program may have written: names only */
+	memcpy(&h, hint_page, sizeof h);
+	if (h.n > PLAN_MAX_HINTS)
+		h.n = PLAN_MAX_HINTS;
+	if (!h.n || stat(prog, &st) || (dfd = open_dir(true, &why)) < 0)
+		return;
+	for (uint32_t i = 0; i < h.n; i++) {
+		char *p = h.path[i];
+		size_t n = strnlen(p, PLAN_HINT_LEN);
+		struct stat ls;
+
+		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) ||
+		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
+			continue;
+		if (plan_file_at(p))
+			continue;
+		memcpy(out + len, p, n);
+		out[len + n] = '\n';
+		len += n + 1;
+	}
+	if (!len) {
+		close(dfd);
+		return;
+	}
+	needs_name(&st, name, sizeof name);
+	snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, out, len) == (ssize_t)len;
+
+		ok = !close(fd) && ok;
+		if (!ok || renameat(dfd, tmp, dfd, name))
+			unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+}
+
+void sandpit_plan_cache_child(int prog_fd, void *hint_page)
+{
+	plan_cache_run_child(prog_fd, hint_page);
+}
+
+void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
+			       int (*plan_file_at)(const char *path))
+{
+	plan_cache_run_parent(prog, hint_page, plan_file_at);
+}
+
+int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum)
+{
+	return phdr ? patch_cache_object(bias, (const void *)phdr, phnum) : -EINVAL;
+}
