@@ -420,7 +420,8 @@ void denial_final(const struct trusted_process_config *cfg)
 		return;
 	}
 	for (int s = 0; s < SM_NSLOTS; s++)
-		report.count += unreported(cfg, s);
+		if (b_slot_ever_ran(s))
+			report.count += unreported(cfg, s);
 	if (report.count) {
 		report.magic = DENIAL_REPORT_MAGIC;
 		report.size = sizeof(report);

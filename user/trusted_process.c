@@ -69,6 +69,18 @@ static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 /* the slot's eventfds exist: its first thread ran (so T made them) */
 static char fds_made[SM_NSLOTS] = { 1 }; /* slot 0's are sandpit_start's */
 
+/* a thread has run in slot s: only then can its mailbox say anything
+ * (asking the others would make the kernel allocate their pages) */
+int b_slot_ever_ran(int s)
+{
+	if (s < 0 || s >= SM_NSLOTS)
+		return 0;
+	pthread_mutex_lock(&lock);
+	int r = fds_made[s];
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 int32_t b_slot_u_tid(int s)
 {
 	if (s < 0 || s >= SM_NSLOTS)

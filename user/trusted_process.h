@@ -47,6 +47,8 @@ void trusted_process_init_slot(const struct trusted_process_config *cfg, int slo
 /* In B only: the tid of slot `slot`'s U as the kernel confirmed it when the
  * slot started, 0 if the slot is not running. */
 int32_t b_slot_u_tid(int slot);
+/* In B only: whether a thread has ever run in slot `slot`. */
+int b_slot_ever_ran(int slot);
 
 struct policy_proc_arg;
 
