@@ -151,9 +151,7 @@ static const struct {
 } implied[] = {
 	{ "clone3", "clone" },           /* ENOSYS: glibc falls back to clone */
 	{ "close_range", "close" },      /* ENOSYS: callers close one by one */
-	{ "rt_sigprocmask", "tgkill" },  /* U signals itself (SANDPIT_SIG) to change its mask */
-	{ "rt_sigprocmask", "rt_sigreturn" },
-	{ "sigaltstack", "tgkill" },
+	{ "rt_sigprocmask", "rt_sigreturn" }, /* answered in a fault's frame (sandpit_ask_self) */
 	{ "sigaltstack", "rt_sigreturn" },
 	{ "rt_sigaction", "rt_sigreturn" },
 };
