@@ -16,6 +16,11 @@ struct u_state {
 	int32_t u_fd;             /* U's eventfd: U sleeps on it */
 	uint32_t spin;
 	int32_t pid;
+	/* an alternate stack change the fault's frame cannot make (it lies on
+	 * the armed alternate stack, and the kernel ignores a uc_stack change
+	 * from there): asked through SANDPIT_SIG instead (u_entry.c) */
+	struct self_request *self_rq;
+	uint64_t self_req, self_done;
 	/* A signal that lands while this thread waits for T would run its
 	 * handler in the middle of a request, and a handler's own calls would
 	 * tread on it: such handlers are deferred until the request is done
@@ -48,8 +53,10 @@ _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its
  * signal frame can make in strict mode: sandpit_ask_self (below) faults on
  * purpose and sandpit's SIGSEGV handler answers in the fault's frame.  It
  * lives on the asker's stack, so a handler that asks meanwhile has its own. */
+#define SELF_ASK_AGAIN 1
 struct self_request {
-	int32_t how, err;         /* how: 0-2 a mask change, -1 a query, 3 sigaltstack */
+	int32_t how, err;         /* how: 0-2 a mask change, -1 a query, 3 sigaltstack;
+				   * err SELF_ASK_AGAIN: ask through SANDPIT_SIG */
 	uint64_t set, old;
 	uint64_t ss[3], old_ss[3]; /* stack_t: ss_sp, ss_flags, ss_size */
 };

@@ -149,7 +149,11 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 	struct mailbox *mb = st->mb;
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
 		int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
-		if (!answered && !raised_by_request(st, mb, sig)) {
+		/* an alternate stack change asked through SANDPIT_SIG
+		 * (ask_through_sandpit_sig) waits for its answer: it waits too */
+		int asking = __atomic_load_n(&st->self_req, __ATOMIC_SEQ_CST) !=
+			     __atomic_load_n(&st->self_done, __ATOMIC_SEQ_CST);
+		if ((!answered && !raised_by_request(st, mb, sig)) || asking) {
 			uint32_t n = st->ndeferred;
 			for (uint32_t i = 0; i < n; i++)
 				if (st->deferred[i].sig == sig)
@@ -303,6 +307,13 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 			kflags;
 	rq->old_ss[2] = ss[2];
 	rq->err = 0;
+	/* this frame on the armed alternate stack, the thread off it: the
+	 * kernel would ignore the change on rt_sigreturn */
+	uintptr_t here = (uintptr_t)uc;
+	if (rq->how == 3 && !on_stack && ss[2] && here - ss[0] < ss[2]) {
+		rq->err = SELF_ASK_AGAIN;
+		return;
+	}
 	if (rq->how == 3) {
 		uint32_t flags = (uint32_t)rq->ss[1], mode = flags & ~(1u << 31); /* SS_AUTODISARM */
 		if (on_stack)
@@ -398,7 +409,17 @@ uintptr_t u_signal_enter(int sig, void *info, void *ucv)
 		return on_sigsegv(info, uc);
 	case 31:
 		return on_sigsys(info, uc);
-	case SANDPIT_SIG:
+	case SANDPIT_SIG: {
+		/* asked for by ask_through_sandpit_sig, or the program's */
+		struct u_state *st = u_self();
+		uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req) {
+			answer_self_request(st->self_rq, uc);
+			__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+			return 0;
+		}
+		return program_kept_signal(sig, info, uc, 0);
+	}
 	case SANDPIT_SIG_INTR: /* never T's here: its handler sends only U's */
 		return program_kept_signal(sig, info, uc, 0);
 	}
