@@ -152,6 +152,7 @@ static const struct {
 	{ "clone3", "clone" },           /* ENOSYS: glibc falls back to clone */
 	{ "close_range", "close" },      /* ENOSYS: callers close one by one */
 	{ "rt_sigprocmask", "rt_sigreturn" }, /* answered in a fault's frame (sandpit_ask_self) */
+	{ "sigaltstack", "tgkill" },     /* an armed stack's change: U signals itself (SANDPIT_SIG) */
 	{ "sigaltstack", "rt_sigreturn" },
 	{ "rt_sigaction", "rt_sigreturn" },
 };
