@@ -541,6 +541,9 @@ static int usr2_blocked(void)
 	return sigismember(&cur, SIGUSR2);
 }
 
+/* an SA_NODEFER handler nests in itself: its counts are atomic */
+#define ML_ADD(field, n) __atomic_fetch_add(&(field), (n), __ATOMIC_SEQ_CST)
+
 static void on_usr1_mask(int sig)
 {
 	(void)sig;
@@ -548,28 +551,28 @@ static void on_usr1_mask(int sig)
 		return;
 	struct ml_thread *t = &ML->t[ml_index];
 	int saved = ml_in_call;
-	t->entries++;
-	t->hits += saved;
+	ML_ADD(t->entries, 1);
+	ML_ADD(t->hits, saved);
 	sigset_t s, old;
 	sigemptyset(&s);
 	sigaddset(&s, SIGUSR2);
 	int was = -1;
 	if (sigprocmask(SIG_BLOCK, &s, &old))
-		t->handler_wrong++;
+		ML_ADD(t->handler_wrong, 1);
 	else
 		was = sigismember(&old, SIGUSR2);
 	/* the kernel blocks SIGUSR1 for its handler unless SA_NODEFER: the
 	 * old mask must be this handler's, not another frame's */
 	if (sigismember(&old, SIGUSR1) != !ML->nodefer)
-		t->handler_wrong++;
+		ML_ADD(t->handler_wrong, 1);
 	if (usr2_blocked() != 1)
-		t->handler_wrong++;
+		ML_ADD(t->handler_wrong, 1);
 	if (sigprocmask(SIG_SETMASK, &old, NULL) || usr2_blocked() != was)
-		t->handler_wrong++;
+		ML_ADD(t->handler_wrong, 1);
 	else
-		t->handled++;
+		ML_ADD(t->handled, 1);
 	ml_in_call = saved;
-	t->exits++;
+	ML_ADD(t->exits, 1);
 }
 
 static void *ml_loop(void *arg)
