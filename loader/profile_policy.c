@@ -150,9 +150,8 @@ static const struct {
 	const char *seen, *needs;
 } implied[] = {
 	{ "clone3", "clone" },           /* ENOSYS: glibc falls back to clone */
-	{ "rt_sigprocmask", "tgkill" },  /* U signals itself (SANDPIT_SIG) to change its mask */
-	{ "rt_sigprocmask", "rt_sigreturn" },
-	{ "sigaltstack", "tgkill" },
+	{ "rt_sigprocmask", "rt_sigreturn" }, /* answered in a fault's frame (sandpit_ask_self) */
+	{ "sigaltstack", "tgkill" },     /* an armed stack's change: U signals itself (SANDPIT_SIG) */
 	{ "sigaltstack", "rt_sigreturn" },
 	{ "rt_sigaction", "rt_sigreturn" },
 };

@@ -542,8 +542,11 @@ static int body_segv_dfl(void *a)
 		R->paused = 0;
 		R->pause = 0;
 	}
+	/* Not joined: SIGSEGV is at the kernel's default now, a state sandpit
+	 * reaches only as P is about to die of it, and in which it can no
+	 * longer change a thread's mask (its SIGSEGV handler answers those,
+	 * sandpit_ask_self); glibc's thread exit changes the writer's. */
 	R->done = 1;
-	pthread_join(w, NULL);
 	return 0;
 }
 

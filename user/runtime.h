@@ -16,12 +16,11 @@ struct u_state {
 	int32_t u_fd;             /* U's eventfd: U sleeps on it */
 	uint32_t spin;
 	int32_t pid;
-	/* a request to sandpit's own signal handler (SANDPIT_SIG): change this
-	 * thread's signal mask, which only a signal frame can do in strict mode */
+	/* an alternate stack change the fault's frame cannot make (it lies on
+	 * the armed alternate stack, and the kernel ignores a uc_stack change
+	 * from there): asked through SANDPIT_SIG instead (u_entry.c) */
+	struct self_request *self_rq;
 	uint64_t self_req, self_done;
-	int32_t self_how, self_err;   /* self_how: 0-2 a mask change, -1 a query, 3 sigaltstack */
-	uint64_t self_set, self_old;
-	uint64_t self_ss[3], self_old_ss[3]; /* stack_t: ss_sp, ss_flags, ss_size */
 	/* A signal that lands while this thread waits for T would run its
 	 * handler in the middle of a request, and a handler's own calls would
 	 * tread on it: such handlers are deferred until the request is done
@@ -49,6 +48,18 @@ struct u_state {
 };
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
+
+/* A change of this thread's signal mask or alternate stack, which only a
+ * signal frame can make in strict mode: sandpit_ask_self (below) faults on
+ * purpose and sandpit's SIGSEGV handler answers in the fault's frame.  It
+ * lives on the asker's stack, so a handler that asks meanwhile has its own. */
+#define SELF_ASK_AGAIN 1
+struct self_request {
+	int32_t how, err;         /* how: 0-2 a mask change, -1 a query, 3 sigaltstack;
+				   * err SELF_ASK_AGAIN: ask through SANDPIT_SIG */
+	uint64_t set, old;
+	uint64_t ss[3], old_ss[3]; /* stack_t: ss_sp, ss_flags, ss_size */
+};
 
 /* set once U's thread is sandboxed; before that the entry passes calls through */
 extern int sandpit_u_active __attribute__((visibility("hidden")));
@@ -79,6 +90,11 @@ extern const char sandpit_copy_user_str_fault[] __attribute__((visibility("hidde
 /* which argument of a call is the path B reads (0xff: none), for the entry's
  * copy of it (MB_PATH); set by sandpit_start from the policy */
 extern unsigned char sandpit_u_path_arg[] __attribute__((visibility("hidden")));
+/* the request's answer (rq->err): a hlt at sandpit_ask_self_insn, whose
+ * #GP the kernel delivers as SIGSEGV (SI_KERNEL) in a frame right on the
+ * asker's context: a fault is dequeued before any other pending signal */
+long sandpit_ask_self(struct self_request *rq) __attribute__((visibility("hidden")));
+extern const char sandpit_ask_self_insn[] __attribute__((visibility("hidden")));
 
 /* refusals are reported to B (which counts and logs them): set by
  * sandpit_start, SANDPIT_U_REPORT_ALL for the log, SANDPIT_U_REPORT_COUNT

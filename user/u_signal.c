@@ -4,7 +4,8 @@
  * frame.  sandpit keeps SIGSEGV (strict mode turns the TSC off for U,
  * DESIGN §9: rdtsc and rdtscp fault, and T, which keeps the TSC, executes
  * them; sandpit's own fault-safe accesses; code mapped later), SIGSYS
- * (filter mode's net) and SANDPIT_SIG (masks and alternate stacks); the
+ * (filter mode's net; SIGSEGV also answers the thread's own mask and
+ * alternate stack changes, sandpit_ask_self) and 63 and 64; the
  * program's own uses of them (a real fault, a raise, a kill) reach the
  * program's virtualised disposition (issue 18). */
 #include <asm/unistd.h>
@@ -148,9 +149,8 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 	struct mailbox *mb = st->mb;
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
 		int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
-		/* while this thread waits for sandpit's own handler to change
-		 * its mask (ask_own_handler), a handler that asked again would
-		 * take that request's place: it waits too */
+		/* an alternate stack change asked through SANDPIT_SIG
+		 * (ask_through_sandpit_sig) waits for its answer: it waits too */
 		int asking = __atomic_load_n(&st->self_req, __ATOMIC_SEQ_CST) !=
 			     __atomic_load_n(&st->self_done, __ATOMIC_SEQ_CST);
 		if ((!answered && !raised_by_request(st, mb, sig)) || asking) {
@@ -282,23 +282,16 @@ static uintptr_t on_sigsys(void *info, ucontext_t *uc)
 	return 0;
 }
 
-/* SANDPIT_SIG: a request from this thread's own entry to change its
- * signal mask (u_sigprocmask) or alternate stack.  The frame's uc_sigmask
- * is the mask in force when the signal came, and what the kernel restores
- * on rt_sigreturn; uc_stack likewise.  Not asked for: the program's. */
-static uintptr_t on_sandpit_sig(void *info, ucontext_t *uc)
+/* A change of this thread's mask or alternate stack (u_sigprocmask,
+ * u_sigaltstack), asked for by the fault at sandpit_ask_self_insn.  The
+ * frame is the fault's, right on the asker's context (the kernel delivers
+ * a fault before any other pending signal, and those stack above it):
+ * its uc_sigmask is the mask in force at the call, and what the kernel
+ * restores on rt_sigreturn; uc_stack likewise. */
+static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 {
 	struct u_state *st = u_self();
 	greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP];
-	uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
-	if (st->self_done == req)
-		return program_kept_signal(SANDPIT_SIG, info, uc, 0);
-	/* A handler stacked on this one (the mask it installs lets one in) may
-	 * have eaten the wake-up byte of the wait this one interrupted: that
-	 * wait looks at res_seq again instead of restarting its read. */
-	if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
 	/* sigaltstack: validated here as the kernel would, because a bad
 	 * uc_stack would make rt_sigreturn fail.  The frame keeps the settings;
 	 * whether the thread runs on the stack comes from the interrupted stack
@@ -307,49 +300,53 @@ static uintptr_t on_sandpit_sig(void *info, ucontext_t *uc)
 	uint64_t sp = (uint64_t)g[REG_RSP];
 	int on_stack = ss[2] && sp > ss[0] && sp - ss[0] <= ss[2];
 	uint32_t kflags = (uint32_t)ss[1];
-	st->self_old_ss[0] = ss[0];
-	st->self_old_ss[1] = (!ss[2]	 ? 2 /* SS_DISABLE */
-			      : on_stack ? 1 /* SS_ONSTACK */
-					 : 0) |
-			     kflags;
-	st->self_old_ss[2] = ss[2];
-	if (st->self_how == 3) {
-		uint32_t flags = (uint32_t)st->self_ss[1],
-			 mode = flags & ~(1u << 31); /* SS_AUTODISARM */
-		st->self_err = 0;
+	rq->old_ss[0] = ss[0];
+	rq->old_ss[1] = (!ss[2]	   ? 2 /* SS_DISABLE */
+			 : on_stack ? 1 /* SS_ONSTACK */
+				    : 0) |
+			kflags;
+	rq->old_ss[2] = ss[2];
+	rq->err = 0;
+	/* this frame on the armed alternate stack, the thread off it: the
+	 * kernel would ignore the change on rt_sigreturn */
+	uintptr_t here = (uintptr_t)uc;
+	if (rq->how == 3 && !on_stack && ss[2] && here - ss[0] < ss[2]) {
+		rq->err = SELF_ASK_AGAIN;
+		return;
+	}
+	if (rq->how == 3) {
+		uint32_t flags = (uint32_t)rq->ss[1], mode = flags & ~(1u << 31); /* SS_AUTODISARM */
 		if (on_stack)
-			st->self_err = -1; /* EPERM */
+			rq->err = -1; /* EPERM */
 		else if (mode != 0 && mode != 2 /* SS_DISABLE */ && mode != 1)
-			st->self_err = -22; /* EINVAL */
-		else if (mode != 2 && st->self_ss[2] < 2048 /* MINSIGSTKSZ */)
-			st->self_err = -12; /* ENOMEM */
-		if (!st->self_err) {
-			ss[0] = mode == 2 ? 0 : st->self_ss[0];
+			rq->err = -22; /* EINVAL */
+		else if (mode != 2 && rq->ss[2] < 2048 /* MINSIGSTKSZ */)
+			rq->err = -12; /* ENOMEM */
+		if (!rq->err) {
+			ss[0] = mode == 2 ? 0 : rq->ss[0];
 			ss[1] = (ss[1] & ~0xffffffffull) | (mode == 2 ? 2 : flags & ~1u);
-			ss[2] = mode == 2 ? 0 : st->self_ss[2];
+			ss[2] = mode == 2 ? 0 : rq->ss[2];
 		}
-		__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
-		return 0;
+		return;
 	}
 	/* the program's view: the real mask, and its own bits for the signals
 	 * sandpit never lets be blocked for real (DESIGN §6: U cannot take
 	 * them away) */
 	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
 	uint64_t old = (*mask & ~SANDPIT_NEVER_BLOCKED) | (st->vblocked & SANDPIT_NEVER_BLOCKED);
-	uint64_t set = st->self_set, now = old;
-	if (st->self_how == 0)
+	uint64_t set = rq->set, now = old;
+	if (rq->how == 0)
 		now |= set;
-	else if (st->self_how == 1)
+	else if (rq->how == 1)
 		now &= ~set;
-	else if (st->self_how == 2)
+	else if (rq->how == 2)
 		now = set;
 	/* SIGKILL and SIGSTOP cannot be blocked */
 	now &= ~(SANDPIT_SIGBIT(9) | SANDPIT_SIGBIT(19));
 	*mask = now & ~SANDPIT_NEVER_BLOCKED;
 	st->vblocked = now & SANDPIT_NEVER_BLOCKED;
-	st->self_old = old;
-	__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
-	return 0; /* what this unblocked, u_sigprocmask raises (u_raise_due) */
+	rq->old = old;
+	/* what this unblocked, u_sigprocmask raises (u_raise_due) */
 }
 
 static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
@@ -369,6 +366,15 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 	}
 	if (ip == (const unsigned char *)sandpit_copy_user_str_insn) {
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
+		return 0;
+	}
+	/* sandpit's own request for a mask or stack change (the hlt's #GP;
+	 * a kill or raise that lands there has another si_code) */
+	if (ip == (const unsigned char *)sandpit_ask_self_insn && si[2] == SI_KERNEL_) {
+		struct self_request *rq = (struct self_request *)g[REG_RDI];
+		answer_self_request(rq, uc);
+		g[REG_RAX] = rq->err;
+		g[REG_RIP] += 1;
 		return 0;
 	}
 	int fault = si[2] > 0; /* from the kernel; a kill, raise or sigqueue is <= 0 */
@@ -407,10 +413,19 @@ uintptr_t u_signal_enter(int sig, void *info, void *ucv)
 		return on_sigsegv(info, uc);
 	case 31:
 		return on_sigsys(info, uc);
-	case SANDPIT_SIG:
-		return on_sandpit_sig(info, uc);
+	case SANDPIT_SIG: {
+		/* asked for by ask_through_sandpit_sig, or the program's */
+		struct u_state *st = u_self();
+		uint64_t req = __atomic_load_n(&st->self_req, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->self_done, __ATOMIC_ACQUIRE) != req) {
+			answer_self_request(st->self_rq, uc);
+			__atomic_store_n(&st->self_done, req, __ATOMIC_RELEASE);
+			return 0;
+		}
+		return program_kept_signal(sig, info, uc, 0);
+	}
 	case SANDPIT_SIG_INTR: /* never T's here: its handler sends only U's */
-		return program_kept_signal(SANDPIT_SIG_INTR, info, uc, 0);
+		return program_kept_signal(sig, info, uc, 0);
 	}
 	if (sig > 0 && sig < SIGTAB_N)
 		return program_handler(sig, info, uc);

@@ -177,6 +177,28 @@ sandpit_put_user64_fault:
 	ret
 	.size sandpit_put_user64, .-sandpit_put_user64
 
+/* long sandpit_ask_self(struct self_request *rq): a change of this
+ * thread's mask or alternate stack (u_entry.c).  The hlt faults (#GP in
+ * user mode, SIGSEGV with SI_KERNEL); sandpit's SIGSEGV handler sees
+ * sandpit_ask_self_insn, answers *rq (rdi) in that frame, whose mask and
+ * stack rt_sigreturn installs, sets rax and resumes after the hlt.  A
+ * synchronous signal, not one sent through T: the kernel delivers a
+ * fault before every other pending signal, so its frame always lies
+ * right on the asker's context, and the mask it changes is the one the
+ * asker returns to (issue 18: a SANDPIT_SIG sent by T could land on top
+ * of another signal's fresh frame, change that frame's handler mask, and
+ * the program's handler then ran in between and made requests of its own). */
+	.globl sandpit_ask_self, sandpit_ask_self_insn
+	.hidden sandpit_ask_self, sandpit_ask_self_insn
+	.type sandpit_ask_self,@function
+sandpit_ask_self:
+	.cfi_startproc
+sandpit_ask_self_insn:
+	hlt
+	ret
+	.cfi_endproc
+	.size sandpit_ask_self, .-sandpit_ask_self
+
 /* long sandpit_get_user8(const void *p): the byte at p, or -EFAULT; the
  * load resumes at sandpit_get_user8_fault the same way */
 	.globl sandpit_get_user8, sandpit_get_user8_insn, sandpit_get_user8_fault

@@ -1074,9 +1074,12 @@ sandpit_nursery:
 	jmp .Ldie
 	.size sandpit_nursery, .-sandpit_nursery
 
-/* every signal blocked but sandpit's own, which must always get through */
+/* every signal blocked but those U's real mask never blocks
+ * (SANDPIT_NEVER_BLOCKED): SIGSEGV answers the thread's mask changes
+ * (sandpit_ask_self), and a fault the kernel forces through a block
+ * would reset its handler to the default first */
 nursery_mask:
-	.quad ~(1 << (SANDPIT_SIG - 1))
+	.quad ~((1 << (11 - 1)) | (1 << (31 - 1)) | (1 << (SANDPIT_SIG - 1)))
 all_mask:
 	.quad -1
 intr_mask:
