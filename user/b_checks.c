@@ -70,6 +70,7 @@ static long b_read_path(int s, char *buf, size_t max, uint64_t addr)
 {
 	struct mb_path copy;
 	memcpy(&copy, (const void *)&b_cfg()->mb[s].path, sizeof(copy));
+	b_copied();
 	long n = addr && copy.addr == addr ?
 			 path_from_copy(copy.bytes, sizeof(copy.bytes), copy.len, buf, max) :
 			 -1;
@@ -157,6 +158,7 @@ long b_reported_denial(int s)
 	const struct u_state *st = (const struct u_state *)b_cfg()->mb[s].u_state;
 	struct u_denial u;
 	memcpy(&u, (const void *)&st->denial, sizeof(u));
+	b_copied();
 	const struct policy_call *c = policy_call(b_cfg()->policy, (int)u.nr);
 	struct denial d = { .nr = u.nr < POLICY_MAX_NR ? (int)u.nr : -1,
 			    .result = u.result < 0 && u.result > -4096 ? (long)u.result : -EPERM,

@@ -11,6 +11,14 @@
 struct policy_proc_arg;
 struct secure_page;
 
+/* After B's one copy of something in a mailbox (U can write it at any
+ * time): the compiler may not read the mailbox again in the copy's place,
+ * so what is checked is what is used (invariant 8). */
+static inline void b_copied(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
 /* trusted_process.c: the configuration B was started with */
 const struct trusted_process_config *b_cfg(void);
 
