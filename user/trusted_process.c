@@ -70,15 +70,11 @@ static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 static char fds_made[SM_NSLOTS] = { 1 }; /* slot 0's are sandpit_start's */
 
 /* a thread has run in slot s: only then can its mailbox say anything
- * (asking the others would make the kernel allocate their pages) */
+ * (asking the others would make the kernel allocate their pages).  Without
+ * the lock: the last count is taken from slot_alarm, which may hold it. */
 int b_slot_ever_ran(int s)
 {
-	if (s < 0 || s >= SM_NSLOTS)
-		return 0;
-	pthread_mutex_lock(&lock);
-	int r = fds_made[s];
-	pthread_mutex_unlock(&lock);
-	return r;
+	return s >= 0 && s < SM_NSLOTS && __atomic_load_n(&fds_made[s], __ATOMIC_ACQUIRE);
 }
 
 int32_t b_slot_u_tid(int s)
@@ -345,7 +341,7 @@ static void watch_step(int s, struct watch_wait *w)
 				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
-			fds_made[s] = 1;
+			__atomic_store_n(&fds_made[s], 1, __ATOMIC_RELEASE);
 			u_tids[s] = watch[s].u;
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
