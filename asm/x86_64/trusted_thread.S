@@ -54,6 +54,8 @@
 #define EBADF    9
 #define ENOSYS   38
 #define F_GETFD  1
+#define F_SETLKW 7
+#define F_OFD_SETLKW 38
 #define CLOSE_RANGE_CLOEXEC 4
 #define O_CLOEXEC 02000000
 #define EFD_CLOEXEC  O_CLOEXEC
@@ -530,6 +532,8 @@ trusted_thread_main:
 	movq %xmm0, %rax
 	cmp $__NR_futex, %rax
 	je .Lexec_futex
+	cmp $__NR_fcntl, %rax
+	je .Lexec_fcntl
 	/* Invariant 1: no signal mask of U's choosing ever applies to T.  The
 	 * calls that carry one (the kernel would install it on T for the
 	 * wait, and a signal it lets through would run U's handler on T) get
@@ -561,6 +565,15 @@ trusted_thread_main:
 .Lexec_plain:
 	SYSCALL_FROM_XMM
 	jmp .Lresult
+/* of fcntl's commands only the waiting locks block (every fcntl a
+ * program makes would otherwise pay two mask changes) */
+.Lexec_fcntl:
+	movq %xmm2, %rax
+	cmp $F_SETLKW, %eax
+	je .Lexec_waiting
+	cmp $F_OFD_SETLKW, %eax
+	je .Lexec_waiting
+	jmp .Lexec_plain
 /* a futex wait may be interrupted; other futex operations never block */
 .Lexec_futex:
 	movq %xmm2, %rax
@@ -1088,7 +1101,7 @@ intr_mask:
 /* The calls that may block, by number, one bit each: T makes them with
  * sandpit's interrupt let through (.Lexec_waiting), so that a signal for
  * U ends or restarts them as the kernel would (futex's waits and the calls
- * that carry a mask are picked out before).  rt_sigtimedwait is not here:
+ * that carry a mask, and fcntl's waiting locks, are picked out before).  rt_sigtimedwait is not here:
  * T unblocks its set for it (a signal it takes runs no handler). */
 blocking_calls:
 	.quad BLK(__NR_read) | BLK(__NR_write) | BLK(__NR_pread64) | BLK(__NR_pwrite64) | \
@@ -1096,7 +1109,7 @@ blocking_calls:
 	      BLK(__NR_nanosleep) | BLK(__NR_sendfile) | BLK(__NR_connect) | \
 	      BLK(__NR_accept) | BLK(__NR_sendto) | BLK(__NR_recvfrom) | \
 	      BLK(__NR_sendmsg) | BLK(__NR_recvmsg) | BLK(__NR_wait4)
-	.quad BLK(__NR_semop) | BLK(__NR_msgsnd) | BLK(__NR_msgrcv) | BLK(__NR_fcntl) | \
+	.quad BLK(__NR_semop) | BLK(__NR_msgsnd) | BLK(__NR_msgrcv) | \
 	      BLK(__NR_flock)
 	.quad 0
 	.quad BLK(__NR_io_getevents) | BLK(__NR_semtimedop) | BLK(__NR_clock_nanosleep) | \
