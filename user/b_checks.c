@@ -272,17 +272,17 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		resolved[len - 1] = '/';
 		resolved[len++] = '\0';
 	}
-	if (stat_family && compat_has(COMPAT_OPENAT2)) {
-		/* resolved by the walk (a link on the way): the checked text,
-		 * opened without links, so that a link swapped in since fails
-		 * (ELOOP) rather than leading the answer out of the grants */
+	if (stat_family) {
+		/* resolved by the walk (a link on the way), or no openat2: the
+		 * checked text, opened without links, so that a link swapped in
+		 * since fails (ELOOP) rather than leading the answer out of the
+		 * grants */
 		if (fd < 0) {
-			struct open_how how = { .flags = O_PATH | O_CLOEXEC |
-							 (policy_proc_follow(pa, sp->args) ? 0 : O_NOFOLLOW),
-						.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-			fd = (int)syscall(SYS_openat2, AT_FDCWD, resolved, &how, sizeof(how));
-			if (fd < 0)
-				return -errno;
+			long o = path_open_no_links(resolved,
+						    policy_proc_follow(pa, sp->args) ? 0 : O_NOFOLLOW);
+			if (o < 0)
+				return o;
+			fd = (int)o;
 		}
 		long v = answer_stat(fd, sp);
 		close(fd);

@@ -135,39 +135,61 @@ static void keep_slash(struct end *e)
 	e->name = e->last;
 }
 
-/* The parent directory, opened so that no link on the way is followed:
- * one openat2, or where the kernel has none a walk from the root with
- * O_NOFOLLOW at every step (a symlink then fails with ENOTDIR). */
+/* The parent directory, opened so that no link on the way is followed */
 static long open_parent(struct end *e)
+{
+	long fd = path_open_no_links(e->dir, O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	e->dfd = (int)fd;
+	return 0;
+}
+
+/* An absolute path in which B's resolution found no link, opened O_PATH
+ * so that none is followed on the way, nor at its end unless the call
+ * follows it there: one openat2, or where the kernel has none a walk from
+ * the root with O_NOFOLLOW at every step.  A link swapped in since B's
+ * check fails (ELOOP; ENOTDIR where a directory was needed). */
+long path_open_no_links(const char *path, int oflags)
 {
 	long fd;
 	if (compat_has(COMPAT_OPENAT2)) {
-		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC | (uint64_t)oflags,
 					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-		fd = syscall(SYS_openat2, AT_FDCWD, e->dir, &how, sizeof(how));
-	} else {
-		char comp[NAME_MAX + 1];
-		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		for (const char *c = e->dir + 1; fd >= 0 && *c;) {
-			size_t n = strcspn(c, "/");
-			if (n > NAME_MAX) {
-				close((int)fd);
-				return -ENAMETOOLONG;
-			}
-			memcpy(comp, c, n);
-			comp[n] = '\0';
-			int next = openat((int)fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			int err = errno;
+		fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		return fd < 0 ? -errno : fd;
+	}
+	if (path[0] != '/')
+		return -EINVAL;
+	char comp[NAME_MAX + 1];
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (const char *c = path + 1; fd >= 0 && *c;) {
+		size_t n = strcspn(c, "/");
+		if (n > NAME_MAX) {
 			close((int)fd);
-			fd = next;
-			errno = err;
-			c += n + (c[n] == '/');
+			return -ENAMETOOLONG;
 		}
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		c += n;
+		int last = !c[strspn(c, "/")];
+		int dir = !last || *c == '/' || (oflags & O_DIRECTORY);
+		int next = openat((int)fd, comp,
+				  O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+		int err = errno;
+		close((int)fd);
+		fd = next;
+		errno = err;
+		c += strspn(c, "/");
 	}
 	if (fd < 0)
 		return -errno;
-	e->dfd = (int)fd;
-	return 0;
+	struct stat st;
+	if (!(oflags & O_NOFOLLOW) && fstat((int)fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close((int)fd);
+		return -ELOOP;
+	}
+	return fd;
 }
 
 /* The policy refuses e.  Where U may see the path (a read grant) and the

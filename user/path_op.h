@@ -17,4 +17,9 @@ struct policy_proc_arg;
  * is the slot, for the explanation of a refusal. */
 long path_op(const struct trusted_process_config *cfg, int s, const struct policy_proc_arg *pa,
 	     struct secure_page *sp);
+
+/* An absolute path B resolved without links, opened O_PATH with oflags
+ * (O_DIRECTORY, O_NOFOLLOW for its last component) so that no link is
+ * followed: a descriptor, or -errno (ELOOP, ENOTDIR: a link swapped in). */
+long path_open_no_links(const char *path, int oflags);
 #endif
