@@ -157,6 +157,20 @@ static void setup_posix_locked(struct res *r)
 	fcntl(r->lock_fd, F_SETLK, &l);
 }
 
+/* the child's wait status, or -2 (killed) if it has not ended in 10 s */
+static int wait_or_kill(pid_t pid)
+{
+	int st;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -2;
+}
+
 static void make_dir(struct res *r)
 {
 	strcpy(r->dir, "/tmp/sandpit-eintr-XXXXXX");
@@ -507,17 +521,7 @@ static struct outcome run(const struct scenario *s, int sandboxed, int restart)
 	syscall(SYS_tgkill, pid, pid, SIGUSR1);
 	usleep(300000);
 	s->release(&r, rep);
-	int st = -2;
-	for (int i = 0; i < 1000; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-		usleep(10000);
-		st = -2;
-	}
-	if (st == -2) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	int st = wait_or_kill(pid);
 	if (rep->grandchild > 0) {
 		kill(rep->grandchild, SIGKILL);
 		waitpid(rep->grandchild, NULL, 0);
@@ -651,17 +655,7 @@ static int run_fifo_ops(const char *dir, int sandboxed, struct fifo_ops *o)
 		fifo_ops(dir, o);
 		_exit(0);
 	}
-	int st = -2;
-	for (int i = 0; i < 1000; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-		usleep(10000);
-		st = -2;
-	}
-	if (st == -2) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	int st = wait_or_kill(pid);
 	return outcome(st);
 }
 
