@@ -379,8 +379,7 @@ TEST_F(run, log_denials)
 	want_stderr = 1;
 	ASSERT_EQ(0, sandboxed(variant->mode, log, (char *const[]){ "cat", self->secret, NULL }, NULL,
 			       NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	snprintf(want, sizeof want,
 		 "sandpit: denied openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES; by "
 		 "policy/default.policy:%d: no read grant;",
@@ -390,8 +389,7 @@ TEST_F(run, log_denials)
 	ASSERT_EQ(0, sandboxed(variant->mode, log,
 			       (char *const[]){ "/bin/sh", "-c", "echo > \"$0\"", target, NULL }, NULL,
 			       NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	line = strstr(r.out, "sandpit: denied openat(AT_FDCWD, \"");
 	EXPECT_NE(NULL, line) TH_LOG("stderr: %s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "new\\u001b[0m\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = -EACCES; "
@@ -409,8 +407,7 @@ TEST_F(run, log_denials)
 	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
 	ASSERT_EQ(0, sandboxed(variant->mode, log, (char *const[]){ prog, "socket", NULL }, NULL, NULL,
 			       NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_NE(NULL, strstr(r.out, "sandpit: denied socket(2, 1, 0) = -EAFNOSUPPORT")) TH_LOG("stderr: %s", r.out);
 	free(r.out);
 	want_stderr = 0;
@@ -472,8 +469,7 @@ static void run_refusals(struct __test_metadata *_metadata, const char *mode, co
 	ASSERT_EQ(0, sandboxed(mode, extra, (char *const[]){ prog, "refusals", (char *)secret, NULL },
 			       NULL, NULL, NULL, r));
 	want_stderr = 0;
-	r->out = realloc(r->out, r->len + 1);
-	r->out[r->len] = 0;
+	result_text(r);
 	/* every call was made and refused with its own errno (exit 3) */
 	EXPECT_EQ(3, r->status) TH_LOG("stderr: %s", r->out);
 	EXPECT_NE(NULL, strstr(r->out, "attack: open -1 EACCES\n"));
@@ -595,6 +591,15 @@ TEST_F(run, denials_explained_field_by_field_in_json)
 	free(r.out);
 }
 
+/* how many times needle occurs in hay */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
 /* Without --log, a program that fails after refusals gets one closing
  * line: how many (as many as --log=denials explains), the first, the last,
  * what refused them and the grant that would allow the last. */
@@ -605,18 +610,14 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	char *argv[] = { "cat", self->secret, NULL };
 	want_stderr = 1;
 	ASSERT_EQ(0, sandboxed(variant->mode, log, argv, NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
-	int n = 0;
-	for (const char *p = r.out; (p = strstr(p, "sandpit: denied ")); p++)
-		n++;
+	result_text(&r);
+	int n = count(r.out, "sandpit: denied ");
 	EXPECT_EQ(NULL, strstr(r.out, " refused; the first: "));
 	free(r.out);
 	ASSERT_LT(0, n);
 
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_EQ(1, r.status);
 	char want[1024], line[2048];
 	snprintf(want, sizeof want, "sandpit: %d call%s refused; the first: ", n, n == 1 ? "" : "s");
@@ -641,17 +642,13 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	char *many[] = { prog, "refuse-many", "300", NULL };
 	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
 	ASSERT_EQ(0, sandboxed(variant->mode, log, many, NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
-	n = 0;
-	for (const char *p = r.out; (p = strstr(p, "sandpit: denied ")); p++)
-		n++;
+	n = count(r.out, "sandpit: denied ");
 	free(r.out);
 	ASSERT_LE(300, n);
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL, many, NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "attack: 300 of 300 refused\n")) TH_LOG("%s", r.out);
 	snprintf(want, sizeof want, "sandpit: %d calls refused; the first: ", n);
@@ -661,8 +658,7 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	/* a program that succeeds gets none, whatever was refused on the way */
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ "cat", "/etc/hostname", NULL },
 			       NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_EQ(0, r.status);
 	EXPECT_EQ(NULL, strstr(r.out, " refused;")) TH_LOG("%s", r.out);
 	free(r.out);
@@ -682,8 +678,7 @@ TEST_F(run, root_reads_no_shadow_and_holds_no_capability)
 	want_stderr = 1;
 	ASSERT_EQ(0, sandboxed(variant->mode, opts, (char *const[]){ "cat", "/etc/shadow", NULL },
 			       NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "cat: /etc/shadow: Permission denied\n")) TH_LOG("%s", r.out);
 	char want[256];
@@ -697,8 +692,7 @@ TEST_F(run, root_reads_no_shadow_and_holds_no_capability)
 	ASSERT_EQ(0, sandboxed(variant->mode, NULL,
 			       (char *const[]){ "grep", "-E", "^(Uid|Cap)", "/proc/self/status", NULL },
 			       NULL, NULL, NULL, &r));
-	r.out = realloc(r.out, r.len + 1);
-	r.out[r.len] = 0;
+	result_text(&r);
 	EXPECT_EQ(0, r.status);
 	EXPECT_STREQ("Uid:\t0\t0\t0\t0\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
 		     "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
@@ -722,8 +716,7 @@ TEST_F(run, only_the_program_its_interpreter_and_the_vdso_are_patched_up_front)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[] = { (char *)cases[i].prog, "true", NULL };
 		ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, "SANDPIT_DEBUG=1", &r));
-		r.out = realloc(r.out, r.len + 1);
-		r.out[r.len] = 0;
+		result_text(&r);
 		EXPECT_EQ(0, r.status);
 		snprintf(want, sizeof want, " sites in %d modules in ", cases[i].modules);
 		EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s: %s", cases[i].prog, r.out);
@@ -861,14 +854,6 @@ static char *site_list(const char *err)
 		len += n;
 	}
 	return out;
-}
-
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-	for (const char *p = hay; (p = strstr(p, needle)); p++)
-		n++;
-	return n;
 }
 
 static char *plan_sh_argv[] = { "/bin/sh", "-c", "echo planned-ok >&2", NULL };
