@@ -79,28 +79,6 @@ static double run_once(const struct bench_cfg *c, int mode, const char *const *a
 	return t;
 }
 
-/* rounds x {native, strict, filter}, the order rotating each round */
-static int measure(const struct bench_cfg *c, const char *group, const char *name, const char *note,
-		   int rounds, const char *const *argv, const char *in)
-{
-	struct bench_row *r[3];
-	int rc = 0;
-	for (int m = 0; m < 3; m++)
-		r[m] = bench_row(group, name, modes[m], BENCH_NS, m ? note : NULL);
-	if (run_once(c, 0, argv, in) < 0) /* warm the page cache */
-		return -1;
-	for (int k = 0; k < rounds; k++)
-		for (int i = 0; i < 3; i++) {
-			int m = (k + i) % 3;
-			double t = run_once(c, m, argv, in);
-			if (t < 0)
-				rc = -1;
-			else
-				bench_add(r[m], t);
-		}
-	return rc;
-}
-
 /* ---- start-up with a cold and a warm plan cache ---- */
 
 /* The plan cache the start-up rows use: a directory of the bench's own,
@@ -119,29 +97,49 @@ static void plans_clear(void)
 	closedir(d);
 }
 
-/* rounds x {native, strict, filter} of argv under `sandpit run`, the
- * sandboxed runs each after the cache was emptied (cold) or not (warm) */
-static int measure_cached(const struct bench_cfg *c, const char *name, const char *note,
-			  int rounds, const char *const *argv, int cold)
+enum plans { PLANS_AS_THEY_ARE, PLANS_WARM, PLANS_COLD };
+
+/* rounds x {native, strict, filter}, the order rotating each round; with
+ * PLANS_COLD the plan cache is emptied before each sandboxed run, with
+ * PLANS_WARM it is filled first */
+static int measure_runs(const struct bench_cfg *c, const char *group, const char *name,
+			const char *note, int rounds, const char *const *argv, const char *in,
+			enum plans plans)
 {
 	struct bench_row *r[3];
 	int rc = 0;
 	for (int m = 0; m < 3; m++)
-		r[m] = bench_row("start-up", name, modes[m], BENCH_NS, m ? note : NULL);
-	if (run_once(c, 0, argv, NULL) < 0 || run_once(c, 1, argv, NULL) < 0)
-		return -1; /* the page cache, and the plan cache warm */
+		r[m] = bench_row(group, name, modes[m], BENCH_NS, m ? note : NULL);
+	if (run_once(c, 0, argv, in) < 0) /* warm the page cache */
+		return -1;
+	if (plans != PLANS_AS_THEY_ARE && run_once(c, 1, argv, in) < 0)
+		return -1; /* and the plan cache */
 	for (int k = 0; k < rounds; k++)
 		for (int i = 0; i < 3; i++) {
 			int m = (k + i) % 3;
-			if (cold && m)
+			if (plans == PLANS_COLD && m)
 				plans_clear();
-			double t = run_once(c, m, argv, NULL);
+			double t = run_once(c, m, argv, in);
 			if (t < 0)
 				rc = -1;
 			else
 				bench_add(r[m], t);
 		}
 	return rc;
+}
+
+static int measure(const struct bench_cfg *c, const char *group, const char *name, const char *note,
+		   int rounds, const char *const *argv, const char *in)
+{
+	return measure_runs(c, group, name, note, rounds, argv, in, PLANS_AS_THEY_ARE);
+}
+
+/* argv's start-up under `sandpit run` with a cold or a warm plan cache */
+static int measure_cached(const struct bench_cfg *c, const char *name, const char *note,
+			  int rounds, const char *const *argv, int cold)
+{
+	return measure_runs(c, "start-up", name, note, rounds, argv, NULL,
+			    cold ? PLANS_COLD : PLANS_WARM);
 }
 
 /* sandpit_start in a fresh child, timed there: its ns, or -1 */
