@@ -1055,6 +1055,34 @@ TEST_F(plan_cache, directory_not_ours_alone_is_not_used)
 	ASSERT_EQ(0, chmod(self->cache, 0700));
 }
 
+/* The list of what a program needs keeps every library a run used, not
+ * only those it had to plan: python importing one extension, then another,
+ * then the first again finds every plan in the cache the third time (the
+ * list had lost libc and the first extension), and the parent plans
+ * nothing the child took from the cache. */
+TEST_F(plan_cache, every_library_a_run_used_stays_in_the_programs_list)
+{
+	char *json[] = { "/usr/bin/python3", "-S", "-c", "import _json", NULL };
+	char *bz2[] = { "/usr/bin/python3", "-S", "-c", "import _bz2", NULL };
+	int st;
+	free(plan_run(variant->mode, json, &st));
+	ASSERT_EQ(0, st);
+	char *err = plan_run(variant->mode, bz2, &st);
+	ASSERT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(err, "_bz2.cpython-311-x86_64-linux-gnu.so: plan computed")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "libc.so.6: plan from cache (verified)")) TH_LOG("%s", err);
+	free(err);
+	err = plan_run(variant->mode, json, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(0, count(err, "plan computed")) TH_LOG("%s", err);
+	EXPECT_EQ(0, count(err, "cache refused")) TH_LOG("%s", err);
+	/* ld.so, python, libc, libm, libexpat, libz and _json: once each, in
+	 * the child; the parent verified nothing again */
+	EXPECT_EQ(1, count(err, "_json.cpython-311-x86_64-linux-gnu.so: plan from cache (verified)")) TH_LOG("%s", err);
+	EXPECT_EQ(1, count(err, "libc.so.6: plan from cache (verified)")) TH_LOG("%s", err);
+	free(err);
+}
+
 /* The sandboxed program cannot write the cache: no grant reaches it, and
  * what is there after a run is what sandpit wrote (plans and lists). */
 TEST_F(plan_cache, the_sandbox_cannot_write_the_cache)

@@ -489,6 +489,7 @@ static int try_cache(struct planner *p, unsigned n)
 		r = plan_cache_preloaded(&p->key, &f, &mem);
 		if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
 			p_free(mem);
+			plan_cache_hint(p->vma_lo, false); /* still needed next time */
 			plan_cache_note(p->path, "plan from cache (verified)", NULL);
 			return 1;
 		}
@@ -496,7 +497,7 @@ static int try_cache(struct planner *p, unsigned n)
 			plan_cache_note(p->path, "cache refused",
 					"its plan does not match the mapped code");
 		p_free(mem);
-		plan_cache_hint(p->vma_lo);
+		plan_cache_hint(p->vma_lo, true);
 		plan_cache_note(p->path, "plan computed", "named for the parent to cache");
 		return 0;
 	}

@@ -447,7 +447,7 @@ int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **m
 	return 0;
 }
 
-void plan_cache_hint(uintptr_t vma_lo)
+void plan_cache_hint(uintptr_t vma_lo, bool planned)
 {
 	char path[PLAN_HINT_LEN];
 	uint32_t i;
@@ -455,8 +455,11 @@ void plan_cache_hint(uintptr_t vma_lo)
 	if (!hints || maps_path(vma_lo, path, sizeof path))
 		return;
 	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
-	if (i < PLAN_MAX_HINTS)
-		memcpy(hints->path[i], path, sizeof path);
+	if (i >= PLAN_MAX_HINTS)
+		return;
+	memcpy(hints->path[i], path, sizeof path);
+	if (planned)
+		__atomic_fetch_or(&hints->planned, 1u << i, __ATOMIC_RELAXED);
 }
 
 /* The cache's file for the program open on fd: the libraries it named
@@ -496,13 +499,41 @@ static long read_cached(int dfd, const char *name, uint8_t *buf, size_t cap, con
 	return *why ? -1 : (long)got;
 }
 
+/* The cache's plan for the regular file ls describes, read whole into buf
+ * (PLAN_MAX_FILE bytes) and parsed into f: its length, or -1 (*why set when
+ * a file was there but refused).  The file must still be the one planned:
+ * device, inode, size and both times (the rest of the key is checked
+ * against the mapped object where the plan is used). */
+static long cached_plan_of(int dfd, const struct stat *ls, uint8_t *buf, struct plan_file *f,
+			   const char **why)
+{
+	char name[64];
+	long got;
+
+	*why = NULL;
+	file_name(&(struct plan_key){ .dev = ls->st_dev, .ino = ls->st_ino }, name, sizeof name);
+	got = read_cached(dfd, name, buf, PLAN_MAX_FILE, why);
+	if (got <= 0 || plan_file_parse(buf, (size_t)got, f, why))
+		return -1;
+	if (f->key.dev != (uint64_t)ls->st_dev || f->key.ino != (uint64_t)ls->st_ino ||
+	    f->key.size != (uint64_t)ls->st_size ||
+	    f->key.mtime_ns != (uint64_t)ls->st_mtim.tv_sec * 1000000000ULL +
+				       (uint64_t)ls->st_mtim.tv_nsec ||
+	    f->key.ctime_ns != (uint64_t)ls->st_ctim.tv_sec * 1000000000ULL +
+				       (uint64_t)ls->st_ctim.tv_nsec) {
+		*why = "the file has changed";
+		return -1;
+	}
+	return got;
+}
+
 void plan_cache_run_child(int prog_fd, void *hint_page)
 {
 	static uint8_t needs[PLAN_MAX_HINTS * PLAN_HINT_LEN];
 	const char *why;
 	char name[64];
 	struct stat st;
-	uint8_t *block = NULL;
+	uint8_t *block = NULL, *buf;
 	size_t len = 0;
 	long n;
 	int dfd;
@@ -514,33 +545,24 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 	hints = hint_page;
 	if (fstat(prog_fd, &st) || (dfd = open_dir(false, &why)) < 0)
 		return;
+	if (!(buf = malloc(PLAN_MAX_FILE))) {
+		close(dfd);
+		return;
+	}
 	needs_name(&st, name, sizeof name);
 	n = read_cached(dfd, name, needs, sizeof needs - 1, &why);
 	for (char *l = (char *)needs, *nl; n > 0 && (nl = memchr(l, '\n', (char *)needs + n - l));
 	     l = nl + 1) {
 		struct plan_file f;
 		struct stat ls;
-		uint8_t *buf, *nb;
+		uint8_t *nb;
 		long got;
 
 		*nl = 0;
 		if (l[0] != '/' || lstat(l, &ls) || !S_ISREG(ls.st_mode))
 			continue;
-		why = NULL;
-		file_name(&(struct plan_key){ .dev = ls.st_dev, .ino = ls.st_ino }, name, sizeof name);
-		if (!(buf = malloc(PLAN_MAX_FILE)))
-			break;
-		got = read_cached(dfd, name, buf, PLAN_MAX_FILE, &why);
-		/* the file must still be the one planned (the rest of the key is
-		 * checked against the mapped object inside) */
-		if (got > 0 && !plan_file_parse(buf, (size_t)got, &f, &why) &&
-		    f.key.dev == (uint64_t)ls.st_dev && f.key.ino == (uint64_t)ls.st_ino &&
-		    f.key.size == (uint64_t)ls.st_size &&
-		    f.key.mtime_ns == (uint64_t)ls.st_mtim.tv_sec * 1000000000ULL +
-					      (uint64_t)ls.st_mtim.tv_nsec &&
-		    f.key.ctime_ns == (uint64_t)ls.st_ctim.tv_sec * 1000000000ULL +
-					      (uint64_t)ls.st_ctim.tv_nsec &&
-		    len + 4 + (size_t)got <= PLAN_MAX_PRELOAD &&
+		got = cached_plan_of(dfd, &ls, buf, &f, &why);
+		if (got > 0 && len + 4 + (size_t)got <= PLAN_MAX_PRELOAD &&
 		    (nb = realloc(block, len + 4 + (size_t)got))) {
 			uint32_t g = (uint32_t)got;
 
@@ -548,24 +570,40 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 			memcpy(block + len, &g, 4);
 			memcpy(block + len + 4, buf, (size_t)got);
 			len += 4 + (size_t)got;
-		} else if (got > 0 || why) {
-			plan_cache_note(l, "cache refused", why ? why : "the file has changed");
+		} else if (why) {
+			plan_cache_note(l, "cache refused", why);
 		}
-		free(buf);
 	}
+	free(buf);
 	close(dfd);
 	preload = block;
 	preload_len = len;
 }
 
+/* whether the list out (len bytes, a name a line) has the name p (n bytes) */
+static bool listed(const char *out, size_t len, const char *p, size_t n)
+{
+	for (const char *l = out, *nl; l < out + len; l = nl + 1) {
+		nl = memchr(l, '\n', (size_t)(out + len - l));
+		if ((size_t)(nl - l) == n && !memcmp(l, p, n))
+			return true;
+	}
+	return false;
+}
+
 void plan_cache_run_parent(const char *prog, const void *hint_page,
 			   int (*plan_file_at)(const char *path))
 {
+	static char last[PLAN_MAX_HINTS * PLAN_HINT_LEN];
 	struct plan_hints h;
 	char name[64], tmp[96], out[PLAN_MAX_HINTS * PLAN_HINT_LEN];
 	const char *why;
-	struct stat st;
+	struct plan_file f;
+	struct stat st, ls;
 	size_t len = 0;
+	unsigned count = 0;
+	uint8_t *buf;
+	long n_last;
 	int dfd, fd;
 
 	/* one copy of what the sandboxed program may have written: names only */
@@ -574,25 +612,53 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 		h.n = PLAN_MAX_HINTS;
 	if (!h.n || stat(prog, &st) || (dfd = open_dir(true, &why)) < 0)
 		return;
-	for (uint32_t i = 0; i < h.n; i++) {
-		char *p = h.path[i];
-		size_t n = strnlen(p, PLAN_HINT_LEN);
-		struct stat ls;
-
-		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) ||
-		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
-			continue;
-		if (plan_file_at(p))
-			continue;
-		memcpy(out + len, p, n);
-		out[len + n] = '\n';
-		len += n + 1;
-	}
-	if (!len) {
+	if (!(buf = malloc(PLAN_MAX_FILE))) {
 		close(dfd);
 		return;
 	}
 	needs_name(&st, name, sizeof name);
+	n_last = read_cached(dfd, name, (uint8_t *)last, sizeof last, &why);
+	for (uint32_t i = 0; i < h.n; i++) {
+		char *p = h.path[i];
+		size_t n = strnlen(p, PLAN_HINT_LEN);
+
+		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) || listed(out, len, p, n) ||
+		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
+			continue;
+		/* a plan the child used is not made again (a hostile child can
+		 * only ask for the planning it could ask for anyway) */
+		if ((h.planned & (1u << i) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0) &&
+		    plan_file_at(p))
+			continue;
+		memcpy(out + len, p, n);
+		out[len + n] = '\n';
+		len += n + 1;
+		count++;
+	}
+	/* then what earlier runs needed and this one did not (another
+	 * argument, another import), while its plan is still good: the list
+	 * is what the program has needed, not what its last run did */
+	for (char *l = last, *nl; n_last > 0 && count < PLAN_MAX_HINTS &&
+				  (nl = memchr(l, '\n', (size_t)(last + n_last - l)));
+	     l = nl + 1) {
+		size_t n = (size_t)(nl - l);
+
+		*nl = 0;
+		if (l[0] != '/' || n >= PLAN_HINT_LEN || listed(out, len, l, n) || lstat(l, &ls) ||
+		    !S_ISREG(ls.st_mode) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0)
+			continue;
+		*nl = '\n';
+		memcpy(out + len, l, n + 1);
+		len += n + 1;
+		count++;
+	}
+	free(buf);
+	/* nothing, or the same list as last time: nothing to write */
+	n_last = read_cached(dfd, name, (uint8_t *)last, sizeof last, &why);
+	if (!len || (n_last == (long)len && !memcmp(last, out, len))) {
+		close(dfd);
+		return;
+	}
 	snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) {

@@ -59,6 +59,7 @@ void plan_cache_pass(void);
  * itself (a shared page the sandboxed program can write: untrusted). */
 struct plan_hints {
 	uint32_t n;
+	uint32_t planned; /* bit i: path[i] was planned in the sandbox, not taken from the cache */
 	char path[PLAN_MAX_HINTS][PLAN_HINT_LEN];
 };
 
@@ -70,9 +71,10 @@ void plan_cache_run_child(int prog_fd, void *hint_page);
 
 /* In the `sandpit run` parent, after the child has ended: the files the
  * child named (regular files, at most PLAN_MAX_HINTS, each below
- * PLAN_MAX_OBJECT bytes) are planned from the files themselves by
- * plan_file_at (0: planned or already cached), and remembered as what
- * the program prog needs. */
+ * PLAN_MAX_OBJECT bytes) are remembered as what the program prog needs;
+ * those the child planned itself, or without a plan in the cache, are
+ * planned from the files themselves by plan_file_at (0: planned or
+ * already cached). */
 void plan_cache_run_parent(const char *prog, const void *hint_page,
 			   int (*plan_file_at)(const char *path));
 
@@ -84,8 +86,10 @@ int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct
 /* A preloaded plan for k, copied into the patcher's memory (*mem, p_free)
  * and parsed: 1, or 0. */
 int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem);
-/* Name the file mapped at vma_lo in the hint page. */
-void plan_cache_hint(uintptr_t vma_lo);
+/* Name the file mapped at vma_lo in the hint page: every object the
+ * run-time patcher meets, so that the next run's list has them all;
+ * planned says it was planned here (no usable plan was preloaded). */
+void plan_cache_hint(uintptr_t vma_lo, bool planned);
 
 /* Under SANDPIT_DEBUG: "sandpit: plan cache: PATH: WHAT". */
 void plan_cache_note(const char *path, const char *what, const char *why);
