@@ -90,8 +90,9 @@ static const struct {
 		       "SECCOMP_RET_ERRNO; native: the call succeeds, so the figure includes closing "
 		       "the socket" },
 	[C_FCNTL] = { "fcntl(F_GETFL)",
-		      "register rules (the fd is not sandpit's, the command): the patched wrapper sends "
-		      "it to T in both modes" },
+		      "register rules (the fd is not sandpit's, the command): strict: the patched "
+		      "wrapper sends it to T; filter: the wrapper's site stays native and the filter "
+		      "decides the rules itself" },
 	[C_NET] = { "gettid, unpatched site",
 		    "emulated (U's tid), from code laid out so that the patcher must leave it: the "
 		    "filter traps it and the SIGSYS handler sends it to the entry (the net), on every "
@@ -99,7 +100,8 @@ static const struct {
 		    "is killed)" },
 	[C_MMAP] = { "mmap+munmap 4 KiB",
 		     "register rules (flags, protected ranges): T in both modes" },
-	[C_OPEN] = { "open+close", B_PATH "; open checked by B, close by T" },
+	[C_OPEN] = { "open+close", B_PATH "; open checked by B; close by T in strict mode, by the filter in "
+				      "filter mode" },
 	[C_STAT] = { "stat", B_PATH "; checked by B in both modes" },
 	[C_FSTATAT] = { "newfstatat(dirfd, name)",
 			"fstatat(fd of /usr/lib, \"os-release\", buf, 0): a path relative to a directory "

@@ -218,10 +218,31 @@ static int want_module(void *ctx, uintptr_t lo, uintptr_t hi)
 
 static const struct tt_table *shortcut_table;
 
+/* Filter mode: a site whose number the filter decides itself stays
+ * native, so the kernel asks the filter and the call never waits for T:
+ * an allowed number, or one with register rules only (the descriptor not
+ * sandpit's, a command in a set, ...) that BPF evaluates as T would
+ * (policy/bpf.c).  What the filter cannot decide for some arguments (a
+ * descriptor in or above sandpit's block, a refusal that may be EBADF, a
+ * clause cut) it traps, and the SIGSYS handler takes the call to T, the
+ * same path as a site the patcher missed.  Rules on address ranges or
+ * trusted tids are T's alone: those sites are patched. */
 static int leave_native(void *ctx, long nr)
 {
 	(void)ctx;
-	return nr < TT_MAX_NR && shortcut_table->entries[nr].cls == TT_ALLOW;
+	if (nr >= TT_MAX_NR)
+		return 0;
+	const struct tt_entry *e = &shortcut_table->entries[nr];
+	if (e->cls == TT_ALLOW)
+		return 1;
+	if (e->cls != TT_THREAD)
+		return 0;
+	for (unsigned i = 0; i < e->nrules; i++) {
+		uint8_t op = shortcut_table->rules[e->first + i].op;
+		if (op == TR_RANGE_FREE || op == TR_NOT_TID)
+			return 0;
+	}
+	return 1;
 }
 
 static void add_range(void *ctx, uintptr_t lo, uintptr_t hi)
