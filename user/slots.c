@@ -39,30 +39,37 @@ static void open_fds(unsigned char used[SM_FD_TOP / 8], long top)
 	closedir(d);
 }
 
-/* [lo, end): every number but ph's gets a placeholder, a dup of ph (a
- * read-only /dev/null descriptor, close-on-exec).  Raw system calls only,
- * no errno: this may run on a thread of its own that shares the caller's
- * thread pointer.  0, or -errno with none of them held. */
-static long hold_range(long ph, long lo, long end)
+/* Placeholders for h's numbers, a dup of ph (a read-only /dev/null
+ * descriptor, close-on-exec) on each but ph's own, in chunks claimed from
+ * h->next, so that the holding thread and the caller, once it has nothing
+ * else to do, share what is left.  Raw system calls only, no errno: this
+ * may run on a thread of its own that shares the caller's thread pointer.
+ * The first failure is kept in h->result and ends the claims. */
+#define HOLD_CHUNK 64
+static void hold_chunks(struct slots_hold *h)
 {
-	for (long fd = lo; fd < end; fd++) {
-		if (fd == ph)
-			continue;
-		long r = sandpit_raw_syscall6(SYS_dup3, ph, fd, O_CLOEXEC, 0, 0, 0);
-		if (r < 0) {
-			for (long f = lo; f < fd; f++)
-				if (f != ph)
-					sandpit_raw_syscall6(SYS_close, f, 0, 0, 0, 0, 0);
-			return r;
+	for (;;) {
+		long c = __atomic_fetch_add(&h->next, HOLD_CHUNK, __ATOMIC_RELAXED);
+		if (c >= h->end || __atomic_load_n(&h->result, __ATOMIC_RELAXED) < 0)
+			return;
+		long stop = c + HOLD_CHUNK < h->end ? c + HOLD_CHUNK : h->end;
+		for (long fd = c; fd < stop; fd++) {
+			if (fd == h->ph)
+				continue;
+			long r = sandpit_raw_syscall6(SYS_dup3, h->ph, fd, O_CLOEXEC, 0, 0, 0);
+			if (r < 0) {
+				long none = 0;
+				__atomic_compare_exchange_n(&h->result, &none, r, 0, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
+				return;
+			}
 		}
 	}
-	return 0;
 }
 
 static int hold_thread(void *arg)
 {
-	struct slots_hold *h = arg;
-	h->result = hold_range(h->ph, h->lo, h->end);
+	hold_chunks(arg);
 	return 0;
 }
 
@@ -72,6 +79,7 @@ int slots_hold_start(struct slots_hold *h, int fd_lo, int nslots, int spare)
 {
 	*h = (struct slots_hold){ .ph = -1, .lo = fd_lo + 4, .end = (long)fd_lo + 2 + 2L * nslots,
 				  .stack = MAP_FAILED };
+	h->next = h->lo;
 	h->ph = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (h->ph < 0)
 		return -errno;
@@ -99,7 +107,7 @@ int slots_hold_start(struct slots_hold *h, int fd_lo, int nslots, int spare)
 			h->stack = MAP_FAILED;
 		}
 	}
-	h->result = hold_range(h->ph, h->lo, h->end);
+	hold_chunks(h);
 	return 0;
 }
 
@@ -108,12 +116,22 @@ int slots_hold_end(struct slots_hold *h)
 	if (h->ph < 0)
 		return -EBADF;
 	if (h->stack != MAP_FAILED) {
+		/* what the thread has not claimed yet (it may not even have
+		 * run, on a busy machine), this one does */
+		hold_chunks(h);
 		int t;
 		while ((t = __atomic_load_n(&h->tid, __ATOMIC_ACQUIRE)) != 0)
 			syscall(SYS_futex, &h->tid, FUTEX_WAIT, t, NULL, NULL, 0);
 		munmap(h->stack, HOLD_STACK);
 		h->stack = MAP_FAILED;
 	}
+	/* a failure leaves none held: every number of the range was free
+	 * before (the block lies in a run of free numbers), so closing one
+	 * never made is harmless */
+	if (h->result < 0)
+		for (long fd = h->lo; fd < h->end; fd++)
+			if (fd != h->ph)
+				close((int)fd);
 	/* the lowest free number may have been one of the block's: then ph
 	 * is a placeholder itself */
 	if (h->result < 0 || h->ph < h->lo || h->ph >= h->end)

@@ -33,14 +33,16 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots, int *spare);
  * blocked, raw calls) while start-up goes on, when at least
  * SLOTS_HOLD_SPARE numbers below the block are free (spare) so that
  * start-up's own descriptors cannot land in it meanwhile, else at once;
- * slots_hold_end waits for that thread and says how it went: 0, or -errno
- * with none of the block's placeholders made.  No thread of the program's
+ * slots_hold_end makes what that thread has not claimed yet (it may not
+ * have run at all on a busy machine), waits for it and says how it went:
+ * 0, or -errno with none of the block's placeholders made.  No thread of the program's
  * may run in between, and T only after slots_hold_end. */
 #define SLOTS_HOLD_SPARE 32
 struct slots_hold {
 	int ph;           /* the placeholder's source */
 	long lo, end;     /* the numbers to hold */
-	long result;
+	long next;        /* the first not claimed yet by either thread */
+	long result;      /* 0, or the first failure (-errno) */
 	int tid;          /* the holding thread's, cleared by the kernel when it ends */
 	void *stack;
 };
