@@ -269,8 +269,6 @@ struct start {
 	struct secure_page *sp;         /* slot 0's */
 	struct mailbox *mb;             /* slot 0's */
 	int fds[4], nslots, fd_lo, fd_hi, tb_fd, b_fd;
-	int spare;                      /* free descriptor numbers below the block */
-	struct slots_hold hold;         /* the block's placeholders, being made */
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, if any */
 	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
@@ -375,8 +373,7 @@ static int map_secure_memory(struct start *s)
 
 /* P's end of T<->B and B's, and slot 0's eventfds (T's never blocks: T
  * polls it), moved to sandpit's block of descriptors; the other slots' are
- * made as threads are (user/slots.h).  The rest of the block is held by
- * hold_descriptors. */
+ * made as threads are (user/slots.h). */
 static int make_descriptors(struct start *s)
 {
 	int r;
@@ -387,7 +384,7 @@ static int make_descriptors(struct start *s)
 	    (s->fds[3] = eventfd(0, EFD_CLOEXEC)) < 0)
 		return fail(-errno, "eventfd: %s", strerror(errno));
 	s->fd_lo = -1;
-	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots, &s->spare)) < 0)
+	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
 	s->tb_fd = s->fds[0];
 	s->b_fd = s->fds[1];
@@ -677,45 +674,6 @@ static void enter_seccomp(struct start *s)
 	}
 }
 
-/* The rest of the block gets its placeholders while B starts and P
- * patches (user/slots.h), on a thread of its own where that is safe. */
-static int hold_descriptors(struct start *s)
-{
-	int r = slots_hold_start(&s->hold, s->fd_lo, s->nslots, s->spare);
-
-	if (r < 0)
-		return fail(r, "cannot hold sandpit's descriptors: %s", strerror(-r));
-	return 0;
-}
-
-/* The block is held, or start-up fails before T exists (ok: the steps in
- * between went well, so a failure here is the one to report). */
-static int descriptors_held(struct start *s, int ok)
-{
-	int r = slots_hold_end(&s->hold);
-
-	if (r < 0 && ok) {
-		kill(s->bpid, SIGKILL);
-		return fail(r, "cannot hold sandpit's descriptors: %s", strerror(-r));
-	}
-	return 0;
-}
-
-/* From the policy's T table to the patched code, with B started. */
-static int start_b_and_patch(struct start *s)
-{
-	int r;
-
-	if ((r = configure(s)) < 0 || (r = drop_capabilities()) < 0 ||
-	    (r = fork_trusted_process(s)) < 0)
-		return r;
-	protect_ranges(s);
-	patch_code(s);
-	if ((r = trusted_process_ready(s)) < 0 || (r = finish_patching(s)) < 0)
-		return r;
-	return 0;
-}
-
 /* The steps of start-up, in ARCHITECTURE.md's order.  A failure before T
  * runs returns an error and leaves nothing applied; after it, the process
  * dies rather than run unsandboxed (invariant 5). */
@@ -727,11 +685,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	errbuf[0] = 0;
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
-	    (r = hold_descriptors(&s)) < 0)
+	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
+	    (r = fork_trusted_process(&s)) < 0)
 		return r;
-	r = start_b_and_patch(&s);
-	int held = descriptors_held(&s, r == 0); /* waited for on every path */
-	if (r < 0 || (r = held) < 0)
+	protect_ranges(&s);
+	patch_code(&s);
+	if ((r = trusted_process_ready(&s)) < 0 || (r = finish_patching(&s)) < 0)
 		return r;
 	if ((r = clone_trusted_thread(&s)) < 0)
 		return r;
