@@ -511,6 +511,8 @@ int run_main(int argc, char **argv)
 	sandpit_patch_only(prog.lo, prog.hi);
 	if (prog.interp[0])
 		sandpit_patch_only(interp.lo, interp.hi);
+	/* this command's parent (above) waits for the child by its pid */
+	sandpit_trusted_process_as_sibling();
 	if ((r = sandpit_start(&a.opts)) < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
 	elf_start(prog.interp[0] ? interp.entry : prog.entry, pargv, penv, auxv);

@@ -781,6 +781,25 @@ TEST_F(run, attack_execve_socket_fork)
 	attack(_metadata, self, variant->mode, "fork", NULL);
 }
 TEST_F(run, attack_signal_to_another_process) { attack(_metadata, self, variant->mode, "kill-parent", NULL); }
+
+/* B is started as P's sibling under `sandpit run` (one clone with
+ * CLONE_PARENT), never as P's child: the program has no child at all to
+ * wait for, and the call did reach the kernel (it answered ECHILD) */
+TEST_F(run, trusted_process_is_no_child_the_program_can_wait_for)
+{
+	static const char *const kinds[] = { "attack_dyn", "attack_static" };
+	for (int k = 0; k < 2; k++) {
+		char prog[PATH_MAX + 32];
+		struct result r;
+		snprintf(prog, sizeof prog, "%s/selftests/%s", bindir, kinds[k]);
+		char *const argv[] = { prog, "wait-any", NULL };
+		ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, NULL, &r));
+		result_text(&r);
+		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", kinds[k], r.out);
+		EXPECT_NE(NULL, strstr(r.out, "attack: waitid -1 ECHILD\n")) TH_LOG("%s: %s", kinds[k], r.out);
+		free(r.out);
+	}
+}
 TEST_F(run, attack_sandpit_memory) { attack(_metadata, self, variant->mode, "secure-memory", NULL); }
 TEST_F(run, attack_raw_clone_and_clone3)
 {

@@ -746,4 +746,60 @@ TEST(inv3_close_range_over_sandpits_block_closes_none_of_it)
 	EXPECT_EQ(1, o->b_call_ok);
 }
 
+struct crowded_out {
+	long block, held, spare, dups, in_block, last_errno, thread_ok;
+};
+
+/* the program takes every free number it can with dup: the ones below the
+ * block, then EMFILE, never a number of the block */
+static int body_crowded(void *a)
+{
+	struct crowded_out *o = a;
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->block = hi - lo + 1;
+	o->held = held_in(lo, hi);
+	for (int fd = 0; fd < lo; fd++)
+		o->spare += fcntl(fd, F_GETFD) < 0;
+	int fd;
+	while ((fd = dup(0)) >= 0) {
+		o->dups++;
+		o->in_block += fd >= lo && fd <= hi;
+	}
+	o->last_errno = errno;
+	for (int i = 0; i < 64; i++)
+		close(500 - i); /* room for the thread's eventfds on their way */
+	o->thread_ok = late_threads(1);
+	return 0;
+}
+
+/* A program that starts with nearly every number below the block in use
+ * (19 of 510 free, the block the top 514 of its 1024): the block is held
+ * all the same, so its dups get the 19 and then EMFILE, none a number of
+ * the block */
+TEST(fds_crowded_below_the_block_none_of_it_handed_out)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < 1024)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under 1024", (unsigned long)rl.rlim_max);
+	rl.rlim_cur = rl.rlim_max = 1024; /* this test's child only */
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	struct crowded_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	int null = open("/dev/null", O_RDONLY);
+	ASSERT_LE(0, null);
+	for (int fd = 3; fd <= 490; fd++)
+		if (fd != null)
+			ASSERT_EQ(fd, dup2(null, fd));
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_crowded, o, NULL, 60)));
+	EXPECT_EQ(514, o->block); /* 256 slots: a quarter of 1024, in [510, 1024) */
+	EXPECT_EQ(o->block, o->held);
+	EXPECT_GT(32, o->spare);
+	EXPECT_LT(0, o->spare);
+	EXPECT_EQ(o->spare, o->dups);
+	EXPECT_EQ(0, o->in_block);
+	EXPECT_EQ(EMFILE, o->last_errno);
+	EXPECT_EQ(1, o->thread_ok);
+}
+
 TEST_HARNESS_MAIN

@@ -28,7 +28,14 @@ uint64_t fs_base_task_size(void)
 int task_status(pid_t pid, pid_t tid, const char *field)
 {
 	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	/* /proc/TID, not /proc/PID/task/TID: a dentry under P's directory
+	 * that belongs to another thread's pid is invalidated by that
+	 * thread's release while P's reaper walks P's directory, and the
+	 * reaper then spins until the other is done (milliseconds when it
+	 * was preempted: sandpit run's parent waited up to 25 ms for its
+	 * child's exit status).  Whose thread it is, Tgid says, from the
+	 * same read. */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -37,6 +44,9 @@ int task_status(pid_t pid, pid_t tid, const char *field)
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
+	const char *tg = strstr(buf, "\nTgid:");
+	if (!tg || strtol(tg + 6, NULL, 10) != (long)pid)
+		return -1; /* not a thread of pid (any more) */
 	const char *f = strstr(buf, field);
 	return f ? (int)strtol(f + strlen(field), NULL, 0) : -2; /* base 0: Umask is octal */
 }

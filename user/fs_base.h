@@ -18,10 +18,10 @@
  * thread that is not the one asked for, or a base the kernel refuses. */
 int fs_base_ptrace(pid_t pid, pid_t tid, int seccomp_mode, int set, uint64_t *val);
 
-/* A numeric field of /proc/PID/task/TID/status (e.g. "Seccomp:", or
- * "Umask:", read as the octal number it is written as), the
- * kernel's word on a thread of pid: -1 if there is no such thread, -2 if
- * the kernel has no such field.  Used by B. */
+/* A numeric field of /proc/TID/status (e.g. "Seccomp:", or "Umask:",
+ * read as the octal number it is written as), the kernel's word on a
+ * thread of pid: -1 if there is no such thread or its Tgid (in the same
+ * read) is not pid, -2 if the kernel has no such field.  Used by B. */
 int task_status(pid_t pid, pid_t tid, const char *field);
 
 /* The kernel's TASK_SIZE_MAX: one past the highest FS base it accepts

@@ -182,6 +182,9 @@ static unsigned calibrate_spin(void)
  * vDSO, not sandpit's own libraries, which never run again in P */
 static uintptr_t only[4][2];
 static unsigned nonly;
+static int b_sibling; /* sandpit_trusted_process_as_sibling */
+
+void sandpit_trusted_process_as_sibling(void) { b_sibling = 1; }
 
 void sandpit_patch_only(uintptr_t lo, uintptr_t hi)
 {
@@ -288,8 +291,8 @@ struct start {
 	struct mailbox *mb;             /* slot 0's */
 	int fds[4], nslots, fd_lo, fd_hi, tb_fd, b_fd;
 	pid_t pid, tid;
-	pid_t mid;                      /* B's intermediate child, then */
-	pid_t bpid;                     /* B */
+	pid_t mid;                      /* B's intermediate child, if any */
+	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
 	struct patch_config pc;
 	struct patch_stats ps;
 	int patched;                    /* patch_process's result */
@@ -474,13 +477,13 @@ static int drop_capabilities(void)
 	return 0;
 }
 
-/* B: forked before anything is patched, so it runs plain libc; it starts
+/* B: started before anything is patched, so it runs plain libc; it starts
  * up while P patches */
 static int fork_trusted_process(struct start *s)
 {
 	int r;
 
-	s->mid = trusted_process_spawn(&tp);
+	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
 	if (s->mid < 0)
 		return fail(s->mid, "cannot start the trusted process: %s", strerror(-s->mid));
 	/* P must not hold B's end, or T would never see B hang up; a
@@ -489,7 +492,7 @@ static int fork_trusted_process(struct start *s)
 	if (null_fd < 0 || dup3(null_fd, s->b_fd, O_CLOEXEC) < 0) {
 		r = -errno;
 		close(s->tb_fd); /* B sees P's end go and exits */
-		trusted_process_started(s->mid, -1);
+		trusted_process_started(s->mid, s->bpid, -1);
 		return fail(r, "cannot close the trusted process's descriptor");
 	}
 	close(null_fd);
@@ -543,7 +546,7 @@ static void patch_code(struct start *s)
  * set thread pointers, it can. */
 static int trusted_process_ready(struct start *s)
 {
-	s->bpid = trusted_process_started(s->mid, s->tb_fd);
+	s->bpid = trusted_process_started(s->mid, s->bpid, s->tb_fd);
 	if (s->bpid < 0)
 		return fail(s->bpid, "the trusted process did not start");
 	prctl(PR_SET_PTRACER, s->bpid, 0, 0, 0); /* Yama: let B read our memory */

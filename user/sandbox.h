@@ -9,6 +9,11 @@
  * objects overlapping [lo, hi) (at most 4 calls) and the vDSO. */
 void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
 
+/* For `sandpit run`, before sandpit_start: the command's parent waits for
+ * P alone, so B may be its child too, P's sibling, started by one clone
+ * instead of a fork through an intermediate child (user/trusted_process.h). */
+void sandpit_trusted_process_as_sibling(void);
+
 /* The plan cache under `sandpit run` (user/plan_cache.c): the child, before
  * sandpit_start, reads the plans of the libraries the program (open on
  * prog_fd) needed last time, and gives the run-time patcher hint_page

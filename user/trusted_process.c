@@ -873,8 +873,25 @@ static void __attribute__((noreturn)) run(void)
 		pause();
 }
 
-pid_t trusted_process_spawn(const struct trusted_process_config *c)
+pid_t trusted_process_spawn(const struct trusted_process_config *c, int sibling, pid_t *b)
 {
+	*b = 0;
+	if (sibling) {
+		/* one process instead of two (the intermediate child copied
+		 * P's memory and descriptor table only to exit); P is single-
+		 * threaded here, so the child may run libc as after fork */
+		long r = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0L);
+		if (r == 0) {
+			cfg = c;
+			run();
+		}
+		if (r > 0) {
+			*b = (pid_t)r;
+			return 0;
+		}
+		if (errno != EINVAL) /* EINVAL: P is a namespace's init */
+			return -errno;
+	}
 	pid_t mid = fork();
 	if (mid < 0)
 		return -errno;
@@ -896,14 +913,19 @@ int trusted_process_check_ptrace(int fd)
 	return r;
 }
 
-pid_t trusted_process_started(pid_t mid, int fd)
+pid_t trusted_process_started(pid_t mid, pid_t b, int fd)
 {
 	int st;
-	pid_t b;
-	if (waitpid(mid, &st, 0) < 0)
-		return -errno;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || read(fd, &b, sizeof(b)) != sizeof(b))
+	pid_t got;
+	if (mid > 0) {
+		if (waitpid(mid, &st, 0) < 0)
+			return -errno;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			return -ECHILD;
+	}
+	if (fd < 0)
 		return -ECHILD;
-	return b;
+	if (read(fd, &got, sizeof(got)) != sizeof(got) || got <= 0 || (b > 0 && got != b))
+		return -ECHILD;
+	return got;
 }
-

@@ -26,13 +26,20 @@ struct trusted_process_config {
 	int report_fd;              /* the command's count of refusals (denial_log.h), or -1 */
 };
 
-/* Fork B (via an intermediate child, so B is never a child P could wait
- * for).  Returns the intermediate child's pid, or -errno; B starts while
- * the caller goes on (with the patching), and trusted_process_started(pid,
- * the other end of cfg->fd) then reaps the intermediate child and returns
- * B's pid, which B writes when it is ready, or -errno. */
-pid_t trusted_process_spawn(const struct trusted_process_config *cfg);
-pid_t trusted_process_started(pid_t mid, int fd);
+/* Start B, never as a child P could wait for: with sibling set (`sandpit
+ * run`, whose parent is sandpit's own and waits for P alone) by one
+ * clone(CLONE_PARENT), so B is P's parent's child; else, or where that is
+ * refused (P is its pid namespace's init), by a fork through an
+ * intermediate child that exits at once, so B is init's (or a
+ * subreaper's).  Returns a handle for trusted_process_started (the
+ * intermediate child's pid, or 0 when there is none), or -errno; B starts
+ * while the caller goes on (with the patching).  *b is B's pid when it was
+ * cloned directly, else 0.  trusted_process_started(mid, b, the other end
+ * of cfg->fd) then reaps the intermediate child, if there was one, and
+ * returns B's pid, which B writes when it is ready (and which must be *b
+ * when that is known), or -errno. */
+pid_t trusted_process_spawn(const struct trusted_process_config *cfg, int sibling, pid_t *b);
+pid_t trusted_process_started(pid_t mid, pid_t b, int fd);
 
 /* Strict mode without FSGSBASE (cfg->fs_by_ptrace): once P has named B
  * its ptracer, B must show that it can stop P's thread by ptrace, or

@@ -93,6 +93,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(a, "kill-parent"))
 		return kill(getppid(), SIGCONT) == 0;
+	if (!strcmp(a, "wait-any")) {
+		/* B must never be a child of P's: no child of any kind (__WALL)
+		 * may be there to wait for, exited, stopped or running */
+		siginfo_t si;
+		int w = waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | __WALL);
+		printf("attack: waitid %d %s\n", w, w < 0 && errno == ECHILD ? "ECHILD" : "?");
+		return !(w < 0 && errno == ECHILD);
+	}
 	if (!strcmp(a, "secure-memory")) {
 		unsigned long lo, hi;
 		if (!find_mapping("sandpit-secure", &lo, &hi))
