@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -204,7 +205,14 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd)
  * after the check fails (ELOOP) instead of leading T's second walk out of
  * the grants.  B has P's credentials (forked from P after its capabilities
  * were dropped). */
-enum answer_kind { ANSWER_NONE, ANSWER_STAT, ANSWER_STATX, ANSWER_ACCESS, ANSWER_READLINK };
+enum answer_kind {
+	ANSWER_NONE,
+	ANSWER_STAT,
+	ANSWER_STATX,
+	ANSWER_ACCESS,
+	ANSWER_READLINK,
+	ANSWER_XATTR,
+};
 
 static enum answer_kind answer_kind(long nr)
 {
@@ -223,6 +231,9 @@ static enum answer_kind answer_kind(long nr)
 	case SYS_readlink:
 	case SYS_readlinkat:
 		return ANSWER_READLINK;
+	case SYS_getxattr:
+	case SYS_lgetxattr:
+		return ANSWER_XATTR;
 	}
 	return ANSWER_NONE;
 }
@@ -307,6 +318,33 @@ static long answer_readlink(int fd, const struct secure_page *sp, struct sp_answ
 	return answered(a, n, (uint32_t)n, (uint32_t)buf_arg);
 }
 
+/* getxattr(path, name, value, size), lgetxattr: the attribute of B's
+ * descriptor's object (the link itself for lgetxattr, opened without
+ * following it).  The kernel has no xattr call on an O_PATH descriptor
+ * (fgetxattr and getxattrat(AT_EMPTY_PATH) say EBADF, 6.18), but its magic
+ * link in B's own /proc/self/fd is one: the walk jumps to the
+ * descriptor's object and stops there, link or not, and nothing of U's
+ * is on the way.  A value longer than the answer's room goes to T (0). */
+static long answer_xattr(int fd, struct secure_page *sp, struct sp_answer *a)
+{
+	char name[256], proc[40];
+	long n = b_read_string(name, sizeof(name), sp->args[1]);
+	if (n < 0)
+		return n == -ENAMETOOLONG ? -ERANGE : n; /* longer than XATTR_NAME_MAX */
+	size_t size = (size_t)sp->args[3];
+	size_t ask = size < SP_ANSWER_MAX ? size : SP_ANSWER_MAX;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t r = getxattr(proc, name, ask ? a->bytes : NULL, ask);
+	if (r < 0) {
+		int err = errno;
+		if ((err == ERANGE && size > SP_ANSWER_MAX) || err == ENOENT || err == EBADF ||
+		    err == ENOSYS)
+			return 0; /* longer than the room, or no /proc here: T's */
+		return answered(a, -err, 0, 0);
+	}
+	return answered(a, r, size ? (uint32_t)r : 0, 2);
+}
+
 static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
 {
 	struct sp_answer *a = (struct sp_answer *)sp->data; /* zeroed: B's `out` */
@@ -341,6 +379,8 @@ static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
 	}
 	case ANSWER_READLINK:
 		return answer_readlink(fd, sp, a);
+	case ANSWER_XATTR:
+		return answer_xattr(fd, sp, a);
 	case ANSWER_NONE:
 		break;
 	}
