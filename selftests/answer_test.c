@@ -131,6 +131,7 @@ static int statx_cases(void *a)
 		case 17: r = statx_(dfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* the fd's */
 		case 18: r = statx_(AT_FDCWD, "ld/", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
 		case 19: r = statx_(AT_FDCWD, "", 0, STATX_BASIC_STATS, b); break;   /* ENOENT */
+		case 20: r = statx_(dfd, NULL, AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* 6.11+ */
 		default: continue;
 		}
 		t->res[i] = r < 0 ? -errno : r;
@@ -207,7 +208,7 @@ TEST(statx_answered_by_b_is_the_kernels)
 	 * the early EINVALs, the errors of the path and the descriptor's own
 	 * call (17) are not answers */
 	static const int yes[] = { 0, 1, 2, 3, 4, 5, 9, 13, 14, 16, 18 };
-	static const int no[] = { 6, 7, 8, 10, 11, 12, 15, 17, 19 };
+	static const int no[] = { 6, 7, 8, 10, 11, 12, 15, 17, 19, 20 };
 	expect_answered(_metadata, box, yes, sizeof(yes) / sizeof(yes[0]), no,
 			sizeof(no) / sizeof(no[0]));
 	rm_rf(nat->dir);
@@ -285,6 +286,9 @@ static int readlink_cases(void *a)
 	int dfd = open(".", O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return 2;
+	int lfd = open("lt", O_PATH | O_NOFOLLOW);
+	if (lfd < 0)
+		return 3;
 	for (int i = 0; i < NCASE; i++) {
 		char *b = t->buf[i];
 		long r = -1;
@@ -315,6 +319,7 @@ static int readlink_cases(void *a)
 			break;
 		case 20: r = readlinkat(dfd, "", b, 64); break; /* ENOENT: a directory fd */
 		case 21: r = readlink("", b, 64); break;     /* ENOENT */
+		case 22: r = readlinkat(lfd, "", b, 64); break; /* the O_PATH link's */
 		default: continue;
 		}
 		t->res[i] = r < 0 ? -errno : r;
@@ -335,9 +340,10 @@ TEST(readlink_answered_by_b_is_the_kernels)
 		TH_LOG("case %d: the buffers differ: %.64s / %.64s", i, nat->buf[i], box->buf[i]);
 	}
 	EXPECT_EQ(LONG_TARGET, box->res[19]);
+	EXPECT_EQ(12, box->res[22]);
 	EXPECT_EQ(0, memcmp(nat->big, box->big, LONG_TARGET));
 	static const int yes[] = { 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 15, 16, 17, 18 };
-	static const int no[] = { 6, 8, 12, 13, 14, 19, 20, 21 };
+	static const int no[] = { 6, 8, 12, 13, 14, 19, 20, 21, 22 };
 	expect_answered(_metadata, box, yes, sizeof(yes) / sizeof(yes[0]), no,
 			sizeof(no) / sizeof(no[0]));
 	rm_rf(nat->dir);

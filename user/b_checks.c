@@ -387,6 +387,21 @@ static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
 	return 0;
 }
 
+/* A call on the descriptor itself, with no path to check: fstatat(fd, "",
+ * AT_EMPTY_PATH) and its friends, readlinkat(fd, "") (the link an O_PATH
+ * descriptor holds; ENOENT for any other); with a NULL path and
+ * AT_EMPTY_PATH, what the kernel makes of it (the descriptor from 6.11,
+ * EFAULT before) */
+static int on_the_descriptor(const struct policy_proc_arg *pa, const struct secure_page *sp,
+			     int access)
+{
+	if (pa->access == PA_OPEN || access != PA_READ)
+		return 0;
+	if (sp->nr == SYS_readlinkat)
+		return 1;
+	return pa->flags_arg >= 0 && (sp->args[pa->flags_arg] & AT_EMPTY_PATH);
+}
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
@@ -395,6 +410,9 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	long n = einval_first(sp, 0);
 	if (n < 0)
 		return n;
+	if (!sp->args[pa->path_arg] && sp->nr != SYS_readlinkat &&
+	    on_the_descriptor(pa, sp, policy_proc_access(pa, sp->args)))
+		return einval_first(sp, 1); /* T makes it with the NULL path, as asked */
 	n = b_read_path(s, path, sizeof(path), sp->args[pa->path_arg]);
 	if (n < 0)
 		return n;
@@ -410,9 +428,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	}
 
 	if (n == 0) {
-		/* fstatat(fd, "", AT_EMPTY_PATH) and friends act on the open fd */
-		if (pa->access != PA_OPEN && pa->flags_arg >= 0 && (flags & AT_EMPTY_PATH) &&
-		    access == PA_READ) {
+		if (on_the_descriptor(pa, sp, access)) {
 			sp->data[0] = 0;
 			sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
 			return 0;
