@@ -38,7 +38,7 @@ TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,calls_test decided_calls_test invariants_test \
                 threads_test library_test core_test rule_eval_test signals_test \
-                secrets_test slots_test grant_test unwind_test \
+                secrets_test slots_test grant_test answer_test unwind_test \
                 eintr_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test

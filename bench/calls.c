@@ -78,7 +78,7 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 
 /* ---- the calls ---- */
 
-enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_FSTATAT, C_ACCESS,
+enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_STATX, C_FSTATAT, C_ACCESS,
 	    C_READLINK, C_FSTAT, C_CLOCK, C_RDTSC, C_FS, NCALLS };
 
 static const struct {
@@ -102,13 +102,17 @@ static const struct {
 		     "register rules (flags, protected ranges): T in both modes" },
 	[C_OPEN] = { "open+close", B_PATH "; open checked by B; close by T in strict mode, by the filter in "
 				      "filter mode" },
-	[C_STAT] = { "stat", B_PATH "; checked by B in both modes" },
+	[C_STAT] = { "stat", B_PATH "; checked and answered by B in both modes" },
+	[C_STATX] = { "statx", "statx(AT_FDCWD, " B_PATH ", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, "
+			       "STATX_BASIC_STATS, buf), as ls -l makes it; checked and answered by B "
+			       "in both modes" },
 	[C_FSTATAT] = { "newfstatat(dirfd, name)",
 			"fstatat(fd of /usr/lib, \"os-release\", buf, 0): a path relative to a directory "
 			"fd, which B resolves from the fd; checked by B in both modes" },
-	[C_ACCESS] = { "access", B_PATH ", R_OK; checked by B, made by T in both modes" },
-	[C_READLINK] = { "readlink", "/etc/os-release (a link to " B_PATH "); checked by B, made by "
-				     "T in both modes" },
+	[C_ACCESS] = { "access", B_PATH ", R_OK; checked and answered by B in both modes (by T "
+				   "before 5.8: no faccessat2)" },
+	[C_READLINK] = { "readlink", "/etc/os-release (a link to " B_PATH "); checked and answered "
+				     "by B in both modes" },
 	[C_FSTAT] = { "fstat", "through glibc 2.36: newfstatat(fd, \"\", buf, AT_EMPTY_PATH); the entry "
 			       "reads the empty path once and makes it fstat(fd): T in strict mode, "
 			       "the filter allows it in filter mode" },
@@ -180,6 +184,12 @@ static void one(int call, long n)
 		case C_STAT:
 			stat(B_PATH, &sb);
 			break;
+		case C_STATX: {
+			struct statx stx;
+			statx(AT_FDCWD, B_PATH, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS,
+			      &stx);
+			break;
+		}
 		case C_FSTATAT:
 			fstatat(dir_kept, "os-release", &sb, 0);
 			break;

@@ -37,6 +37,7 @@ enum compat_feature {
 	COMPAT_MSEAL,              /* mseal(2) */
 	COMPAT_FUTEX_WAITV,        /* futex_waitv(2) */
 	COMPAT_FSGSBASE,           /* the CPU and kernel let a thread wrfsbase (AT_HWCAP2) */
+	COMPAT_FACCESSAT2,         /* faccessat2(2) with AT_EMPTY_PATH on an O_PATH descriptor */
 	COMPAT_NFEATURES,
 };
 

@@ -353,6 +353,18 @@ static int probe_futex_waitv(void)
 	return syscall(SYS_futex_waitv, &w, 1, 0, NULL, 0) < 0 && errno == EAGAIN;
 }
 
+/* B's access answer: the object an O_PATH descriptor holds, asked with an
+ * empty path (5.8+) */
+static int probe_faccessat2(void)
+{
+	int fd = open("/", O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long r = syscall(SYS_faccessat2, fd, "", F_OK, AT_EMPTY_PATH);
+	close(fd);
+	return r == 0;
+}
+
 /* A property of the CPU and the hypervisor as much as of the kernel: the
  * kernel says in AT_HWCAP2 whether it lets user space use the instructions */
 static int probe_fsgsbase(void)
@@ -397,6 +409,8 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 			      "filter: arch_prctl(ARCH_SET_FS/GET_FS) allowed natively; strict: B "
 			      "sets the FS base by ptrace",
 			      NONE, probe_fsgsbase, 0 },
+	[COMPAT_FACCESSAT2] = { "faccessat2", "access calls made by the trusted thread", NONE,
+				probe_faccessat2, 0 },
 };
 
 static void list_names(char *buf, size_t len)

@@ -55,8 +55,8 @@ static const char checker[] =
 	"d = json.load(open(sys.argv[1]))\n"
 	"rows = {(r['name'], r['mode']): r for r in d['rows']}\n"
 	"calls = ['getppid', 'socket(AF_INET) denied', 'fcntl(F_GETFL)', 'mmap+munmap 4 KiB',\n"
-	"         'open+close', 'stat', 'newfstatat(dirfd, name)', 'access', 'readlink', 'fstat',\n"
-	"         'clock_gettime',\n"
+	"         'open+close', 'stat', 'statx', 'newfstatat(dirfd, name)', 'access', 'readlink',\n"
+	"         'fstat', 'clock_gettime',\n"
 	"         'rdtsc, left in the code', 'arch_prctl(ARCH_SET_FS)']\n"
 	"want = [(c, m) for c in calls for m in ('native', 'strict', 'filter')]\n"
 	"want += [('getppid', 'strict-1cpu')] + [(c, 'strict-2cpu') for c in calls]\n"
@@ -176,7 +176,8 @@ TEST_F_TIMEOUT(bench, markdown_and_plot_data, 60)
 		rows++;
 	}
 	fclose(f);
-	EXPECT_EQ(14, rows); /* the per-call rows: one a call (access and readlink since issue 19) */
+	EXPECT_EQ(15, rows); /* the per-call rows: one a call (access, readlink and statx since
+			      * issue 19) */
 }
 
 TEST_F(bench, bad_options_are_usage_errors)

@@ -140,6 +140,7 @@ TEST(every_feature_present_on_this_kernel)
 		COMPAT_TSYNC,	    COMPAT_ACTIONS_AVAIL, COMPAT_KILL_PROCESS,
 		COMPAT_RET_TRAP,    COMPAT_RET_LOG,	  COMPAT_USER_NOTIF,
 		COMPAT_PIDFD,	    COMPAT_OPENAT2,	  COMPAT_MEMFD_FUTURE_WRITE,
+		COMPAT_FACCESSAT2,
 	};
 	ASSERT_EQ(0, init_with(NULL, NULL, 0));
 	for (size_t i = 0; i < sizeof(surely) / sizeof(surely[0]); i++) {

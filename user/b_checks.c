@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -196,21 +197,209 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd)
 	return path_resolve_fd(b_cfg()->pid, base, path, how, out, PATH_MAX, fd);
 }
 
-/* stat, lstat, newfstatat: B answers them itself from the descriptor its
- * resolution opened (RESOLVE_NO_SYMLINKS, the last component not followed
- * where the call does not follow it; a trailing slash on a non-directory
- * failed that open, ENOTDIR is then T's), so the kernel walks the path once
- * and what is answered is the object B checked.  B has P's credentials
- * (forked from P after its capabilities were dropped).  fstat of an O_PATH
- * descriptor is stat of its object. */
-static long answer_stat(int fd, struct secure_page *sp)
+/* The calls B answers itself (issue 19) from the descriptor its resolution
+ * opened (RESOLVE_NO_SYMLINKS, the last component not followed where the
+ * call does not follow it; after a walk through links, the checked text
+ * opened the same way), so that the kernel walks the path once and what
+ * is answered is the object B checked: a directory swapped for a link
+ * after the check fails (ELOOP) instead of leading T's second walk out of
+ * the grants.  B has P's credentials (forked from P after its capabilities
+ * were dropped). */
+enum answer_kind {
+	ANSWER_NONE,
+	ANSWER_STAT,
+	ANSWER_STATX,
+	ANSWER_ACCESS,
+	ANSWER_READLINK,
+	ANSWER_XATTR,
+};
+
+static enum answer_kind answer_kind(long nr)
 {
-	struct stat kst;
-	_Static_assert(sizeof(kst) == SP_ANSWER_STAT, "the kernel's struct stat");
-	if (syscall(SYS_fstat, fd, &kst) < 0)
-		return 0; /* T makes the call */
-	memcpy(sp->data, &kst, sizeof(kst));
+	switch (nr) {
+	case SYS_stat:
+	case SYS_lstat:
+	case SYS_newfstatat:
+		return ANSWER_STAT;
+	case SYS_statx:
+		return ANSWER_STATX;
+	case SYS_access:
+	case SYS_faccessat:
+	case SYS_faccessat2:
+		/* before 5.8 there is no asking about a descriptor: T's */
+		return compat_has(COMPAT_FACCESSAT2) ? ANSWER_ACCESS : ANSWER_NONE;
+	case SYS_readlink:
+	case SYS_readlinkat:
+		return ANSWER_READLINK;
+	case SYS_getxattr:
+	case SYS_lgetxattr:
+		return ANSWER_XATTR;
+	}
+	return ANSWER_NONE;
+}
+
+#define STATX_SYNC_TYPE 0x6000 /* AT_STATX_SYNC_TYPE */
+#define STATX_RESERVED_ 0x80000000u /* STATX__RESERVED */
+#define S_IRWXO_ 7
+
+/* The EINVALs the kernel gives before it looks at the path, which B's
+ * resolution would otherwise turn into its own ENOENT or EACCES: for
+ * access and readlink before the path is read (do_faccessat,
+ * do_readlinkat), for statx after (getname first, then do_statx). */
+static long einval_first(const struct secure_page *sp, int path_read)
+{
+	switch (sp->nr) {
+	case SYS_access:
+		return !path_read && (sp->args[1] & ~(uint64_t)S_IRWXO_ & 0xffffffffu) ? -EINVAL : 0;
+	case SYS_faccessat:
+		return !path_read && ((uint32_t)sp->args[2] & ~S_IRWXO_) ? -EINVAL : 0;
+	case SYS_faccessat2:
+		if (path_read)
+			return 0;
+		if ((uint32_t)sp->args[2] & ~S_IRWXO_)
+			return -EINVAL;
+		return ((uint32_t)sp->args[3] & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) ?
+			       -EINVAL :
+			       0;
+	case SYS_readlink:
+		return !path_read && (int)sp->args[2] <= 0 ? -EINVAL : 0;
+	case SYS_readlinkat:
+		return !path_read && (int)sp->args[3] <= 0 ? -EINVAL : 0;
+	case SYS_statx: {
+		uint32_t flags = (uint32_t)sp->args[2], mask = (uint32_t)sp->args[3];
+		if (!path_read)
+			return 0;
+		if ((mask & STATX_RESERVED_) || (flags & STATX_SYNC_TYPE) == STATX_SYNC_TYPE)
+			return -EINVAL;
+		return (flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH |
+				  STATX_SYNC_TYPE)) ?
+			       -EINVAL :
+			       0;
+	}
+	}
+	return 0;
+}
+
+/* the answer: the call's result and len bytes (already in a->bytes) for
+ * its argument arg */
+static long answered(struct sp_answer *a, long result, uint32_t len, uint32_t arg)
+{
+	a->result = result;
+	a->len = len;
+	a->arg = len ? arg : 0;
 	return -SP_ANSWERED;
+}
+
+/* readlink(path, buf, bufsiz), readlinkat(dirfd, path, buf, bufsiz): the
+ * link B's descriptor holds (opened without following it), the kernel's
+ * truncation to bufsiz; not a link is EINVAL as for the path.  A target
+ * longer than the answer's room goes to T (0). */
+static long answer_readlink(int fd, const struct secure_page *sp, struct sp_answer *a)
+{
+	int buf_arg = sp->nr == SYS_readlink ? 1 : 2;
+	int size = (int)sp->args[buf_arg + 1]; /* > 0: einval_first */
+	size_t ask = (size_t)size < SP_ANSWER_MAX ? (size_t)size : SP_ANSWER_MAX;
+	ssize_t n = readlinkat(fd, "", (char *)a->bytes, ask);
+	if (n < 0) {
+		int err = errno;
+		struct stat st;
+		/* an empty path names the descriptor's object: ENOENT when it is
+		 * no link, where the kernel says EINVAL for the path */
+		if (err == ENOENT && fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode))
+			err = EINVAL;
+		if (err == EBADF || err == EFAULT || err == ENOSYS)
+			return 0; /* B's own call failed, not the program's: T's */
+		return answered(a, -err, 0, 0);
+	}
+	if ((size_t)n == SP_ANSWER_MAX && (size_t)size > SP_ANSWER_MAX) {
+		memset(a->bytes, 0, SP_ANSWER_MAX);
+		return 0; /* maybe longer than the room: T makes the call */
+	}
+	return answered(a, n, (uint32_t)n, (uint32_t)buf_arg);
+}
+
+/* getxattr(path, name, value, size), lgetxattr: the attribute of B's
+ * descriptor's object (the link itself for lgetxattr, opened without
+ * following it).  The kernel has no xattr call on an O_PATH descriptor
+ * (fgetxattr and getxattrat(AT_EMPTY_PATH) say EBADF, 6.18), but its magic
+ * link in B's own /proc/self/fd is one: the walk jumps to the
+ * descriptor's object and stops there, link or not, and nothing of U's
+ * is on the way.  A value longer than the answer's room goes to T (0). */
+static long answer_xattr(int fd, struct secure_page *sp, struct sp_answer *a)
+{
+	char name[256], proc[40];
+	long n = b_read_string(name, sizeof(name), sp->args[1]);
+	if (n < 0)
+		return n == -ENAMETOOLONG ? -ERANGE : n; /* longer than XATTR_NAME_MAX */
+	size_t size = (size_t)sp->args[3];
+	size_t ask = size < SP_ANSWER_MAX ? size : SP_ANSWER_MAX;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t r = getxattr(proc, name, ask ? a->bytes : NULL, ask);
+	if (r < 0) {
+		int err = errno;
+		if ((err == ERANGE && size > SP_ANSWER_MAX) || err == ENOENT || err == EBADF ||
+		    err == ENOSYS)
+			return 0; /* longer than the room, or no /proc here: T's */
+		return answered(a, -err, 0, 0);
+	}
+	return answered(a, r, size ? (uint32_t)r : 0, 2);
+}
+
+static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
+{
+	struct sp_answer *a = (struct sp_answer *)sp->data; /* zeroed: B's `out` */
+	switch (kind) {
+	case ANSWER_STAT: {
+		struct stat kst;
+		_Static_assert(sizeof(kst) == SP_ANSWER_STAT, "the kernel's struct stat");
+		/* fstat of an O_PATH descriptor is stat of its object */
+		if (syscall(SYS_fstat, fd, &kst) < 0)
+			return 0; /* T makes the call */
+		memcpy(a->bytes, &kst, sizeof(kst));
+		return answered(a, 0, sizeof(kst), sp->nr == SYS_newfstatat ? 2 : 1);
+	}
+	case ANSWER_STATX: {
+		struct statx stx;
+		_Static_assert(sizeof(stx) == SP_ANSWER_STATX, "the kernel's struct statx");
+		/* the sync flags and AT_NO_AUTOMOUNT as the program asked; the
+		 * object is the descriptor's */
+		int flags = AT_EMPTY_PATH | ((int)sp->args[2] & (STATX_SYNC_TYPE | AT_NO_AUTOMOUNT));
+		if (syscall(SYS_statx, fd, "", flags, (unsigned)sp->args[3], &stx) < 0)
+			return errno == EACCES || errno == ENOMEM || errno == EIO ? -errno : 0;
+		memcpy(a->bytes, &stx, sizeof(stx));
+		return answered(a, 0, sizeof(stx), 4);
+	}
+	case ANSWER_ACCESS: {
+		long mode = (long)(uint32_t)sp->args[sp->nr == SYS_access ? 1 : 2];
+		int flags = sp->nr == SYS_faccessat2 ? (int)sp->args[3] & AT_EACCESS : 0;
+		long r = syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | flags);
+		if (r < 0 && (errno == ENOSYS || errno == EINVAL))
+			return 0; /* the kernel cannot ask about a descriptor: T's */
+		return answered(a, r < 0 ? -errno : 0, 0, 0);
+	}
+	case ANSWER_READLINK:
+		return answer_readlink(fd, sp, a);
+	case ANSWER_XATTR:
+		return answer_xattr(fd, sp, a);
+	case ANSWER_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* A call on the descriptor itself, with no path to check: fstatat(fd, "",
+ * AT_EMPTY_PATH) and its friends, readlinkat(fd, "") (the link an O_PATH
+ * descriptor holds; ENOENT for any other); with a NULL path and
+ * AT_EMPTY_PATH, what the kernel makes of it (the descriptor from 6.11,
+ * EFAULT before) */
+static int on_the_descriptor(const struct policy_proc_arg *pa, const struct secure_page *sp,
+			     int access)
+{
+	if (pa->access == PA_OPEN || access != PA_READ)
+		return 0;
+	if (sp->nr == SYS_readlinkat)
+		return 1;
+	return pa->flags_arg >= 0 && (sp->args[pa->flags_arg] & AT_EMPTY_PATH);
 }
 
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
@@ -218,9 +407,18 @@ static long answer_stat(int fd, struct secure_page *sp)
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
 	char path[PATH_MAX], resolved[PATH_MAX];
-	long n = b_read_path(s, path, sizeof(path), sp->args[pa->path_arg]);
+	long n = einval_first(sp, 0);
 	if (n < 0)
 		return n;
+	if (!sp->args[pa->path_arg] && sp->nr != SYS_readlinkat &&
+	    on_the_descriptor(pa, sp, policy_proc_access(pa, sp->args)))
+		return einval_first(sp, 1); /* T makes it with the NULL path, as asked */
+	n = b_read_path(s, path, sizeof(path), sp->args[pa->path_arg]);
+	if (n < 0)
+		return n;
+	long bad = einval_first(sp, 1);
+	if (bad < 0)
+		return bad;
 	int dirfd = pa->dirfd_arg >= 0 ? (int)sp->args[pa->dirfd_arg] : AT_FDCWD;
 	long flags = pa->flags_arg >= 0 ? (long)sp->args[pa->flags_arg] : 0;
 	int access = policy_proc_access(pa, sp->args);
@@ -230,19 +428,17 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	}
 
 	if (n == 0) {
-		/* fstatat(fd, "", AT_EMPTY_PATH) and friends act on the open fd */
-		if (pa->access != PA_OPEN && pa->flags_arg >= 0 && (flags & AT_EMPTY_PATH) &&
-		    access == PA_READ) {
+		if (on_the_descriptor(pa, sp, access)) {
 			sp->data[0] = 0;
 			sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
 			return 0;
 		}
 		return -ENOENT;
 	}
-	int stat_family = sp->nr == SYS_stat || sp->nr == SYS_lstat || sp->nr == SYS_newfstatat;
+	enum answer_kind kind = answer_kind((long)sp->nr);
 	int fd = -1;
 	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved,
-			  stat_family ? &fd : NULL);
+			  kind != ANSWER_NONE ? &fd : NULL);
 	if (r < 0)
 		return r;
 	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
@@ -272,7 +468,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		resolved[len - 1] = '/';
 		resolved[len++] = '\0';
 	}
-	if (stat_family) {
+	if (kind != ANSWER_NONE) {
 		/* resolved by the walk (a link on the way), or no openat2: the
 		 * checked text, opened without links, so that a link swapped in
 		 * since fails (ELOOP) rather than leading the answer out of the
@@ -284,7 +480,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 				return o;
 			fd = (int)o;
 		}
-		long v = answer_stat(fd, sp);
+		long v = answer(kind, fd, sp);
 		close(fd);
 		if (v)
 			return v;

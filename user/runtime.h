@@ -77,6 +77,11 @@ extern uint64_t sandpit_u_task_size __attribute__((visibility("hidden")));
 long sandpit_put_user64(uint64_t *p, uint64_t v) __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_insn[] __attribute__((visibility("hidden")));
 extern const char sandpit_put_user64_fault[] __attribute__((visibility("hidden")));
+/* n bytes to U's memory: 0, or -EFAULT instead of a fault */
+long sandpit_copy_to_user(void *dst, const void *src, unsigned long n)
+	__attribute__((visibility("hidden")));
+extern const char sandpit_copy_to_user_insn[] __attribute__((visibility("hidden")));
+extern const char sandpit_copy_to_user_fault[] __attribute__((visibility("hidden")));
 /* a load from U's memory: the byte, or -EFAULT instead of a fault */
 long sandpit_get_user8(const void *p) __attribute__((visibility("hidden")));
 extern const char sandpit_get_user8_insn[] __attribute__((visibility("hidden")));

@@ -81,10 +81,16 @@
 #define SP_V_ACK        2    /* done, the result is 0                            */
 #define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
 /* a verdict of -SP_ANSWERED is no errno: B answered the call itself (the
- * stat family, b_checks.c), its struct stat is at SP_DATA, and T returns
- * the verdict as it returns an errno, for U's entry to copy the bytes out */
+ * stat family, statx, access, readlink: b_checks.c) and SP_DATA holds its
+ * answer (struct sp_answer): the call's result, and `len` bytes for the
+ * program's buffer, argument `arg` of the call.  T returns the verdict as
+ * it returns an errno, for U's entry to copy the bytes out and return the
+ * result (u_entry.c). */
 #define SP_ANSWERED     4000
+#define SP_ANSWER_HEAD  16   /* result (i64), len (u32), arg (u32)            */
+#define SP_ANSWER_MAX   (SP_DATA_SIZE - SP_ANSWER_HEAD) /* 3032 bytes        */
 #define SP_ANSWER_STAT  144  /* sizeof(struct stat) on x86-64, the kernel's */
+#define SP_ANSWER_STATX 256  /* sizeof(struct statx) */
 
 /* ---- mailbox ---- */
 #define MB_REQ_SEQ      0    /* U bumps after writing MB_NR/MB_ARGS            */
@@ -199,6 +205,14 @@ struct secure_page {
 	uint8_t data[SP_DATA_SIZE];
 };
 
+/* what B answered (SP_VERDICT -SP_ANSWERED), at SP_DATA */
+struct sp_answer {
+	int64_t result; /* what the call returns: 0, a length, or -errno */
+	uint32_t len;   /* bytes of `bytes` for the program's buffer */
+	uint32_t arg;   /* the argument that points to that buffer (len 0: none) */
+	uint8_t bytes[SP_ANSWER_MAX];
+};
+
 struct k_sigaction {
 	uint64_t handler, flags, restorer, mask;
 };
@@ -272,6 +286,8 @@ _Static_assert(__builtin_offsetof(struct secure_page, u_fd) == SP_CFG_U_FD, "SP_
 _Static_assert(__builtin_offsetof(struct secure_page, fds_new) == SP_CFG_FDS_NEW, "SP_CFG_FDS_NEW");
 _Static_assert(SM_ALT_REGION < SM_REGION_ALIGN, "the alternate stacks fit the alignment");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
+_Static_assert(sizeof(struct sp_answer) == SP_DATA_SIZE, "an answer fills B's data area");
+_Static_assert(__builtin_offsetof(struct sp_answer, bytes) == SP_ANSWER_HEAD, "SP_ANSWER_HEAD");
 _Static_assert(sizeof(struct mailbox) == SM_PAGE, "mailbox size");
 _Static_assert(__builtin_offsetof(struct mailbox, res_seq) == MB_RES_SEQ, "MB_RES_SEQ");
 _Static_assert(__builtin_offsetof(struct mailbox, t_sleep) == MB_T_SLEEP, "MB_T_SLEEP");

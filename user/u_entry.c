@@ -71,23 +71,23 @@ static void carry_path(struct mailbox *mb, long nr, const long args[6])
 	mb->path.len = n >= 0 ? (uint32_t)n : MB_PATH_NONE;
 }
 
-/* B answered a stat-family call itself (-SP_ANSWERED): the struct stat is
- * in this thread's secure page, where B put it for this request (it
- * writes there only when this slot's T rings it again, for a later
- * request), and goes to U's buffer as the kernel's copy would: EFAULT
- * where it cannot be written, never a fault.  Under depth, before any
- * handler's call. */
-static long copy_answer(const struct u_state *st, long nr, const long args[6])
+/* B answered the call itself (-SP_ANSWERED, b_checks.c: the stat family,
+ * statx, access, readlink): its answer is in this thread's secure page,
+ * where B put it for this request (it writes there only when this slot's
+ * T rings it again, for a later request).  Its bytes go to the program's
+ * buffer, the call's argument B named, as the kernel's copy would: EFAULT
+ * where it cannot be written, never a fault; then the call's result.
+ * Under depth, before any handler's call. */
+static long copy_answer(const struct u_state *st, const long args[6])
 {
-	int arg = nr == __NR_stat || nr == __NR_lstat ? 1 : nr == __NR_newfstatat ? 2 : -1;
-	if (arg < 0)
-		return -5; /* EIO: B answers no other call */
-	const uint64_t *from = (const uint64_t *)st->sp->data;
-	uint64_t *to = (uint64_t *)args[arg];
-	for (int i = 0; i < SP_ANSWER_STAT / 8; i++)
-		if (sandpit_put_user64(to + i, from[i]) < 0)
-			return -14; /* EFAULT */
-	return 0;
+	const struct sp_answer *a = (const struct sp_answer *)st->sp->data;
+	uint32_t len = a->len, arg = a->arg;
+	long result = a->result;
+	if (len > SP_ANSWER_MAX || (len && arg >= 6))
+		return -5; /* EIO: never from B */
+	if (len && sandpit_copy_to_user((void *)args[arg], a->bytes, len) < 0)
+		return -14; /* EFAULT */
+	return result;
 }
 
 /* res23, if set, gets T's second and third results, taken before deferred
@@ -100,7 +100,7 @@ static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
 		carry_path(st->mb, nr, args);
 	long r = call_trusted(st, nr, args);
 	if (r == -SP_ANSWERED)
-		r = copy_answer(st, nr, args);
+		r = copy_answer(st, args);
 	if (res23) {
 		res23[0] = st->mb->res2;
 		res23[1] = st->mb->res3;

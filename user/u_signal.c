@@ -360,6 +360,10 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
 		return 0;
 	}
+	if (ip == (const unsigned char *)sandpit_copy_to_user_insn) {
+		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_to_user_fault;
+		return 0;
+	}
 	if (ip == (const unsigned char *)sandpit_get_user8_insn) {
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
 		return 0;

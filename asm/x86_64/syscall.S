@@ -177,6 +177,26 @@ sandpit_put_user64_fault:
 	ret
 	.size sandpit_put_user64, .-sandpit_put_user64
 
+/* long sandpit_copy_to_user(void *dst, const void *src, size_t n): n bytes
+ * from src (sandpit's memory) to U's dst, 0, or -EFAULT when a byte of dst
+ * is not writable.  The one rep movsb is the only instruction that may
+ * fault; it resumes at sandpit_copy_to_user_fault the same way (an answer
+ * of B's copied to the program's buffer, as the kernel's copy_to_user). */
+	.globl sandpit_copy_to_user, sandpit_copy_to_user_insn, sandpit_copy_to_user_fault
+	.hidden sandpit_copy_to_user, sandpit_copy_to_user_insn, sandpit_copy_to_user_fault
+	.type sandpit_copy_to_user,@function
+sandpit_copy_to_user:
+	mov %rdx, %rcx
+	xor %eax, %eax
+	cld
+sandpit_copy_to_user_insn:
+	rep movsb
+	ret
+sandpit_copy_to_user_fault:
+	mov $-14, %rax
+	ret
+	.size sandpit_copy_to_user, .-sandpit_copy_to_user
+
 /* long sandpit_ask_self(struct self_request *rq): a change of this
  * thread's mask or alternate stack (u_entry.c).  The hlt faults (#GP in
  * user mode, SIGSEGV with SI_KERNEL); sandpit's SIGSEGV handler sees
