@@ -110,7 +110,7 @@ int path_name_beneath(const char *name)
 	for (const char *c = name; *c;) {
 		size_t n = strcspn(c, "/");
 		if ((n == 2 && !memcmp(c, "..", 2)) || (n == 4 && !memcmp(c, "self", 4)) ||
-		    (n == 11 && !memcmp(c, "thread-self", 11)))
+		    (n == 11 && !memcmp(c, "thread-self", 11)) || n > NAME_MAX)
 			return 0;
 		c += n;
 		while (*c == '/')

@@ -424,8 +424,9 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 /* Runs in B: a name resolved from a directory object rather than from the
  * text of its path (issue 19), as the kernel resolves it from a dirfd.
  * path_name_beneath: 1 if `name` is relative and has no ".." and no "self"
- * or "thread-self" component (B's /proc/self is not P's): a name that stays
- * beneath its directory.  path_open_beneath: `name` opened from the
+ * or "thread-self" component (B's /proc/self is not P's), none longer than
+ * NAME_MAX (the walk's ENAMETOOLONG): a name that stays beneath its
+ * directory.  path_open_beneath: `name` opened from the
  * directory descriptor `dir` with one openat2 that follows no link, magic
  * or not, and stays beneath `dir` (O_PATH, the last component not followed
  * under PATH_NOFOLLOW): the descriptor; -ENOENT where a component is
