@@ -177,18 +177,21 @@ long b_reported_denial(int s)
 
 /* The kernel's name of a directory object, without /proc: this thread's
  * own working directory (its own fs_struct, unshare(CLONE_FS) once) moved
- * to it, getcwd, and back to the root, so that B keeps no file system busy.
- * getcwd fails for a directory that was removed or is out of B's root (the
- * kernel's "(unreachable)" text): then the caller takes the slow way. */
+ * to it, getcwd, and back to the root (a descriptor of it: no lookup), so
+ * that B keeps no file system busy.  getcwd fails for a directory that was
+ * removed or is out of B's root (the kernel's "(unreachable)" text): then
+ * the caller takes the slow way. */
 static int dir_name(int dir, char *out, size_t len)
 {
-	static __thread int own_fs; /* 1: unshared, -1: cannot */
-	if (!own_fs)
-		own_fs = unshare(CLONE_FS) == 0 ? 1 : -1;
+	static __thread int own_fs, root = -1; /* own_fs 1: unshared, -1: cannot */
+	if (!own_fs) {
+		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		own_fs = root >= 0 && unshare(CLONE_FS) == 0 ? 1 : -1;
+	}
 	if (own_fs < 0)
 		return -1;
 	int ok = fchdir(dir) == 0 && getcwd(out, len) && out[0] == '/';
-	if (chdir("/") < 0)
+	if (fchdir(root) < 0)
 		own_fs = -1;
 	return ok ? 0 : -1;
 }
