@@ -871,7 +871,7 @@ TEST(race_stat_swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
  * the directory as the text checked), and falls back to the text of
  * /proc/P/fd/N for the rest: every case answers as the kernel does, with
  * B's answer where the stat reached a file. */
-#define NDIRFD 18
+#define NDIRFD 19
 struct dirfd_stats {
 	char dir[64];
 	long res[NDIRFD];
@@ -888,7 +888,8 @@ static int dirfd_cases(void *a)
 	int sub = open(AT(p, t->dir, "d"), O_RDONLY | O_DIRECTORY);
 	int file = open(AT(p, t->dir, "f"), O_RDONLY);
 	int closed = open(t->dir, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0 || sub < 0 || file < 0 || closed < 0 || close(closed))
+	int opath = open(AT(p, t->dir, "d"), O_PATH | O_DIRECTORY);
+	if (dfd < 0 || sub < 0 || file < 0 || opath < 0 || closed < 0 || close(closed))
 		return 1;
 	for (int i = 0; i < NDIRFD; i++) {
 		struct stat *sb = &t->st[i];
@@ -913,6 +914,7 @@ static int dirfd_cases(void *a)
 		case 15: r = fstatat(closed, "f", sb, 0); break; /* EBADF */
 		case 16: r = fstatat(-5, "f", sb, 0); break;    /* EBADF */
 		case 17: r = syscall(SYS_newfstatat, dfd, "f", NULL, 0); break; /* EFAULT */
+		case 18: r = fstatat(opath, "g", sb, AT_SYMLINK_NOFOLLOW); break; /* an O_PATH dirfd */
 		}
 		t->res[i] = r < 0 ? -errno : r;
 		if (sandboxed)
@@ -969,6 +971,8 @@ TEST(dirfd_stats_answer_as_natively)
 		EXPECT_EQ(1, box->answered[i]) TH_LOG("case %d", i);
 	}
 	EXPECT_EQ(1, box->answered[17]);
+	EXPECT_EQ(1, box->answered[18]);
+	EXPECT_EQ(0, box->res[18]);
 	rm_rf(nat->dir);
 }
 

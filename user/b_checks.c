@@ -183,11 +183,18 @@ long b_reported_denial(int s)
  * the caller takes the slow way. */
 static int dir_name(int dir, char *out, size_t len)
 {
-	static __thread int own_fs, root = -1; /* own_fs 1: unshared, -1: cannot */
-	if (!own_fs) {
-		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		own_fs = root >= 0 && unshare(CLONE_FS) == 0 ? 1 : -1;
+	static int root = -1; /* one for all of B's threads, which come and go */
+	static __thread int own_fs; /* 1: unshared, -1: cannot */
+	if (__atomic_load_n(&root, __ATOMIC_ACQUIRE) < 0) {
+		int f = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), none = -1;
+		if (f >= 0 && !__atomic_compare_exchange_n(&root, &none, f, 0, __ATOMIC_ACQ_REL,
+							   __ATOMIC_ACQUIRE))
+			close(f);
+		if (f < 0)
+			return -1;
 	}
+	if (!own_fs)
+		own_fs = unshare(CLONE_FS) == 0 ? 1 : -1;
 	if (own_fs < 0)
 		return -1;
 	int ok = fchdir(dir) == 0 && getcwd(out, len) && out[0] == '/';
