@@ -30,6 +30,7 @@ enum compat_feature {
 	COMPAT_USER_NOTIF,         /* SECCOMP_RET_USER_NOTIF */
 	COMPAT_PIDFD,              /* pidfd_open(2) */
 	COMPAT_PIDFD_THREAD,       /* pidfd_open(tid, PIDFD_THREAD) */
+	COMPAT_PIDFD_GETFD,        /* pidfd_getfd(2) */
 	COMPAT_USER_DISPATCH,      /* PR_SET_SYSCALL_USER_DISPATCH */
 	COMPAT_LANDLOCK,           /* landlock_create_ruleset(2) */
 	COMPAT_MEMFD_FUTURE_WRITE, /* memfd + F_SEAL_FUTURE_WRITE */

@@ -282,6 +282,12 @@ static int probe_pidfd_thread(void)
 	return pidfd_opens(gettid(), PIDFD_THREAD);
 }
 
+/* no pidfd at all: EBADF from a kernel that has the call, ENOSYS before 5.6 */
+static int probe_pidfd_getfd(void)
+{
+	return syscall(SYS_pidfd_getfd, -1, 0, 0) == -1 && errno == EBADF;
+}
+
 /* The selector byte says "allow", so the child's calls, the one that turns
  * dispatch off included, still reach the kernel. */
 static int child_user_dispatch(uintptr_t unused)
@@ -394,6 +400,9 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 	[COMPAT_PIDFD] = { "pidfd", "kill(2) by pid", NONE, probe_pidfd, 0 },
 	[COMPAT_PIDFD_THREAD] = { "pidfd-thread", "clear-child-tid futex to watch threads",
 				  COMPAT_PIDFD, probe_pidfd_thread, 0 },
+	[COMPAT_PIDFD_GETFD] = { "pidfd-getfd",
+				 "relative paths resolved from the text of /proc/P/fd/N and cwd",
+				 COMPAT_PIDFD, probe_pidfd_getfd, 0 },
 	[COMPAT_USER_DISPATCH] = { "user-dispatch", "patching + SIGSYS only", NONE,
 				   probe_user_dispatch, 1 },
 	[COMPAT_LANDLOCK] = { "landlock", "path checks in the trusted process only", NONE,

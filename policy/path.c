@@ -103,6 +103,46 @@ static int no_link_on_the_way(const char *abs, int follow_last, int *keep)
 	return 1;
 }
 
+int path_name_beneath(const char *name)
+{
+	if (!name || !*name || name[0] == '/')
+		return 0;
+	for (const char *c = name; *c;) {
+		size_t n = strcspn(c, "/");
+		if ((n == 2 && !memcmp(c, "..", 2)) || (n == 4 && !memcmp(c, "self", 4)) ||
+		    (n == 11 && !memcmp(c, "thread-self", 11)) || n > NAME_MAX)
+			return 0;
+		c += n;
+		while (*c == '/')
+			c++;
+	}
+	return 1;
+}
+
+int path_open_beneath(int dir, const char *name, int flags)
+{
+	if (!(flags & PATH_OPENAT2) || !path_name_beneath(name))
+		return -EAGAIN;
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (flags & PATH_NOFOLLOW ? O_NOFOLLOW : 0),
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   RESOLVE_BENEATH };
+	long fd = syscall(SYS_openat2, dir, name, &how, sizeof(how));
+	if (fd >= 0)
+		return (int)fd;
+	return errno == ENOENT ? -ENOENT : -EAGAIN;
+}
+
+int path_join_beneath(const char *dir, const char *name, char *out, size_t outlen)
+{
+	char pend[2 * PATH_MAX + 2];
+
+	if (!dir || dir[0] != '/' || !path_name_beneath(name))
+		return -EINVAL;
+	if ((size_t)snprintf(pend, sizeof(pend), "%s/%s", dir, name) >= sizeof(pend))
+		return -ENAMETOOLONG;
+	return path_normalise(pend, out, outlen);
+}
+
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen)
 {

@@ -421,6 +421,24 @@ int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *
 int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		    size_t outlen, int *fd);
 
+/* Runs in B: a name resolved from a directory object rather than from the
+ * text of its path (issue 19), as the kernel resolves it from a dirfd.
+ * path_name_beneath: 1 if `name` is relative and has no ".." and no "self"
+ * or "thread-self" component (B's /proc/self is not P's), none longer than
+ * NAME_MAX (the walk's ENAMETOOLONG): a name that stays beneath its
+ * directory.  path_open_beneath: `name` opened from the
+ * directory descriptor `dir` with one openat2 that follows no link, magic
+ * or not, and stays beneath `dir` (O_PATH, the last component not followed
+ * under PATH_NOFOLLOW): the descriptor; -ENOENT where a component is
+ * missing (every one before it is a directory reached without a link);
+ * -EAGAIN for anything else (a link, a name that is not beneath, no
+ * PATH_OPENAT2 in flags, another error): then path_resolve decides.
+ * path_join_beneath: `dir` (absolute: the kernel's name of the directory)
+ * joined with such a name and normalised, into out. */
+int path_name_beneath(const char *name);
+int path_open_beneath(int dir, const char *name, int flags);
+int path_join_beneath(const char *dir, const char *name, char *out, size_t outlen);
+
 /* BPF back end (policy/bpf.c): the filter U runs under in filter mode, built
  * by libseccomp.  Default action SCMP_ACT_TRAP (U's SIGSYS handler sends the
  * call to T, like a patched site); allow/native -> ALLOW; deny, unmentioned

@@ -104,6 +104,19 @@ static int raw_futex_waitv(void)
 	return syscall(__NR_futex_waitv, &w, 1, 0, NULL, 0) == -1 && errno == EAGAIN;
 }
 
+static int raw_pidfd_getfd(void)
+{
+	int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (self < 0)
+		return 0;
+	int fd = (int)syscall(SYS_pidfd_getfd, self, self, 0);
+	close(self);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 static int raw_user_dispatch(void)
 {
 	static char selector = SYSCALL_DISPATCH_FILTER_ALLOW;
@@ -151,6 +164,7 @@ TEST(every_feature_present_on_this_kernel)
 	EXPECT_EQ(raw_landlock(), compat_has(COMPAT_LANDLOCK));
 	EXPECT_EQ(raw_mseal(), compat_has(COMPAT_MSEAL));
 	EXPECT_EQ(raw_pidfd_thread(), compat_has(COMPAT_PIDFD_THREAD));
+	EXPECT_EQ(raw_pidfd_getfd(), compat_has(COMPAT_PIDFD_GETFD));
 	EXPECT_EQ(raw_user_dispatch(), compat_has(COMPAT_USER_DISPATCH));
 	EXPECT_EQ(raw_futex_waitv(), compat_has(COMPAT_FUTEX_WAITV));
 }

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <kselftest_harness.h>
@@ -397,7 +398,98 @@ static int resolve(const char *cwd, const char *path, int flags, char *out)
 			r ? "" : out, f, f ? "" : fast);
 		return DISAGREE;
 	}
+	/* and from the directory object, as B resolves a name relative to a
+	 * descriptor: where it decides, the walk's text */
+	char dir[PATH_MAX], joined[PATH_MAX];
+	int dfd = cwd && path[0] != '/' ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int b = dfd >= 0 && realpath(cwd, dir) ? path_open_beneath(dfd, path, flags | PATH_OPENAT2)
+					     : -EAGAIN;
+	if (dfd >= 0)
+		close(dfd);
+	if (b >= 0)
+		close(b);
+	if (b != -EAGAIN &&
+	    (r != 0 || path_join_beneath(dir, path, joined, sizeof(joined)) || strcmp(joined, out))) {
+		fprintf(stderr, "%s: the walk gives %d \"%s\", the directory object %d\n", path, r,
+			r ? "" : out, b);
+		return DISAGREE;
+	}
 	return r;
+}
+
+static int kernel_has_openat2(void)
+{
+	return syscall(SYS_openat2, -1, "", NULL, 0) == -1 && errno != ENOSYS;
+}
+
+/* what B resolves from a directory object itself, and what it leaves to
+ * the walk */
+TEST(names_beneath_a_directory_object)
+{
+	char out[PATH_MAX], long_name[PATH_MAX + 8];
+
+	EXPECT_EQ(1, path_name_beneath("f"));
+	EXPECT_EQ(1, path_name_beneath("a/./b//c/"));
+	EXPECT_EQ(1, path_name_beneath("..."));
+	EXPECT_EQ(1, path_name_beneath("selfish/x"));
+	EXPECT_EQ(0, path_name_beneath(""));
+	EXPECT_EQ(0, path_name_beneath("/etc"));
+	EXPECT_EQ(0, path_name_beneath(".."));
+	EXPECT_EQ(0, path_name_beneath("a/../b"));
+	EXPECT_EQ(0, path_name_beneath("a/.."));
+	EXPECT_EQ(0, path_name_beneath("self"));
+	EXPECT_EQ(0, path_name_beneath("x/thread-self/y"));
+	memset(long_name, 'a', NAME_MAX + 1);
+	long_name[NAME_MAX + 1] = 0;
+	EXPECT_EQ(0, path_name_beneath(long_name));
+	long_name[NAME_MAX] = 0;
+	EXPECT_EQ(1, path_name_beneath(long_name));
+	ASSERT_EQ(0, path_join_beneath("/usr", "lib//./x/", out, sizeof(out)));
+	EXPECT_STREQ("/usr/lib/x", out);
+	ASSERT_EQ(0, path_join_beneath("/", "etc", out, sizeof(out)));
+	EXPECT_STREQ("/etc", out);
+	ASSERT_EQ(0, path_join_beneath("/usr", ".", out, sizeof(out)));
+	EXPECT_STREQ("/usr", out);
+	EXPECT_EQ(-EINVAL, path_join_beneath("usr", "x", out, sizeof(out)));
+	EXPECT_EQ(-EINVAL, path_join_beneath("/usr", "../etc", out, sizeof(out)));
+	for (size_t i = 0; i < sizeof(long_name) - 1; i++)
+		long_name[i] = i % 8 == 7 ? '/' : 'a';
+	long_name[sizeof(long_name) - 1] = 0;
+	EXPECT_EQ(-ENAMETOOLONG, path_join_beneath("/usr", long_name, out, sizeof(out)));
+
+	int usr = open("/usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, usr);
+	int fd = path_open_beneath(usr, "lib", PATH_OPENAT2);
+	if (!kernel_has_openat2()) {
+		EXPECT_EQ(-EAGAIN, fd);
+	} else {
+		ASSERT_LE(0, fd);
+		close(fd);
+		EXPECT_EQ(-ENOENT, path_open_beneath(usr, "no-such/x", PATH_OPENAT2));
+		EXPECT_EQ(-EAGAIN, path_open_beneath(usr, "lib/../bin", PATH_OPENAT2));
+		EXPECT_EQ(-EAGAIN, path_open_beneath(usr, "lib", 0)); /* no openat2 */
+	}
+	close(usr);
+	/* a link anywhere on the way, or at the end of a name that follows it */
+	char tmp[] = "/tmp/sandpit-beneath-XXXXXX", p[PATH_MAX];
+	ASSERT_NE(NULL, mkdtemp(tmp));
+	snprintf(p, sizeof(p), "%s/l", tmp);
+	ASSERT_EQ(0, symlink("/etc", p));
+	int t = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, t);
+	EXPECT_EQ(-EAGAIN, path_open_beneath(t, "l/passwd", PATH_OPENAT2));
+	EXPECT_EQ(-EAGAIN, path_open_beneath(t, "l", PATH_OPENAT2));
+	fd = path_open_beneath(t, "l", PATH_OPENAT2 | PATH_NOFOLLOW);
+	if (kernel_has_openat2()) {
+		ASSERT_LE(0, fd);
+		struct stat sb;
+		ASSERT_EQ(0, fstat(fd, &sb));
+		EXPECT_TRUE(S_ISLNK(sb.st_mode));
+		close(fd);
+	}
+	close(t);
+	unlink(p);
+	rmdir(tmp);
 }
 
 TEST(dotdot_is_removed)

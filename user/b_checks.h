@@ -21,6 +21,8 @@ static inline void b_copied(void)
 
 /* trusted_process.c: the configuration B was started with */
 const struct trusted_process_config *b_cfg(void);
+/* trusted_process.c: a pidfd of P, or -1 (no pidfds) */
+int b_pidfd(void);
 
 /* b_checks.c */
 int b_in_protected(uint64_t a); /* a lies in sandpit's memory (P's ranges) */

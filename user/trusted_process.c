@@ -50,6 +50,11 @@ const struct trusted_process_config *b_cfg(void)
 }
 static int pidfd = -1;
 
+int b_pidfd(void)
+{
+	return pidfd;
+}
+
 /* B's own record of the slots: never in memory P can reach */
 enum { SLOT_FREE, SLOT_STARTING, SLOT_ACTIVE };
 #define START_MARK 0xffffffffu /* a clear-child-tid word before its thread runs */

@@ -1,6 +1,8 @@
 /* libFuzzer target for what B parses from the untrusted side: a path as U
  * wrote it, normalised, resolved against a cwd, checked against the grants.
  *     make fuzz            (clang, -fsanitize=fuzzer,address,undefined) */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == 0)
 		policy_check_path(pol, getpid(), res, PA_READ);
+	/* from the directory object, as B resolves a name relative to a
+	 * descriptor: where one openat2 beneath /tmp decides, the walk's text */
+	if (path_name_beneath(path)) {
+		int dir = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int b = dir >= 0 ? path_open_beneath(dir, path, how | PATH_OPENAT2) : -EAGAIN;
+		char joined[4200];
+		if (dir >= 0)
+			close(dir);
+		if (b >= 0)
+			close(b);
+		if (b != -EAGAIN &&
+		    (r != 0 || path_join_beneath("/tmp", path, joined, sizeof(joined)) ||
+		     strcmp(joined, res)))
+			abort();
+	} else if (path_join_beneath("/tmp", path, fast, sizeof(fast)) != -EINVAL) {
+		abort();
+	}
 	/* the copy U sends with a request (MB_PATH: 368 bytes and a length):
 	 * taken only as exactly the string its length says */
 	if (size >= 4) {
