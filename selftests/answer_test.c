@@ -18,6 +18,7 @@
 #include <sys/xattr.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "swap_race.h"
 #include "u_state.h"
 
 #define AT(buf, dir, name) (snprintf(buf, sizeof(buf), "%s/%s", dir, name), buf)
@@ -448,7 +449,8 @@ struct race {
 	int op;
 	ino_t in_ino, out_ino;
 	volatile int stop;
-	int calls, reached, inside, outside_seen, refused, raced, other;
+	int calls, reached;
+	struct swap_tally t;
 };
 
 /* 1: about the inside object, 2: the outside one, 0: neither */
@@ -482,26 +484,14 @@ static int race_body(void *a)
 	snprintf(x, sizeof(x), "%s/d/file", r->grant);
 	time_t until = time(NULL) + 20;
 	int i;
-	for (i = 0; i < 3000 || ((!r->inside || !(r->refused + r->raced)) && time(NULL) < until);
-	     i++) {
+	for (i = 0; swap_race_more(&r->t, i, until); i++) {
 		long v = -1;
 		errno = 0;
 		int about = race_one(r, x, i, &v);
 		int err = errno;
 		if (by_b())
 			r->reached++;
-		if (about == 2)
-			r->outside_seen++;
-		else if (about == 1)
-			r->inside++;
-		else if (v == 0)
-			r->other++;
-		else if (err == EACCES)
-			r->refused++;
-		else if (err == ELOOP || err == ENOENT || err == ENOTDIR)
-			r->raced++;
-		else
-			r->other++;
+		swap_tally_add(&r->t, about, v, err);
 	}
 	r->calls = i;
 	r->stop = 1;
@@ -568,13 +558,8 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
 		return;
 	}
 	ASSERT_EQ(0, symlink(r->outside, l));
-	pid_t swapper = fork();
+	pid_t swapper = swap_race_start(d, l, &r->stop);
 	ASSERT_LE(0, swapper);
-	if (swapper == 0) {
-		while (!r->stop)
-			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, RENAME_EXCHANGE);
-		_exit(0);
-	}
 	const char *g[] = { r->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = g };
 	int st = run_sandboxed_opts(race_body, r, &o, 120);
@@ -582,14 +567,14 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
 	waitpid(swapper, NULL, 0);
 	TH_LOG("of %d calls, %d answered by B: %d inside, %d refused, %d met a swap, %d outside, "
 	       "%d other",
-	       r->calls, r->reached, r->inside, r->refused, r->raced, r->outside_seen, r->other);
+	       r->calls, r->reached, r->t.inside, r->t.refused, r->t.raced, r->t.outside_seen, r->t.other);
 	EXPECT_EQ(0, outcome(st));
 	EXPECT_LE(3000, r->calls);
-	EXPECT_EQ(0, r->outside_seen);
-	EXPECT_EQ(0, r->other);
-	EXPECT_LT(0, r->inside);
-	EXPECT_EQ(r->inside, r->reached); /* every answer B made was about the inside */
-	EXPECT_LT(0, r->refused + r->raced); /* the swap was met */
+	EXPECT_EQ(0, r->t.outside_seen);
+	EXPECT_EQ(0, r->t.other);
+	EXPECT_LT(0, r->t.inside);
+	EXPECT_EQ(r->t.inside, r->reached); /* every answer B made was about the inside */
+	EXPECT_LT(0, r->t.refused + r->t.raced); /* the swap was met */
 	rm_rf(r->grant);
 	rm_rf(r->outside);
 }

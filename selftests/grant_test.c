@@ -19,6 +19,7 @@
 #include <sys/xattr.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "swap_race.h"
 #include "u_state.h"
 
 #define NRES 64
@@ -775,6 +776,30 @@ TEST(stats_answered_by_b_are_the_kernels)
 	rm_rf(nat->dir);
 }
 
+/* The tree of a stat race (swap_race.h): GRANT/d/file and OUTSIDE/file,
+ * their inodes in *in and *out, GRANT/l a link to OUTSIDE; d and l get the
+ * names of GRANT/d and GRANT/l.  grant and outside hold 64 bytes. */
+static void swap_tree(struct __test_metadata *_metadata, char *grant, char *outside, char d[96],
+		      char l[96], ino_t *in, ino_t *out)
+{
+	char p[192];
+	struct stat sb;
+	strcpy(grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, grant);
+	make_dir(_metadata, outside);
+	snprintf(d, 96, "%s/d", grant);
+	snprintf(l, 96, "%s/l", grant);
+	ASSERT_EQ(0, mkdir(d, 0755));
+	ASSERT_EQ(0, make(AT(p, d, "file")));
+	ASSERT_EQ(0, stat(p, &sb));
+	*in = sb.st_ino;
+	ASSERT_EQ(0, make(AT(p, outside, "file")));
+	ASSERT_EQ(0, stat(p, &sb));
+	*out = sb.st_ino;
+	ASSERT_EQ(0, symlink(outside, l));
+}
+
 /* While the sandboxed body stats GRANT/d/file again and again, a second
  * process swaps GRANT/d with a symlink to OUTSIDE (RENAME_EXCHANGE).  The
  * answer is about the file inside, or a refusal (EACCES: B resolved the
@@ -786,7 +811,8 @@ struct stat_race {
 	char grant[64], outside[64];
 	ino_t in_ino, out_ino;
 	volatile int stop;
-	int calls, inside, outside_seen, refused, raced, other;
+	int calls;
+	struct swap_tally t;
 };
 
 static int stat_race_body(void *a)
@@ -796,23 +822,12 @@ static int stat_race_body(void *a)
 	snprintf(x, sizeof(x), "%s/d/file", r->grant);
 	time_t until = time(NULL) + 20;
 	int i;
-	for (i = 0; i < 3000 || ((!r->inside || !(r->refused + r->raced)) && time(NULL) < until);
-	     i++) {
+	for (i = 0; swap_race_more(&r->t, i, until); i++) {
 		struct stat sb;
 		errno = 0;
 		long v = (i & 1) ? lstat(x, &sb) : stat(x, &sb);
-		if (v == 0 && sb.st_ino == r->out_ino)
-			r->outside_seen++;
-		else if (v == 0 && sb.st_ino == r->in_ino)
-			r->inside++;
-		else if (v == 0)
-			r->other++;
-		else if (errno == EACCES)
-			r->refused++;
-		else if (errno == ELOOP || errno == ENOENT || errno == ENOTDIR)
-			r->raced++;
-		else
-			r->other++;
+		swap_tally_add(&r->t, v ? 0 : sb.st_ino == r->in_ino ? 1 : sb.st_ino == r->out_ino ? 2 : 0,
+			       v, errno);
 	}
 	r->calls = i;
 	r->stop = 1;
@@ -824,42 +839,23 @@ TEST(race_stat_swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
 	/* read grants only: B answers with or without openat2 */
 	struct stat_race *r = shared_page(sizeof(*r));
 	ASSERT_NE(NULL, r);
-	strcpy(r->grant, "/tmp/sandpit-grant-XXXXXX");
-	strcpy(r->outside, "/tmp/sandpit-outside-XXXXXX");
-	make_dir(_metadata, r->grant);
-	make_dir(_metadata, r->outside);
-	char d[96], l[96], p[192];
-	struct stat sb;
-	snprintf(d, sizeof(d), "%s/d", r->grant);
-	snprintf(l, sizeof(l), "%s/l", r->grant);
-	ASSERT_EQ(0, mkdir(d, 0755));
-	ASSERT_EQ(0, make(AT(p, d, "file")));
-	ASSERT_EQ(0, stat(p, &sb));
-	r->in_ino = sb.st_ino;
-	ASSERT_EQ(0, make(AT(p, r->outside, "file")));
-	ASSERT_EQ(0, stat(p, &sb));
-	r->out_ino = sb.st_ino;
-	ASSERT_EQ(0, symlink(r->outside, l));
-	pid_t swapper = fork();
+	char d[96], l[96];
+	swap_tree(_metadata, r->grant, r->outside, d, l, &r->in_ino, &r->out_ino);
+	pid_t swapper = swap_race_start(d, l, &r->stop);
 	ASSERT_LE(0, swapper);
-	if (swapper == 0) {
-		while (!r->stop)
-			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, RENAME_EXCHANGE);
-		_exit(0);
-	}
 	const char *g[] = { r->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = g };
 	int st = run_sandboxed_opts(stat_race_body, r, &o, 120);
 	r->stop = 1;
 	waitpid(swapper, NULL, 0);
 	TH_LOG("of %d stats, %d inside, %d refused, %d met a swap, %d outside, %d other", r->calls,
-	       r->inside, r->refused, r->raced, r->outside_seen, r->other);
+	       r->t.inside, r->t.refused, r->t.raced, r->t.outside_seen, r->t.other);
 	EXPECT_EQ(0, outcome(st));
 	EXPECT_LE(3000, r->calls);
-	EXPECT_EQ(0, r->outside_seen);
-	EXPECT_EQ(0, r->other);
-	EXPECT_LT(0, r->inside);
-	EXPECT_LT(0, r->refused + r->raced); /* the swap was met */
+	EXPECT_EQ(0, r->t.outside_seen);
+	EXPECT_EQ(0, r->t.other);
+	EXPECT_LT(0, r->t.inside);
+	EXPECT_LT(0, r->t.refused + r->t.raced); /* the swap was met */
 	rm_rf(r->grant);
 	rm_rf(r->outside);
 }
@@ -1181,7 +1177,8 @@ struct dirfd_race {
 	ino_t in_ino, out_ino;
 	int gfd, dfd; /* opened before the sandbox started */
 	volatile int stop;
-	int calls, inside, outside_seen, refused, raced, other, by_d_inside;
+	int calls, by_d_inside;
+	struct swap_tally t;
 };
 
 static int dirfd_race_body(void *a)
@@ -1189,25 +1186,15 @@ static int dirfd_race_body(void *a)
 	struct dirfd_race *r = a;
 	time_t until = time(NULL) + 20;
 	int i;
-	for (i = 0; i < 3000 || ((!r->inside || !(r->refused + r->raced)) && time(NULL) < until);
-	     i++) {
+	for (i = 0; swap_race_more(&r->t, i, until); i++) {
 		struct stat sb;
 		errno = 0;
 		int by_d = (i & 3) == 3;
 		long v = by_d ? fstatat(r->dfd, "file", &sb, (i & 4) ? AT_SYMLINK_NOFOLLOW : 0) :
 				fstatat(r->gfd, "d/file", &sb, (i & 1) ? AT_SYMLINK_NOFOLLOW : 0);
-		if (v == 0 && sb.st_ino == r->out_ino)
-			r->outside_seen++;
-		else if (v == 0 && sb.st_ino == r->in_ino)
-			r->inside++, r->by_d_inside += by_d;
-		else if (v == 0)
-			r->other++;
-		else if (errno == EACCES)
-			r->refused++;
-		else if (errno == ELOOP || errno == ENOENT || errno == ENOTDIR)
-			r->raced++;
-		else
-			r->other++;
+		int about = v ? 0 : sb.st_ino == r->in_ino ? 1 : sb.st_ino == r->out_ino ? 2 : 0;
+		swap_tally_add(&r->t, about, v, errno);
+		r->by_d_inside += by_d && about == 1;
 	}
 	r->calls = i;
 	r->stop = 1;
@@ -1218,33 +1205,14 @@ TEST(race_dirfd_name_swapped_for_a_symlink_out_of_the_grant_never_answers_for_ou
 {
 	struct dirfd_race *r = shared_page(sizeof(*r));
 	ASSERT_NE(NULL, r);
-	strcpy(r->grant, "/tmp/sandpit-grant-XXXXXX");
-	strcpy(r->outside, "/tmp/sandpit-outside-XXXXXX");
-	make_dir(_metadata, r->grant);
-	make_dir(_metadata, r->outside);
-	char d[96], l[96], p[192];
-	struct stat sb;
-	snprintf(d, sizeof(d), "%s/d", r->grant);
-	snprintf(l, sizeof(l), "%s/l", r->grant);
-	ASSERT_EQ(0, mkdir(d, 0755));
-	ASSERT_EQ(0, make(AT(p, d, "file")));
-	ASSERT_EQ(0, stat(p, &sb));
-	r->in_ino = sb.st_ino;
-	ASSERT_EQ(0, make(AT(p, r->outside, "file")));
-	ASSERT_EQ(0, stat(p, &sb));
-	r->out_ino = sb.st_ino;
-	ASSERT_EQ(0, symlink(r->outside, l));
+	char d[96], l[96];
+	swap_tree(_metadata, r->grant, r->outside, d, l, &r->in_ino, &r->out_ino);
 	r->gfd = open(r->grant, O_RDONLY | O_DIRECTORY);
 	r->dfd = open(d, O_RDONLY | O_DIRECTORY);
 	ASSERT_LE(0, r->gfd);
 	ASSERT_LE(0, r->dfd);
-	pid_t swapper = fork();
+	pid_t swapper = swap_race_start(d, l, &r->stop);
 	ASSERT_LE(0, swapper);
-	if (swapper == 0) {
-		while (!r->stop)
-			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, RENAME_EXCHANGE);
-		_exit(0);
-	}
 	const char *g[] = { r->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = g };
 	int st = run_sandboxed_opts(dirfd_race_body, r, &o, 120);
@@ -1252,14 +1220,14 @@ TEST(race_dirfd_name_swapped_for_a_symlink_out_of_the_grant_never_answers_for_ou
 	waitpid(swapper, NULL, 0);
 	TH_LOG("of %d stats, %d inside (%d through d's own fd), %d refused, %d met a swap, "
 	       "%d outside, %d other",
-	       r->calls, r->inside, r->by_d_inside, r->refused, r->raced, r->outside_seen, r->other);
+	       r->calls, r->t.inside, r->by_d_inside, r->t.refused, r->t.raced, r->t.outside_seen, r->t.other);
 	EXPECT_EQ(0, outcome(st));
 	EXPECT_LE(3000, r->calls);
-	EXPECT_EQ(0, r->outside_seen);
-	EXPECT_EQ(0, r->other);
-	EXPECT_LT(0, r->inside);
+	EXPECT_EQ(0, r->t.outside_seen);
+	EXPECT_EQ(0, r->t.other);
+	EXPECT_LT(0, r->t.inside);
 	EXPECT_LT(0, r->by_d_inside);
-	EXPECT_LT(0, r->refused + r->raced); /* the swap was met */
+	EXPECT_LT(0, r->t.refused + r->t.raced); /* the swap was met */
 	close(r->gfd);
 	close(r->dfd);
 	rm_rf(r->grant);

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "swap_race.h"
 #include "elf_craft.h"
 
 void sandpit_syscall_stub(void); /* T's code and the stub: section sandpit_text */
@@ -561,13 +562,8 @@ TEST(inv2_symlink_swap_in_a_write_grant_never_leads_out)
 	ASSERT_EQ(6, write(fd, "SECRET", 6));
 	close(fd);
 	ASSERT_EQ(0, symlink(sw->secret, l));
-	pid_t swapper = fork();
+	pid_t swapper = swap_race_start(d, l, &sw->stop);
 	ASSERT_LE(0, swapper);
-	if (swapper == 0) {
-		while (!sw->stop)
-			syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, 2 /* RENAME_EXCHANGE */);
-		_exit(0);
-	}
 	const char *w[] = { sw->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
 	int st = run_sandboxed_opts(body_swap, sw, &o, 60);
