@@ -867,7 +867,7 @@ TEST(race_stat_swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
  * the directory as the text checked), and falls back to the text of
  * /proc/P/fd/N for the rest: every case answers as the kernel does, with
  * B's answer where the stat reached a file. */
-#define NDIRFD 19
+#define NDIRFD 23
 struct dirfd_stats {
 	char dir[64];
 	long res[NDIRFD];
@@ -911,6 +911,11 @@ static int dirfd_cases(void *a)
 		case 16: r = fstatat(-5, "f", sb, 0); break;    /* EBADF */
 		case 17: r = syscall(SYS_newfstatat, dfd, "f", NULL, 0); break; /* EFAULT */
 		case 18: r = fstatat(opath, "g", sb, AT_SYMLINK_NOFOLLOW); break; /* an O_PATH dirfd */
+		/* one component not followed: asked of the directory itself */
+		case 19: r = fstatat(dfd, "nx", sb, AT_SYMLINK_NOFOLLOW); break; /* ENOENT */
+		case 20: r = fstatat(dfd, "d", sb, AT_SYMLINK_NOFOLLOW); break;
+		case 21: r = fstatat(sub, ".", sb, AT_SYMLINK_NOFOLLOW); break;
+		case 22: r = syscall(SYS_newfstatat, dfd, "f", NULL, AT_SYMLINK_NOFOLLOW); break; /* EFAULT */
 		}
 		t->res[i] = r < 0 ? -errno : r;
 		if (sandboxed)
@@ -969,6 +974,11 @@ TEST(dirfd_stats_answer_as_natively)
 	EXPECT_EQ(1, box->answered[17]);
 	EXPECT_EQ(1, box->answered[18]);
 	EXPECT_EQ(0, box->res[18]);
+	EXPECT_EQ(-ENOENT, box->res[19]);
+	for (int i = 20; i <= 22; i++) {
+		EXPECT_EQ(1, box->answered[i]) TH_LOG("case %d", i);
+	}
+	EXPECT_EQ(-EFAULT, box->res[22]);
 	rm_rf(nat->dir);
 }
 

@@ -215,7 +215,8 @@ static int dir_name(int dir, char *out, size_t len)
  * slow way (no pidfd_getfd or openat2, ".." or /proc/self in the name, a
  * link on the way, a directory removed, any other error, so that every
  * answer but these is the slow way's). */
-static int resolve_from_dir_object(int dirfd, const char *name, int how, char *out, int *fd)
+static int resolve_from_dir_object(int dirfd, const char *name, int how, char *out, int *fd,
+				   const char **leaf)
 {
 	if (!(how & PATH_OPENAT2) || b_pidfd() < 0 || !compat_has(COMPAT_PIDFD_GETFD) ||
 	    !path_name_beneath(name))
@@ -224,6 +225,20 @@ static int resolve_from_dir_object(int dirfd, const char *name, int how, char *o
 	if (dir < 0)
 		return errno == EBADF ? -EBADF : -EAGAIN;
 	char text[PATH_MAX];
+	/* one component, not followed (fts's fstatat(dir, name,
+	 * AT_SYMLINK_NOFOLLOW): tar, find, du, rm -r): no link can be met on
+	 * the way, so the answer is asked of the directory and the name
+	 * themselves, without opening the name first */
+	if (leaf && fd && (how & PATH_NOFOLLOW) && !strchr(name, '/')) {
+		if (dir_name(dir, text, sizeof(text)) < 0 ||
+		    path_join_beneath(text, name, out, PATH_MAX) < 0) {
+			close(dir);
+			return -EAGAIN;
+		}
+		*fd = dir;
+		*leaf = name;
+		return 0;
+	}
 	int f = path_open_beneath(dir, name, how);
 	int r = f == -EAGAIN ? -EAGAIN : dir_name(dir, text, sizeof(text)) < 0 ? -EAGAIN :
 					 path_join_beneath(text, name, out, PATH_MAX) < 0 ? -EAGAIN : 0;
@@ -235,15 +250,17 @@ static int resolve_from_dir_object(int dirfd, const char *name, int how, char *o
 	return r;
 }
 
-int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd)
+int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, const char **leaf)
 {
 	if (fd)
 		*fd = -1;
+	if (leaf)
+		*leaf = "";
 	char base[PATH_MAX];
 	int r;
 	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
 	if (path[0] != '/' && dirfd != AT_FDCWD) {
-		r = resolve_from_dir_object(dirfd, path, how, out, fd);
+		r = resolve_from_dir_object(dirfd, path, how, out, fd, leaf);
 		if (r != -EAGAIN)
 			return r;
 	}
@@ -409,7 +426,10 @@ static long answer_xattr(int fd, struct secure_page *sp, struct sp_answer *a)
 	return answered(a, r, size ? (uint32_t)r : 0, 2);
 }
 
-static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
+/* The answer about the object B checked: fd's own (leaf ""), or, for a
+ * stat or statx of one component not followed, fd's entry leaf (fd the
+ * directory: b_resolve). */
+static long answer(enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp)
 {
 	struct sp_answer *a = (struct sp_answer *)sp->data; /* zeroed: B's `out` */
 	switch (kind) {
@@ -417,7 +437,7 @@ static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
 		struct stat kst;
 		_Static_assert(sizeof(kst) == SP_ANSWER_STAT, "the kernel's struct stat");
 		/* fstat of an O_PATH descriptor is stat of its object */
-		if (syscall(SYS_fstat, fd, &kst) < 0)
+		if (syscall(SYS_newfstatat, fd, leaf, &kst, *leaf ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH) < 0)
 			return 0; /* T makes the call */
 		memcpy(a->bytes, &kst, sizeof(kst));
 		return answered(a, 0, sizeof(kst), sp->nr == SYS_newfstatat ? 2 : 1);
@@ -427,8 +447,9 @@ static long answer(enum answer_kind kind, int fd, struct secure_page *sp)
 		_Static_assert(sizeof(stx) == SP_ANSWER_STATX, "the kernel's struct statx");
 		/* the sync flags and AT_NO_AUTOMOUNT as the program asked; the
 		 * object is the descriptor's */
-		int flags = AT_EMPTY_PATH | ((int)sp->args[2] & (STATX_SYNC_TYPE | AT_NO_AUTOMOUNT));
-		if (syscall(SYS_statx, fd, "", flags, (unsigned)sp->args[3], &stx) < 0)
+		int flags = (*leaf ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH) |
+			    ((int)sp->args[2] & (STATX_SYNC_TYPE | AT_NO_AUTOMOUNT));
+		if (syscall(SYS_statx, fd, leaf, flags, (unsigned)sp->args[3], &stx) < 0)
 			return errno == EACCES || errno == ENOMEM || errno == EIO ? -errno : 0;
 		memcpy(a->bytes, &stx, sizeof(stx));
 		return answered(a, 0, sizeof(stx), 4);
@@ -501,8 +522,10 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	}
 	enum answer_kind kind = answer_kind((long)sp->nr);
 	int fd = -1;
+	const char *leaf = "";
 	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved,
-			  kind != ANSWER_NONE ? &fd : NULL);
+			  kind != ANSWER_NONE ? &fd : NULL,
+			  kind == ANSWER_STAT || kind == ANSWER_STATX ? &leaf : NULL);
 	if (r < 0)
 		return r;
 	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
@@ -544,7 +567,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 				return o;
 			fd = (int)o;
 		}
-		long v = answer(kind, fd, sp);
+		long v = answer(kind, fd, leaf, sp);
 		close(fd);
 		if (v)
 			return v;

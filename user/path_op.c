@@ -108,7 +108,7 @@ static long read_end(const struct secure_page *sp, int dirfd_arg, int path_arg, 
 	e->dot = (e->path + n - last == 1 && last[0] == '.') ||
 		 (e->path + n - last == 2 && last[0] == '.' && last[1] == '.');
 	int dirfd = dirfd_arg == N ? AT_FDCWD : (int)sp->args[dirfd_arg];
-	int r = b_resolve(dirfd, e->path, nofollow, e->res, NULL);
+	int r = b_resolve(dirfd, e->path, nofollow, e->res, NULL, NULL);
 	if (r < 0)
 		return r;
 	char *slash = strrchr(e->res, '/');

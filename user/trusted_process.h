@@ -64,10 +64,13 @@ struct policy_proc_arg;
  * /proc/P/<what> link, which must be a path; U's path made absolute from
  * dirfd (AT_FDCWD: P's cwd) and resolved as the kernel will (path_resolve),
  * into out (PATH_MAX), and with fd non-NULL the descriptor the resolution
- * opened, or -1 (path_resolve_fd); a --log=denials line for a path refused. */
+ * opened, or -1 (path_resolve_fd); with leaf non-NULL too (a stat, not
+ * followed), *fd may instead be the directory and *leaf the one component
+ * in it to ask about (else *leaf is ""); a --log=denials line for a path
+ * refused. */
 long b_read_string(char *buf, size_t max, uint64_t addr);
 int b_proc_link(char *out, size_t len, const char *what);
-int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd);
+int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, const char **leaf);
 /* a path slot s's call may not use: counted and explained (user/denial_log.c);
  * resolved is B's resolution of path, deny the `path deny` that refused it */
 void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
