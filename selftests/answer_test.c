@@ -160,16 +160,7 @@ static void run_both(struct __test_metadata *_metadata, int (*fn)(void *),
 	}
 	memcpy(box->dir, nat->dir, sizeof(box->dir));
 	nat->ro = box->ro = ro;
-	pid_t pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(fn(nat));
-	int st;
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, outcome(st));
-	const char *r[] = { box->dir, NULL };
-	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
-	ASSERT_EQ(0, outcome(run_sandboxed_opts(fn, box, &o, 60)));
+	ASSERT_EQ(0, run_native_then_sandboxed(fn, nat, box, box->dir));
 	for (int i = 0; i < NCASE; i++) {
 		EXPECT_EQ(nat->res[i], box->res[i]) TH_LOG("case %d", i);
 	}

@@ -738,16 +738,7 @@ TEST(stats_answered_by_b_are_the_kernels)
 	ASSERT_EQ(0, symlink("f", AT(p, nat->dir, "lf")));
 	memcpy(box->dir, nat->dir, sizeof(box->dir));
 	nat->ro = box->ro = ro;
-	pid_t pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(stat_cases(nat));
-	int st;
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, outcome(st));
-	const char *r[] = { box->dir, NULL };
-	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
-	ASSERT_EQ(0, outcome(run_sandboxed_opts(stat_cases, box, &o, 60)));
+	ASSERT_EQ(0, run_native_then_sandboxed(stat_cases, nat, box, box->dir));
 	for (int i = 0; i < NSTAT; i++) {
 		EXPECT_EQ(nat->res[i], box->res[i]) TH_LOG("case %d", i);
 		if (nat->res[i] || box->res[i])
@@ -949,16 +940,7 @@ TEST(dirfd_stats_answer_as_natively)
 	ASSERT_EQ(0, symlink("f", AT(p, nat->dir, "lf")));
 	ASSERT_EQ(0, symlink("d", AT(p, nat->dir, "ld")));
 	memcpy(box->dir, nat->dir, sizeof(box->dir));
-	pid_t pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(dirfd_cases(nat));
-	int st;
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, outcome(st));
-	const char *r[] = { box->dir, NULL };
-	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
-	ASSERT_EQ(0, outcome(run_sandboxed_opts(dirfd_cases, box, &o, 60)));
+	ASSERT_EQ(0, run_native_then_sandboxed(dirfd_cases, nat, box, box->dir));
 	for (int i = 0; i < NDIRFD; i++) {
 		EXPECT_EQ(nat->res[i], box->res[i]) TH_LOG("case %d", i);
 		if (!nat->res[i] && !box->res[i])

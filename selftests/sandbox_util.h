@@ -116,6 +116,28 @@ static inline int outcome(int st)
 }
 #define KILLED(sig) (1000 + (sig))
 
+/* fn run twice on the same files: natively on nat in a child, then on box
+ * in the sandbox with dir granted for reading.  0 when both ended with 0;
+ * else the sandboxed run's outcome, or 5000 + the native one's (the
+ * comparison of the two is the caller's). */
+static inline int run_native_then_sandboxed(int (*fn)(void *), void *nat, void *box,
+					     const char *dir)
+{
+	int st;
+	pid_t pid = fork();
+	if (pid < 0)
+		return 5000 - 1;
+	if (pid == 0)
+		_exit(fn(nat));
+	if (waitpid(pid, &st, 0) != pid)
+		return 5000 - 1;
+	if (outcome(st))
+		return 5000 + outcome(st);
+	const char *r[] = { dir, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	return outcome(run_sandboxed_opts(fn, box, &o, 60));
+}
+
 /* a raw system call issued from the test program's own code (not libc) */
 static inline long raw_syscall(long nr, long a0, long a1, long a2)
 {
