@@ -42,7 +42,9 @@ static void vmsg(struct mj *m, int is_error, int file, int line, const char *fmt
 		if (m->err && m->errlen)
 			snprintf(m->err, m->errlen, "%s", msg);
 	}
-	if (m->nerrors <= MJ_MAX_ERRORS && m->report)
+	if (m->nerrors == MJ_MAX_ERRORS + 1)
+		snprintf(msg, sizeof(msg), "%s:%d: too many errors, giving up", m->files[file], line);
+	if (m->nerrors <= MJ_MAX_ERRORS + 1 && m->report)
 		m->report(m->ctx, msg);
 }
 
@@ -504,11 +506,6 @@ int policy_parse_minijail(const char *name, const char *text, size_t len, struct
 	if (!m->dflt_given && !m->denylist)
 		emit(m, 0, 1, "default: kill"); /* minijail kills what no line names */
 	fclose(m->f);
-	if (m->nerrors > MJ_MAX_ERRORS && report) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "%s: too many errors (%d)", m->files[0], m->nerrors);
-		report(ctx, msg);
-	}
 	if (m->nerrors) {
 		rc = m->rc;
 	} else if (m->denylist) {

@@ -325,6 +325,19 @@ TEST(inv9_minijail_lines_nesting_and_expressions_are_bounded)
 	EXPECT_EQ(-EINVAL, policy_parse_minijail("t.policy", text, 21, &r.p, sort_msg, sort_msg, &r,
 						 NULL, 0));
 	EXPECT_STREQ("t.policy:2: a NUL byte\n", r.errors.text);
+	/* 150 bad lines: 100 errors, then one that says where it gave up
+	 * (the fuzzer found the last one without its line) */
+	k = 0;
+	for (int i = 0; i < 150; i++)
+		k += (size_t)sprintf(text + k, "08\n");
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	int lines = 0;
+	for (const char *c = r.errors.text; (c = strchr(c, '\n')); c++)
+		lines++;
+	EXPECT_EQ(101, lines);
+	EXPECT_NE(NULL, strstr(r.errors.text, "t.policy:100: a system call name or number expected "
+					      "at '08'\nt.policy:101: too many errors, giving up\n"))
+	TH_LOG("%s", r.errors.text);
 	free(text);
 }
 
