@@ -642,19 +642,20 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 				  (nl = memchr(l, '\n', (size_t)(last + n_last - l)));
 	     l = nl + 1) {
 		size_t n = (size_t)(nl - l);
+		char p[PLAN_HINT_LEN];
 
-		*nl = 0;
-		if (l[0] != '/' || n >= PLAN_HINT_LEN || listed(out, len, l, n) || lstat(l, &ls) ||
-		    !S_ISREG(ls.st_mode) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0)
+		if (l[0] != '/' || n >= PLAN_HINT_LEN || listed(out, len, l, n))
 			continue;
-		*nl = '\n';
+		memcpy(p, l, n);
+		p[n] = '\0';
+		if (lstat(p, &ls) || !S_ISREG(ls.st_mode) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0)
+			continue;
 		memcpy(out + len, l, n + 1);
 		len += n + 1;
 		count++;
 	}
 	free(buf);
 	/* nothing, or the same list as last time: nothing to write */
-	n_last = read_cached(dfd, name, (uint8_t *)last, sizeof last, &why);
 	if (!len || (n_last == (long)len && !memcmp(last, out, len))) {
 		close(dfd);
 		return;
