@@ -228,20 +228,17 @@ static int resolve_from_dir_object(int dirfd, const char *name, int how, char *o
 	/* one component, not followed (fts's fstatat(dir, name,
 	 * AT_SYMLINK_NOFOLLOW): tar, find, du, rm -r): no link can be met on
 	 * the way, so the answer is asked of the directory and the name
-	 * themselves, without opening the name first */
-	if (leaf && fd && (how & PATH_NOFOLLOW) && !strchr(name, '/')) {
-		if (dir_name(dir, text, sizeof(text)) < 0 ||
-		    path_join_beneath(text, name, out, PATH_MAX) < 0) {
-			close(dir);
-			return -EAGAIN;
-		}
+	 * themselves (*fd the directory, *leaf the name), without opening the
+	 * name first */
+	int at_dir = leaf && fd && (how & PATH_NOFOLLOW) && !strchr(name, '/');
+	int f = at_dir ? -1 : path_open_beneath(dir, name, how);
+	int r = f == -EAGAIN ? -EAGAIN : dir_name(dir, text, sizeof(text)) < 0 ? -EAGAIN :
+					 path_join_beneath(text, name, out, PATH_MAX) < 0 ? -EAGAIN : 0;
+	if (at_dir && r == 0) {
 		*fd = dir;
 		*leaf = name;
 		return 0;
 	}
-	int f = path_open_beneath(dir, name, how);
-	int r = f == -EAGAIN ? -EAGAIN : dir_name(dir, text, sizeof(text)) < 0 ? -EAGAIN :
-					 path_join_beneath(text, name, out, PATH_MAX) < 0 ? -EAGAIN : 0;
 	close(dir);
 	if (f >= 0 && (r < 0 || !fd))
 		close(f);
