@@ -66,11 +66,11 @@ int patch_plan_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 	r = lo < hi ? module_find(lo, hi, &mod, &m) : -EINVAL;
 	memset(plan, 0, sizeof *plan);
 	if (r) {
-		p_free(m.v);
+		maps_free(&m);
 		return r;
 	}
 	r = planner_init(&p, cfg, &mod, lo, hi, plan, &m);
-	p_free(m.v);
+	maps_free(&m);
 	plan->region = region;
 	r = r ? r : planner_analyse(&p);
 	r = r ? r : tramp_encode(&p);
@@ -88,15 +88,13 @@ int patch_range(const struct patch_config *cfg, uintptr_t lo, uintptr_t hi,
 	int r;
 
 	patch_use(cfg);
-	if (!cfg->ops)
-		plan_cache_pass();
 	r = lo < hi ? module_find(lo, hi, &mod, &m) : -EINVAL;
 	if (!r && mod.phdr) { /* what of [lo, hi) is the object's code */
 		lo = lo > mod.lo ? lo : mod.lo;
 		hi = hi < mod.hi ? hi : mod.hi;
 	}
 	r = r ? r : patch_module(cfg, &mod, lo, hi, st, &m);
-	p_free(m.v);
+	maps_free(&m);
 	return r;
 }
 
@@ -107,15 +105,11 @@ int patch_process(const struct patch_config *cfg, struct patch_stats *st)
 	int r;
 
 	patch_use(cfg);
-	if (!cfg->ops)
-		plan_cache_pass();
 	r = modules_collect(&l, !cfg->ops, 0, 0, &m);
 	for (unsigned i = 0; !r && i < l.n; i++)
 		if (!cfg->want || cfg->want(cfg->ctx, l.m[i].lo, l.m[i].hi))
 			r = patch_module(cfg, &l.m[i], l.m[i].lo, l.m[i].hi, st, &m);
-	if (!cfg->ops)
-		plan_cache_pass();
-	p_free(m.v);
+	maps_free(&m);
 	p_free(l.m);
 	return r;
 }
@@ -132,7 +126,6 @@ int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum)
 	patch_use(&cfg);
 	if (patch_debug > 0)
 		patch_debug = 2; /* the plan cache's lines, not each site's */
-	plan_cache_pass();
 	modules_add_phdrs(&info, sizeof info, &l);
 	r = l.err ? l.err : maps_read(&m);
 	for (unsigned i = 0; !r && i < l.n; i++) {
@@ -144,7 +137,7 @@ int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum)
 		planner_free(&p);
 		patch_plan_free(&plan);
 	}
-	p_free(m.v);
+	maps_free(&m);
 	p_free(l.m);
 	return r;
 }

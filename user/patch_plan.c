@@ -477,54 +477,52 @@ static int plan_from_cache(struct planner *p, const struct plan_file *f)
 	return 0;
 }
 
-/* 1 if the cache's plan was used; else 0, with p->rec ready to record the
- * analysis for the cache. */
-static int try_cache(struct planner *p, unsigned n)
+/* The cache's plan for the object, taken before any scan of its code: true
+ * if it held whole in memory and is p's plan now.  It has a record for
+ * every `syscall` the analysis found in the file's code, which the key
+ * says is this code, so a scan would find nothing more (a site it misses
+ * is no hole: strict mode kills it, the filter judges it). */
+static bool try_cache(struct planner *p)
 {
+	struct patch_plan *pl = p->plan;
 	struct plan_file f;
-	void *mem;
-	int r;
+	void *mem = NULL;
+	bool taken = false;
+	int r = p->inside ? plan_cache_preloaded(&p->key, &f, &mem)
+		: p->cacheable ? plan_cache_get(&p->key, p->path, &f, &mem) : 0;
 
-	if (p->inside) {
-		r = plan_cache_preloaded(&p->key, &f, &mem);
-		if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
-			p_free(mem);
-			plan_cache_hint(p->vma_lo, false); /* still needed next time */
-			plan_cache_note(p->path, "plan from cache (verified)", NULL);
-			return 1;
+	if (r == 1 && (pl->site = p_calloc(f.n_rec ? f.n_rec : 1, sizeof *pl->site))) {
+		taken = !plan_from_cache(p, &f);
+		pl->st.candidates = f.n_rec;
+		plan_cache_note(p->path, taken ? "plan from cache (verified)" : "cache refused",
+				taken ? NULL : "its plan does not match the mapped code");
+		if (!taken) { /* planned from the scan below */
+			p_free(pl->site);
+			pl->site = NULL;
 		}
-		if (r == 1)
-			plan_cache_note(p->path, "cache refused",
-					"its plan does not match the mapped code");
+	}
+	if (p->inside) {
 		p_free(mem);
-		plan_cache_hint(p->vma_lo, true);
-		plan_cache_note(p->path, "plan computed", "named for the parent to cache");
-		return 0;
-	}
-	if (!p->cacheable)
-		return 0;
-	r = plan_cache_get(&p->key, p->path, &f, &mem);
-	if (r == 1 && f.n_rec <= n && !plan_from_cache(p, &f)) {
+		/* still needed next time; or planned here, for the parent to cache */
+		plan_cache_hint(p->path, !taken);
+		if (!taken)
+			plan_cache_note(p->path, "plan computed", "named for the parent to cache");
+	} else {
 		plan_cache_release(mem);
-		plan_cache_note(p->path, "plan from cache (verified)", NULL);
-		return 1;
 	}
-	if (r == 1)
-		plan_cache_note(p->path, "cache refused",
-				"its plan does not match the mapped code");
-	plan_cache_release(mem);
-	p->rec = p_calloc(n ? n : 1, sizeof *p->rec);
-	return 0;
+	return taken;
 }
 
 int planner_analyse(struct planner *p)
 {
 	uintptr_t *cand;
 	unsigned n;
-	int r = scan(p->lo, p->hi, p->clock, &cand, &n);
+	int r;
 
 	p->plan->st.modules = 1;
-	if (r)
+	if (try_cache(p))
+		return 0;
+	if ((r = scan(p->lo, p->hi, p->clock, &cand, &n)))
 		return r;
 	drop_skipped(p->cfg, cand, &n);
 	p->plan->st.candidates = n;
@@ -533,10 +531,8 @@ int planner_analyse(struct planner *p)
 		p_free(cand);
 		return -ENOMEM;
 	}
-	if (try_cache(p, n)) {
-		p_free(cand);
-		return 0;
-	}
+	if (p->cacheable) /* what the analysis finds, for the cache */
+		p->rec = p_calloc(n ? n : 1, sizeof *p->rec);
 	for (unsigned i = 0; i < n; i++)
 		plan_candidate(p, cand[i]);
 	p_free(cand);
@@ -558,6 +554,7 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 		 struct patch_plan *plan, const struct maps *m)
 {
 	const ElfW(Phdr) *eh, *dyn;
+	const char *name = NULL;
 	int r = -ENOENT;
 
 	memset(p, 0, sizeof *p);
@@ -598,9 +595,15 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 	/* inside the sandbox, only the plans the loader read (plan_cache.h) */
 	p->inside = cfg->ops && !p->clock && mod->phdr && lo == mod->lo && hi == mod->hi &&
 		    !(mod->lo < cfg->skip_hi && mod->hi > cfg->skip_lo) &&
-		    !plan_cache_inside_key(mod, m, &p->key, &p->vma_lo);
-	if (p->inside && (patch_debug <= 0 || maps_path(p->vma_lo, p->path, sizeof p->path)))
-		memcpy(p->path, "?", 2);
+		    !plan_cache_inside_key(mod, m, &p->key, &name);
+	if (p->inside) {
+		size_t len = name ? strlen(name) : sizeof p->path;
+
+		if (len < sizeof p->path)
+			memcpy(p->path, name, len + 1);
+		else
+			memcpy(p->path, "?", 2);
+	}
 	return 0;
 }
 

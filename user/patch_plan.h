@@ -59,7 +59,6 @@ struct planner {
 	/* the plan cache: the object's file (cacheable), and what the analysis
 	 * found, one record a `syscall`, to be written there */
 	bool cacheable, inside;    /* outside the sandbox / inside it */
-	uintptr_t vma_lo;          /* inside: where the object's mapping starts */
 	struct plan_key key;
 	char path[512];
 	struct plan_rec *rec;

@@ -18,9 +18,6 @@
 #define MAPS_MAX (4u << 20)
 #define PLAN_SETTLE_NS 2000000000ULL /* see plan_cache_put */
 
-static char *maps_text;  /* /proc/self/maps, read once a pass */
-static size_t maps_len;
-
 void plan_cache_note(const char *path, const char *what, const char *why)
 {
 	char line[PLAN_PATH_MAX + 512], *p = line;
@@ -38,78 +35,6 @@ void plan_cache_note(const char *path, const char *what, const char *why)
 	}
 	*p++ = '\n';
 	p_sys(SYS_write, 2, line, p - line, 0, 0, 0);
-}
-
-void plan_cache_pass(void)
-{
-	free(maps_text);
-	maps_text = NULL;
-	maps_len = 0;
-}
-
-static int read_maps(void)
-{
-	int fd;
-	size_t cap = 65536;
-	long r = 0;
-
-	if (maps_text)
-		return 0;
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	maps_text = malloc(cap + 1);
-	while (maps_text) {
-		r = read(fd, maps_text + maps_len, cap - maps_len);
-		if (r <= 0)
-			break;
-		maps_len += (size_t)r;
-		if (maps_len == cap) {
-			char *q = cap < MAPS_MAX ? realloc(maps_text, 2 * cap + 1) : NULL;
-
-			if (!q) {
-				r = -1;
-				break;
-			}
-			maps_text = q;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	if (!maps_text || r < 0) {
-		plan_cache_pass();
-		return -1;
-	}
-	maps_text[maps_len] = 0;
-	return 0;
-}
-
-/* The path of the mapping that starts at lo, from the maps' text. */
-static int text_path(uintptr_t lo, char *path, size_t pathlen)
-{
-	for (char *l = maps_text; l && *l;) {
-		char *nl = strchr(l, '\n'), *s, *end;
-
-		if (nl)
-			*nl = 0;
-		/* "%08lx-": compared as a number */
-		if (strtoul(l, &end, 16) == lo && *end == '-' && (s = strchr(l, '/'))) {
-			size_t len = strlen(s);
-			bool bad = len >= pathlen || (len > 10 && !strcmp(s + len - 10, " (deleted)"));
-
-			if (nl)
-				*nl = '\n';
-			if (bad)
-				return -1;
-			memcpy(path, s, len);
-			path[len] = 0;
-			return 0;
-		}
-		if (nl)
-			*nl = '\n';
-		l = nl ? nl + 1 : NULL;
-	}
-	return -1;
 }
 
 /* The GNU build-id note of the object, read through its view. */
@@ -156,8 +81,12 @@ int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_k
 	for (unsigned i = 0; i < m->n && !x; i++)
 		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
 			x = &m->v[i];
-	if (!x || !x->ino || !mod->phdr || read_maps() || text_path(x->lo, path, pathlen) ||
-	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
+	if (!x || !x->ino || !mod->phdr || !x->path || strlen(x->path) >= pathlen)
+		return -1;
+	memcpy(path, x->path, strlen(x->path) + 1);
+	if (strlen(path) > 10 && !strcmp(path + strlen(path) - 10, " (deleted)"))
+		return -1;
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
 	    major(st.st_dev) != x->dev_major || minor(st.st_dev) != x->dev_minor)
 		return -1;
 	k->dev = st.st_dev;
@@ -398,7 +327,7 @@ static uint64_t dev_of(unsigned major, unsigned minor)
 }
 
 int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
-			  uintptr_t *vma_lo)
+			  const char **path)
 {
 	const struct vma *x = NULL;
 
@@ -413,7 +342,7 @@ int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct
 	k->text_lo = mod->lo - mod->bias;
 	k->text_hi = mod->hi - mod->bias;
 	build_id(mod, m, k);
-	*vma_lo = x->lo;
+	*path = x->path;
 	return 0;
 }
 
@@ -447,17 +376,17 @@ int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **m
 	return 0;
 }
 
-void plan_cache_hint(uintptr_t vma_lo, bool planned)
+void plan_cache_hint(const char *path, bool planned)
 {
-	char path[PLAN_HINT_LEN];
+	size_t len = path ? strnlen(path, PLAN_HINT_LEN) : PLAN_HINT_LEN;
 	uint32_t i;
 
-	if (!hints || maps_path(vma_lo, path, sizeof path))
+	if (!hints || len >= PLAN_HINT_LEN)
 		return;
 	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
 	if (i >= PLAN_MAX_HINTS)
 		return;
-	memcpy(hints->path[i], path, sizeof path);
+	memcpy(hints->path[i], path, len + 1);
 	if (planned)
 		__atomic_fetch_or(&hints->planned, 1u << i, __ATOMIC_RELAXED);
 }

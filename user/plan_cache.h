@@ -45,9 +45,6 @@ void plan_cache_release(void *mem);
 void plan_cache_put(const struct plan_key *k, const char *path, const struct plan_rec *r,
 		    unsigned n);
 
-/* Forget the cached copy of /proc/self/maps (a new patching pass). */
-void plan_cache_pass(void);
-
 /* ---- `sandpit run` ---- */
 
 #define PLAN_MAX_HINTS 15
@@ -79,17 +76,19 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 			   int (*plan_file_at)(const char *path));
 
 /* Inside the sandbox: the key of mod's file from the maps (device, inode,
- * code range, build-id; the rest was checked by the loader) and the start
- * of its mapping; -1 if there is no file, or no plan or hint page. */
+ * code range, build-id; the rest was checked by the loader) and the name
+ * the maps give it (in m's text; NULL: none); -1 if there is no file, or
+ * no plan or hint page. */
 int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
-			  uintptr_t *vma_lo);
+			  const char **path);
 /* A preloaded plan for k, copied into the patcher's memory (*mem, p_free)
  * and parsed: 1, or 0. */
 int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem);
-/* Name the file mapped at vma_lo in the hint page: every object the
- * run-time patcher meets, so that the next run's list has them all;
- * planned says it was planned here (no usable plan was preloaded). */
-void plan_cache_hint(uintptr_t vma_lo, bool planned);
+/* Name the file path (the maps' name of an object) in the hint page:
+ * every object the run-time patcher meets, so that the next run's list has
+ * them all; planned says it was planned here (no usable plan was
+ * preloaded).  A name too long for the page is left out. */
+void plan_cache_hint(const char *path, bool planned);
 
 /* Under SANDPIT_DEBUG: "sandpit: plan cache: PATH: WHAT". */
 void plan_cache_note(const char *path, const char *what, const char *why);

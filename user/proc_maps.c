@@ -93,6 +93,8 @@ int maps_read(struct maps *m)
 	char *buf = slurp("/proc/self/maps", &err), *line, *nl;
 
 	m->n = 0;
+	p_free(m->text);
+	m->text = buf;
 	if (!buf)
 		return err;
 	for (line = buf; *line; line = nl + 1) {
@@ -100,14 +102,19 @@ int maps_read(struct maps *m)
 		if (!nl)
 			break;
 		*nl = 0;
-		if (p_grow(&m->v, &m->cap, m->n, sizeof *m->v)) {
-			p_free(buf);
+		if (p_grow(&m->v, &m->cap, m->n, sizeof *m->v))
 			return -ENOMEM;
-		}
-		parse_vma(line, &m->v[m->n++]);
+		parse_vma(line, &m->v[m->n]);
+		m->v[m->n++].path = strchr(line, '/');
 	}
-	p_free(buf);
 	return 0;
+}
+
+void maps_free(struct maps *m)
+{
+	p_free(m->v);
+	p_free(m->text);
+	*m = (struct maps){ 0 };
 }
 
 bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi)
@@ -116,30 +123,4 @@ bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi)
 		if (m->v[i].lo <= lo && lo < m->v[i].hi && (m->v[i].prot & PROT_READ))
 			lo = m->v[i].hi;
 	return lo >= hi;
-}
-
-int maps_path(uintptr_t lo, char *out, size_t n)
-{
-	int err;
-	char *buf = slurp("/proc/self/maps", &err), *line, *nl, *s;
-	int r = -ENOENT;
-
-	if (!buf)
-		return err;
-	for (line = buf; *line; line = nl + 1) {
-		char *p = line;
-
-		if (!(nl = strchr(line, '\n')))
-			break;
-		*nl = 0;
-		if (num(&p, 16) != lo || *p != '-')
-			continue;
-		if ((s = strchr(line, '/')) && (size_t)(nl - s) < n) {
-			memcpy(out, s, (size_t)(nl - s) + 1);
-			r = 0;
-		}
-		break;
-	}
-	p_free(buf);
-	return r;
 }

@@ -14,18 +14,20 @@ struct vma {
 	int prot, kind;
 	unsigned long off, ino;   /* file offset and inode (0: anonymous) */
 	unsigned dev_major, dev_minor;
+	const char *path;         /* the file's name as the maps give it (in the
+				   * maps' text; NULL: none) */
 };
 
 struct maps {
-	struct vma *v;            /* ascending; the caller releases it (p_free) */
+	struct vma *v;            /* ascending */
 	unsigned n, cap;
+	char *text;               /* the text read, which the paths point into */
 };
 
 /* Read the maps again into *m (its array reused).  0 or -errno. */
 int maps_read(struct maps *m);
+/* What maps_read allocated. */
+void maps_free(struct maps *m);
 /* [lo, hi) is readable memory, by the maps */
 bool maps_readable(const struct maps *m, uintptr_t lo, uintptr_t hi);
-/* The path of the file mapped at lo (the mapping that starts there), with
- * its NUL, into out[n].  0, or -errno (-ENOENT: none, or too long). */
-int maps_path(uintptr_t lo, char *out, size_t n);
 #endif
