@@ -129,8 +129,19 @@ static bool same_insn(const ZydisDecodedInstruction *ia, const ZydisDecodedOpera
 	return true;
 }
 
-/* Re-encode the instruction at `a` into the trampoline, absolute targets kept;
- * check that what was written decodes back to the same instruction. */
+static int emit_copy(struct emit *e, const uint8_t *bytes, size_t n)
+{
+	if (e->cap - e->off < n)
+		return -ERANGE;
+	memcpy(e->buf + e->off, bytes, n);
+	e->off += n;
+	return 0;
+}
+
+/* The instruction at `a` into the trampoline: its own bytes when nothing in
+ * it is relative to where it is (ZYDIS_ATTRIB_IS_RELATIVE: no rip-relative
+ * operand, no relative branch target), else re-encoded with its absolute
+ * targets kept and checked to decode back to the same instruction. */
 static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 {
 	const struct decoded *d = planner_decode(p, a);
@@ -142,8 +153,13 @@ static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 	size_t at = e->off;
 	uint64_t v;
 
-	if (!d || !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
-			  in, op, in->operand_count_visible, &r)))
+	if (!d)
+		return -EINVAL;
+	*len = in->length;
+	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE))
+		return emit_copy(e, (const uint8_t *)a, in->length);
+	if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+		    in, op, in->operand_count_visible, &r)))
 		return -EINVAL;
 	for (unsigned i = 0; i < in->operand_count_visible; i++) {
 		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.base == ZYDIS_REGISTER_RIP) {
@@ -164,16 +180,6 @@ static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&p->dec, e->buf + at, e->off - at, &out, oop)) ||
 	    out.length != e->off - at || !same_insn(in, op, a, &out, oop, e->base + at))
 		return -EINVAL;
-	*len = in->length;
-	return 0;
-}
-
-static int emit_copy(struct emit *e, const uint8_t *bytes, size_t n)
-{
-	if (e->cap - e->off < n)
-		return -ERANGE;
-	memcpy(e->buf + e->off, bytes, n);
-	e->off += n;
 	return 0;
 }
 
