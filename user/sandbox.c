@@ -394,7 +394,9 @@ static int map_secure_memory(struct start *s)
 
 /* P's end of T<->B and B's, and slot 0's eventfds (T's never blocks: T
  * polls it), moved to sandpit's block of descriptors; the other slots' are
- * made as threads are (user/slots.h). */
+ * made as threads are (user/slots.h).  The rest of the block is held once
+ * B is started (hold_descriptors), so that B neither copies nor closes
+ * two thousand placeholders. */
 static int make_descriptors(struct start *s)
 {
 	int r;
@@ -500,6 +502,21 @@ static int fork_trusted_process(struct start *s)
 	if (tp.report_fd >= 0) {
 		close(tp.report_fd);
 		unsetenv("SANDPIT_REPORT_FD");
+	}
+	return 0;
+}
+
+/* The block's free numbers held in P (slots_hold_block).  Nothing since
+ * make_descriptors left a descriptor open that the kernel could have put
+ * there. */
+static int hold_descriptors(struct start *s)
+{
+	int r = slots_hold_block(s->fd_lo, s->nslots);
+
+	if (r < 0) {
+		close(s->tb_fd); /* B sees P's end go and exits */
+		trusted_process_started(s->mid, s->bpid, -1);
+		return fail(r, "cannot hold sandpit's descriptors: %s", strerror(-r));
 	}
 	return 0;
 }
@@ -707,7 +724,7 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
-	    (r = fork_trusted_process(&s)) < 0)
+	    (r = fork_trusted_process(&s)) < 0 || (r = hold_descriptors(&s)) < 0)
 		return r;
 	protect_ranges(&s);
 	patch_code(&s);

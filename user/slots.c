@@ -102,5 +102,10 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 	}
 	*fd_lo = (int)best_lo;
 	*nslots = (int)best_n;
-	return hold_block(best_lo + 4, best_lo + 2 + 2 * best_n);
+	return 0;
+}
+
+int slots_hold_block(int fd_lo, int nslots)
+{
+	return hold_block(fd_lo + 4, slots_t_fd(fd_lo, nslots));
 }

@@ -24,4 +24,9 @@ static inline int slots_u_fd(int fd_lo, int slot) { return fd_lo + 3 + 2 * slot;
  * U eventfds) are moved to the block's first four numbers.  Returns 0, or
  * -EMFILE when not even one slot fits. */
 int slots_place_fds(int fds[4], int *fd_lo, int *nslots);
+/* The rest of the block held: a placeholder on each number no slot has
+ * made yet, so that the kernel hands none of them to the program.  Until
+ * then nothing may open a descriptor that stays open (the kernel could
+ * give it one of those numbers).  0 or -errno. */
+int slots_hold_block(int fd_lo, int nslots);
 #endif
