@@ -69,6 +69,22 @@ static uintptr_t place_region(const struct maps *m, uintptr_t lo, uintptr_t hi, 
 	return pl.best;
 }
 
+/* The region just mapped at [a, a + size) into the copy of the maps, so
+ * that the next module's region is not placed there (which costs a lost
+ * race and a second read of the maps). */
+static void note_region(struct maps *m, uintptr_t a, size_t size)
+{
+	unsigned i = 0;
+
+	if (p_grow(&m->v, &m->cap, m->n, sizeof *m->v))
+		return; /* only a hint */
+	while (i < m->n && m->v[i].lo < a)
+		i++;
+	memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof *m->v);
+	m->v[i] = (struct vma){ .lo = a, .hi = a + size, .prot = PROT_READ | PROT_WRITE };
+	m->n++;
+}
+
 /* Map the region near the module; on a lost race, look again once. */
 static int region_map(struct maps *m, uintptr_t lo, uintptr_t hi, size_t size, uintptr_t *out)
 {
@@ -83,6 +99,7 @@ static int region_map(struct maps *m, uintptr_t lo, uintptr_t hi, size_t size, u
 			return -ENOMEM;
 		q = p_mmap(a, size, PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE);
 		if (q == (long)a) {
+			note_region(m, a, size);
 			*out = a;
 			return 0;
 		}
