@@ -10,8 +10,8 @@ CPPFLAGS := -Iinclude -I. -I$(BUILD)/include -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -fPIC -std=gnu11
 LIBS     := -lseccomp -lZydis -lZycore -lpthread
-# sandpit profile: libbpf (and what a static libbpf needs)
-BPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+# sandpit profile: libbpf and what it needs, linked statically (ARCHITECTURE.md)
+BPF_LIBS := -Wl,-Bstatic $(shell pkg-config --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -Wl,-Bdynamic
 BPF_CC   ?= clang
 BPFTOOL  ?= bpftool
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
