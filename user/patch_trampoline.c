@@ -45,29 +45,84 @@ static int emit_lea_rsp(struct emit *e, int disp)
 	return emit_req(e, &r);
 }
 
-static int emit_call_slot(struct emit *e, uintptr_t slot)
+/* An instruction with one 32-bit field that is relative to its end (a
+ * jmp's target, a rip-relative displacement), encoded once by Zydis; each
+ * use is that encoding with the field set to its own distance, at the
+ * offset and size Zydis's decoder reports for it.  The encoder took about
+ * 0.2 us an instruction, and a trampoline has two of them besides its
+ * site's jmp. */
+struct rel32_insn {
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	uint8_t len, at;
+	bool ok;
+};
+
+static void rel32_make(ZydisEncoderRequest *r, bool disp, struct rel32_insn *t)
 {
+	ZydisDecoder dec;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanUSize len = sizeof t->bytes;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	t->ok = ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(r, t->bytes, &len, 0)) &&
+		ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, t->bytes, len, &in, op)) &&
+		in.length == len &&
+		(disp ? in.raw.disp.size == 32 :
+			in.raw.imm[0].size == 32 && in.raw.imm[0].is_relative);
+	t->len = (uint8_t)len;
+	t->at = disp ? in.raw.disp.offset : in.raw.imm[0].offset;
+	t->ok = t->ok && t->at + 4 <= t->len;
+}
+
+/* `call [rip + slot]` and `jmp target` (rel32), made once */
+static const struct rel32_insn *rel32_call, *rel32_jmp;
+
+static void rel32_init(void)
+{
+	static struct rel32_insn call, jmp;
 	ZydisEncoderRequest r;
 
+	if (__atomic_load_n(&rel32_jmp, __ATOMIC_ACQUIRE))
+		return; /* (two makers would write the same bytes) */
 	req_init(&r, ZYDIS_MNEMONIC_CALL, 1);
 	r.branch_type = ZYDIS_BRANCH_TYPE_NEAR;
 	r.operands[0].type = ZYDIS_OPERAND_TYPE_MEMORY;
 	r.operands[0].mem.base = ZYDIS_REGISTER_RIP;
-	r.operands[0].mem.displacement = (int64_t)slot;
+	r.operands[0].mem.displacement = 0x10000;
 	r.operands[0].mem.size = 8;
-	return emit_req(e, &r);
-}
-
-static int emit_jmp(struct emit *e, uintptr_t to)
-{
-	ZydisEncoderRequest r;
-
+	rel32_make(&r, true, &call);
 	req_init(&r, ZYDIS_MNEMONIC_JMP, 1);
 	r.branch_type = ZYDIS_BRANCH_TYPE_NEAR;
 	r.branch_width = ZYDIS_BRANCH_WIDTH_32;
 	r.operands[0].type = ZYDIS_OPERAND_TYPE_IMMEDIATE;
-	r.operands[0].imm.u = to;
-	return emit_req(e, &r);
+	r.operands[0].imm.u = 0x10000;
+	rel32_make(&r, false, &jmp);
+	rel32_call = &call;
+	__atomic_store_n(&rel32_jmp, &jmp, __ATOMIC_RELEASE);
+}
+
+static int emit_rel32(struct emit *e, const struct rel32_insn *t, uintptr_t target)
+{
+	int64_t rel = (int64_t)(target - (e->base + e->off + t->len));
+	int32_t v = (int32_t)rel;
+
+	if (!t->ok || rel != v || e->cap - e->off < t->len)
+		return -ERANGE;
+	memcpy(e->buf + e->off, t->bytes, t->len);
+	memcpy(e->buf + e->off + t->at, &v, sizeof v);
+	e->off += t->len;
+	return 0;
+}
+
+static int emit_call_slot(struct emit *e, uintptr_t slot)
+{
+	return emit_rel32(e, rel32_call, slot);
+}
+
+static int emit_jmp(struct emit *e, uintptr_t to)
+{
+	return emit_rel32(e, rel32_jmp, to);
 }
 
 static bool abs_of(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
@@ -190,6 +245,8 @@ static int encode_fixed(struct planner *p)
 	/* step over the red zone; lea leaves the flags alone */
 	int r = emit_lea_rsp(&down, -TRAMP_RED_ZONE);
 
+	rel32_init();
+
 	r = r ? r : emit_lea_rsp(&up, TRAMP_RED_ZONE);
 	p->n_down = down.off;
 	p->n_up = up.off;
@@ -261,6 +318,7 @@ int tramp_site_bytes(const struct patch_plan *pl, const struct patch_site *s, ui
 {
 	struct emit e = { .buf = buf, .cap = SITE_MAX, .base = s->lo };
 
+	rel32_init();
 	if (emit_jmp(&e, pl->region + s->tramp) || e.off != JMP_LEN)
 		return -ERANGE;
 	if (s->hi - s->lo > JMP_LEN &&
