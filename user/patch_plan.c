@@ -19,10 +19,21 @@ const struct decoded *planner_decode(struct planner *p, uintptr_t a)
 
 	if (d->at != a) {
 		d->at = a;
-		d->ok = a < p->mod.hi && ZYAN_SUCCESS(ZydisDecoderDecodeFull(
-					&p->dec, (const void *)a, n, &d->in, d->op));
+		d->has_op = false;
+		d->ok = a < p->mod.hi && ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+					&p->dec, &d->ctx, (const void *)a, n, &d->in));
 	}
 	return d->ok ? d : NULL;
+}
+
+const ZydisDecodedOperand *planner_operands(struct planner *p, const struct decoded *cd)
+{
+	struct decoded *d = &p->dc[cd - p->dc];
+
+	if (!d->has_op)
+		d->has_op = ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&p->dec, &d->ctx, &d->in, d->op,
+								    d->in.operand_count));
+	return d->has_op ? d->op : NULL;
 }
 
 /* Is the object a Go program (the Go linker's build-id note)? */
@@ -94,8 +105,11 @@ static struct span *span_for(struct planner *p, uintptr_t c)
 }
 
 /* Can this instruction run unchanged at another address (once re-encoded)? */
-static bool is_simple(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op)
+static bool is_simple(struct planner *p, const struct decoded *d)
 {
+	const ZydisDecodedInstruction *in = &d->in;
+	const ZydisDecodedOperand *op;
+
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET: case ZYDIS_CATEGORY_UNCOND_BR:
 	case ZYDIS_CATEGORY_SYSCALL: case ZYDIS_CATEGORY_SYSRET: case ZYDIS_CATEGORY_SYSTEM:
@@ -115,6 +129,8 @@ static bool is_simple(const ZydisDecodedInstruction *in, const ZydisDecodedOpera
 	}
 	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE))
 		return true;
+	if (!(op = planner_operands(p, d)))
+		return false;
 	for (unsigned i = 0; i < in->operand_count_visible; i++) {
 		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.base == ZYDIS_REGISTER_RIP)
 			return true;
@@ -128,7 +144,7 @@ static bool simple_at(struct planner *p, uintptr_t a)
 {
 	const struct decoded *d = planner_decode(p, a);
 
-	return d && is_simple(&d->in, d->op);
+	return d && is_simple(p, d);
 }
 
 /* The system call number, if the instruction right before the syscall is
@@ -136,9 +152,10 @@ static bool simple_at(struct planner *p, uintptr_t a)
 static long static_nr(struct planner *p, uintptr_t a)
 {
 	const struct decoded *d = planner_decode(p, a);
-	const ZydisDecodedOperand *op = d ? d->op : NULL;
+	const ZydisDecodedOperand *op = d && d->in.mnemonic == ZYDIS_MNEMONIC_MOV ?
+						planner_operands(p, d) : NULL;
 
-	if (d && d->in.mnemonic == ZYDIS_MNEMONIC_MOV && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	if (op && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 	    (op[0].reg.value == ZYDIS_REGISTER_EAX || op[0].reg.value == ZYDIS_REGISTER_RAX) &&
 	    op[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[1].imm.value.u < 0x10000)
 		return (long)op[1].imm.value.u;
@@ -210,6 +227,12 @@ static int pick_region(struct planner *p, struct span *s, unsigned i,
 	return why;
 }
 
+/* Filter mode leaves a site of call nr as it is (allowed outright)? */
+static bool left_native(const struct planner *p, long nr)
+{
+	return nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr);
+}
+
 /* An rdtsc or rdtscp candidate that starts an instruction (which is then
  * that instruction): redirected where a window fits, else left to fault
  * and be emulated. */
@@ -277,7 +300,7 @@ static void plan_candidate(struct planner *p, uintptr_t c)
 						  .n_post = x->n_post, .method = s->method,
 						  .bytes = (const uint8_t *)x->lo };
 	}
-	if (nr >= 0 && p->cfg->leave_native && p->cfg->leave_native(p->cfg->ctx, nr)) {
+	if (left_native(p, nr)) {
 		st->native_allowed++;
 		patch_note_site(c, s->method, "left native (allowed in the filter)");
 		return;
@@ -404,8 +427,9 @@ static void drop_skipped(const struct patch_config *cfg, uintptr_t *v, unsigned 
 }
 
 /* Does record r of a cached plan hold in memory: its bytes are the mapped
- * ones, and a decode from its first instruction reaches the syscall
- * exactly, over simple instructions, and ends where the window ends? */
+ * ones, and (for a window that is to be patched) a decode from its first
+ * instruction reaches the syscall exactly, over simple instructions, and
+ * ends where the window ends? */
 static bool rec_holds(struct planner *p, const struct plan_rec *r)
 {
 	uintptr_t c = p->mod.lo + r->off, a = c - r->before;
@@ -416,19 +440,19 @@ static bool rec_holds(struct planner *p, const struct plan_rec *r)
 		return false;
 	if (c < p->cfg->skip_hi && c + 2 > p->cfg->skip_lo)
 		return false;
-	if (r->status != PLAN_FIT)
+	if (r->status != PLAN_FIT || left_native(p, r->nr))
 		return true;
 	if (a < p->cfg->skip_hi && c + r->after > p->cfg->skip_lo)
 		return false;
 	for (unsigned j = 0; j < r->n_pre; j++, a += d->in.length)
-		if (a >= c || !(d = planner_decode(p, a)) || !is_simple(&d->in, d->op))
+		if (a >= c || !(d = planner_decode(p, a)) || !is_simple(p, d))
 			return false;
 	if (a != c || !(d = planner_decode(p, a)) || d->in.mnemonic != ZYDIS_MNEMONIC_SYSCALL ||
 	    d->in.length != SYSCALL_LEN)
 		return false;
 	a += SYSCALL_LEN;
 	for (unsigned j = 0; j < r->n_post; j++, a += d->in.length)
-		if (a >= c + r->after || !(d = planner_decode(p, a)) || !is_simple(&d->in, d->op))
+		if (a >= c + r->after || !(d = planner_decode(p, a)) || !is_simple(p, d))
 			return false;
 	return a == c + r->after;
 }
@@ -453,8 +477,7 @@ static int plan_from_cache(struct planner *p, const struct plan_file *f)
 		if (r.status == PLAN_NATIVE_SIGRETURN) {
 			st->native_sigreturn++;
 			patch_note_site(c, r.method, "left native (rt_sigreturn)");
-		} else if (r.nr >= 0 && p->cfg->leave_native &&
-			   p->cfg->leave_native(p->cfg->ctx, r.nr)) {
+		} else if (left_native(p, r.nr)) {
 			st->native_allowed++;
 			patch_note_site(c, r.method, "left native (allowed in the filter)");
 		} else if (r.status == PLAN_FIT) {

@@ -48,11 +48,13 @@ struct planner {
 	/* the position-independent parts of every trampoline, encoded once */
 	uint8_t lea_down[16], lea_up[16];
 	size_t n_down, n_up;
-	/* full decodes of the instructions around a site: each is asked for by
-	 * the checks and again by the relocation */
+	/* decodes of the instructions around a site: each is asked for by the
+	 * checks and again by the relocation; the operands only when a check
+	 * needs them (planner_operands) */
 	struct decoded {
 		uintptr_t at;
-		bool ok;
+		bool ok, has_op;
+		ZydisDecoderContext ctx;
 		ZydisDecodedInstruction in;
 		ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 	} dc[8];
@@ -74,6 +76,8 @@ int planner_init(struct planner *p, const struct patch_config *cfg,
 int planner_analyse(struct planner *p);
 void planner_free(struct planner *p);
 
-/* The full decode of the instruction at a, NULL if it does not decode. */
+/* The decode of the instruction at a, NULL if it does not decode. */
 const struct decoded *planner_decode(struct planner *p, uintptr_t a);
+/* Its operands (all of them, hidden ones too), decoded on first use. */
+const ZydisDecodedOperand *planner_operands(struct planner *p, const struct decoded *d);
 #endif

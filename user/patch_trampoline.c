@@ -201,7 +201,7 @@ static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 {
 	const struct decoded *d = planner_decode(p, a);
 	const ZydisDecodedInstruction *in = d ? &d->in : NULL;
-	const ZydisDecodedOperand *op = d ? d->op : NULL;
+	const ZydisDecodedOperand *op;
 	ZydisDecodedInstruction out;
 	ZydisDecodedOperand oop[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisEncoderRequest r;
@@ -213,7 +213,7 @@ static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 	*len = in->length;
 	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE))
 		return emit_copy(e, (const uint8_t *)a, in->length);
-	if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+	if (!(op = planner_operands(p, d)) || !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
 		    in, op, in->operand_count_visible, &r)))
 		return -EINVAL;
 	for (unsigned i = 0; i < in->operand_count_visible; i++) {
