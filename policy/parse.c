@@ -29,7 +29,7 @@ static void syscall_line(struct parser *ps, struct lexer *lx)
 {
 	struct policy_rule rules[POLICY_MAX_RULES];
 	struct where rat[POLICY_MAX_RULES], name_at = lx->at, act_at;
-	struct line_call c = { .given = 1, .at = lx->at, .err = EPERM };
+	struct line_call c = { .at = lx->at, .err = EPERM };
 	char msg[256];
 	int nr, action, n = 0;
 
@@ -97,8 +97,8 @@ static void syscall_line(struct parser *ps, struct lexer *lx)
 	}
 	if (at_end(ps, lx) < 0)
 		return;
-	if (ps->calls[nr].given) {
-		const struct where *w = &ps->calls[nr].at;
+	if (ps->calls[nr]) {
+		const struct where *w = &ps->calls[nr]->at;
 
 		parse_report(ps, -EEXIST, &name_at, "'%s' is already given at %s:%d", c.name, w->file,
 		       w->line);
@@ -106,7 +106,11 @@ static void syscall_line(struct parser *ps, struct lexer *lx)
 	}
 	if (parse_resolve(ps, &c, nr, action, &act_at, rules, n) < 0)
 		return;
-	ps->calls[nr] = c;
+	if (!(ps->calls[nr] = malloc(sizeof(c)))) {
+		parse_report(ps, -ENOMEM, &name_at, "out of memory");
+		return;
+	}
+	*ps->calls[nr] = c;
 	ps->given[ps->ngiven++] = nr;
 }
 
@@ -476,7 +480,7 @@ static int build(struct parser *ps, struct policy **out)
 	}
 	qsort(ps->given, (size_t)ps->ngiven, sizeof(ps->given[0]), by_number);
 	for (int k = 0; k < ps->ngiven; k++) {
-		const struct line_call *c = &ps->calls[ps->given[k]];
+		const struct line_call *c = ps->calls[ps->given[k]];
 
 		total += c->nrules;
 		if (total > POLICY_MAX_TOTAL_RULES) {
@@ -528,6 +532,8 @@ static int build(struct parser *ps, struct policy **out)
 
 static void parser_free(struct parser *ps)
 {
+	for (int k = 0; k < ps->ngiven; k++)
+		free(ps->calls[ps->given[k]]);
 	for (size_t i = 0; i < ps->ngrants; i++)
 		free(ps->grants[i].path);
 	free(ps->grants);

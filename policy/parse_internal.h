@@ -30,7 +30,6 @@ struct where {
 
 /* One syscall's line, checked. */
 struct line_call {
-	int given;
 	struct where at;
 	char name[MAX_NAME];
 	int cls, err, nrules;
@@ -55,8 +54,8 @@ struct source {
 };
 
 struct parser {
-	struct line_call calls[POLICY_MAX_NR];
-	int given[POLICY_MAX_NR]; /* the numbers given, so that build reads only their pages */
+	struct line_call *calls[POLICY_MAX_NR]; /* NULL: not given */
+	int given[POLICY_MAX_NR]; /* the numbers given, in the file's order */
 	int ngiven;
 	struct grant *grants;
 	size_t ngrants, grants_cap;

@@ -13,7 +13,10 @@
 #include "policy/policy.h"
 
 struct policy {
-	struct policy_call calls[POLICY_MAX_NR]; /* zero where not mentioned: see policy_call */
+	/* the calls the policy mentions, each its own allocation (NULL: not
+	 * mentioned): a model of a few hundred calls touches a few pages, not
+	 * the 450 KiB a table of every number would take */
+	struct policy_call *calls[POLICY_MAX_NR];
 	int dflt_cls, dflt_err; /* what unmentioned numbers below POLICY_DEFAULT_NR get */
 	struct policy_call dflt_call;
 	struct policy_grant *grants;
@@ -56,6 +59,8 @@ void policy_free(struct policy *p)
 {
 	if (!p)
 		return;
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
+		free(p->calls[nr]);
 	for (size_t i = 0; i < p->ngrants; i++)
 		free(p->grants[i].path);
 	free(p->grants);
@@ -105,6 +110,16 @@ int policy_strict_allows(int nr)
 	return 0;
 }
 
+/* Call nr's entry becomes *c (made on first mention). */
+static int store_call(struct policy *p, int nr, const struct policy_call *c, const char *name,
+		      char *err, size_t errlen)
+{
+	if (!p->calls[nr] && !(p->calls[nr] = malloc(sizeof(*c))))
+		return fail(err, errlen, -ENOMEM, "%s: out of memory", name);
+	*p->calls[nr] = *c;
+	return 0;
+}
+
 int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, char *err,
 	       size_t errlen)
 {
@@ -144,8 +159,7 @@ int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, cha
 	default:
 		return fail(err, errlen, -EINVAL, "%s: unknown class %d", name, cls);
 	}
-	p->calls[nr] = c;
-	return 0;
+	return store_call(p, nr, &c, name, err, errlen);
 }
 
 int policy_add_rule(struct policy *p, const char *name, const struct policy_rule *r,
@@ -156,8 +170,8 @@ int policy_add_rule(struct policy *p, const char *name, const struct policy_rule
 
 	if (nr < 0)
 		return nr;
-	c = &p->calls[nr];
-	if (c->cls != POLICY_THREAD)
+	c = p->calls[nr];
+	if (!c || c->cls != POLICY_THREAD)
 		return fail(err, errlen, -EINVAL, "%s: rules need the thread class", name);
 	if (c->nrules >= POLICY_MAX_RULES)
 		return fail(err, errlen, -E2BIG, "%s: more than %d rules", name, POLICY_MAX_RULES);
@@ -204,8 +218,7 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 		return fail(err, errlen, -EINVAL, "%s: unknown argument kind %d", name, a->kind);
 	}
 	c.proc = *a;
-	p->calls[nr] = c;
-	return 0;
+	return store_call(p, nr, &c, name, err, errlen);
 }
 
 static int add_grant(struct policy *p, const char *path, int writable, int exact)
@@ -419,8 +432,8 @@ int policy_set_source(struct policy *p, int nr, const char *file, int line, int 
 		return 0;
 	}
 	struct policy_call *c = nr == POLICY_SRC_DEFAULT ? &p->dflt_call
-			      : nr >= 0 && nr < POLICY_MAX_NR && p->calls[nr].mentioned ? &p->calls[nr]
-											 : NULL;
+			      : nr >= 0 && nr < POLICY_MAX_NR ? p->calls[nr]
+							       : NULL;
 	if (!c || nguard < 0 || nguard > c->nrules)
 		return -EINVAL;
 	c->file = f;
@@ -439,10 +452,8 @@ const struct policy_call *policy_call(const struct policy *p, int nr)
 {
 	if (nr < 0 || nr >= POLICY_MAX_NR)
 		return &unmentioned;
-	if (p->calls[nr].mentioned)
-		return &p->calls[nr];
-	/* never written, so never touched: building a policy faults in only
-	 * the pages of the calls it mentions */
+	if (p->calls[nr])
+		return p->calls[nr];
 	return nr < POLICY_DEFAULT_NR ? &p->dflt_call : &unmentioned;
 }
 
