@@ -792,6 +792,10 @@ static void *serve(void *arg)
 	struct secure_page *sp = &cfg->sp[s];
 	struct mailbox *mb = &cfg->mb[s];
 	int waitv = compat_has(COMPAT_FUTEX_WAITV);
+	/* this thread's malloc arena, made now: the first malloc maps one
+	 * (mmap, munmap, mprotect), which the first request would wait for */
+	void *volatile warm = malloc(1);
+	free(warm);
 	for (;;) {
 		__atomic_store_n(&sp->b_cpu, ~0u, __ATOMIC_RELAXED);
 		uint32_t v = __atomic_load_n(&mb->b_bell, __ATOMIC_RELAXED);
