@@ -230,6 +230,72 @@ TEST(inv8_forged_clear_child_tid_words_neither_free_the_slot_nor_hide_a_death)
 	}
 }
 
+/* ------------------------------------------------------ the spin hints */
+
+/* U's CPU and its "busy" word (MB_U_CPU, MB_U_BUSY) only tell T whether to
+ * spin for U's next request or sleep until U wakes it: rewritten all the
+ * time, they may cost U wake-ups, never an answer. */
+#define HINT_CALLS 500
+static void *forge_hints(void *a)
+{
+	(void)a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	for (uint32_t i = 0; !R->done; i++) {
+		__atomic_store_n(&mb->u_busy, i & 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&mb->u_cpu, i & 2 ? ~0u : __atomic_load_n(&mb->t_cpu, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		R->writes++;
+		/* T asleep while the hints say so: the forgery reached it */
+		if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED) && (i & 1))
+			R->landed++;
+	}
+	return NULL;
+}
+
+static void *calls_counted(void *a)
+{
+	(void)a;
+	victim_mb = my_mailbox();
+	while (R->writes < 1000)
+		;
+	for (int i = 0; i < HINT_CALLS; i++) {
+		if (call_via_t() != 0)
+			R->bad++;
+		R->calls++;
+	}
+	R->done = 1;
+	return NULL;
+}
+
+static int body_forged_hints(void *a)
+{
+	(void)a;
+	pthread_t f, v;
+	if (pthread_create(&v, NULL, calls_counted, NULL) ||
+	    pthread_create(&f, NULL, forge_hints, NULL))
+		return 1;
+	pthread_join(v, NULL);
+	pthread_join(f, NULL);
+	return R->bad ? 3 : 0;
+}
+
+TEST(inv8_forged_spin_hints_cost_wake_ups_never_an_answer)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	int o = run_capture(body_forged_hints, NULL, NULL, 60, msg, sizeof(msg));
+	TH_LOG("writes %ld, landed %ld, calls %ld, bad %ld; %s", R->writes, R->landed, R->calls,
+	       R->bad, msg);
+	EXPECT_EQ(0, o);
+	EXPECT_LT(0, R->writes);
+	EXPECT_LT(0, R->landed);
+	EXPECT_EQ(HINT_CALLS, R->calls);
+	EXPECT_EQ(0, R->bad);
+}
+
 /* ------------------------------------- a request rewritten during B's check */
 
 #define DEPTH 40

@@ -84,7 +84,15 @@ static long entry_sys(long nr, long a0, long a1, long a2, long a3, long a4, long
 	return sandpit_entry(nr, a0, a1, a2, a3, a4, a5);
 }
 
-static const struct patch_ops runtime_ops = { arena_alloc, arena_realloc, arena_release, entry_sys };
+/* while this thread writes the sites, its T need not spin for it (and
+ * take, on another CPU, the TLB flush of each copy-on-write) */
+static void u_busy(int on)
+{
+	__atomic_store_n(&u_self()->mb->u_busy, (uint32_t)on, __ATOMIC_RELAXED);
+}
+
+static const struct patch_ops runtime_ops = { arena_alloc, arena_realloc, arena_release, entry_sys,
+					      u_busy };
 
 int sandpit_exec_patch_init(const struct patch_config *start_cfg)
 {

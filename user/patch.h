@@ -29,6 +29,9 @@ struct patch_ops {
 	void *(*realloc)(void *p, size_t n);
 	void (*release)(void *p);
 	long (*sys)(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+	/* if set, told when the pass starts (1) and ends (0) a stretch of
+	 * work without system calls (writing the sites: copy-on-write faults) */
+	void (*busy)(int on);
 };
 
 struct patch_config {

@@ -156,11 +156,15 @@ static int write_sites(const struct patch_plan *pl, const struct maps *m)
 		return r;
 	}
 	r = text_access(m, lo, hi, true);
+	if (!r && patch_sys_ops->busy)
+		patch_sys_ops->busy(1);
 	for (unsigned i = 0; !r && i < pl->n_site; i++) {
 		/* the jmp last: a site is either whole or untouched */
 		memcpy((void *)(s[i].lo + JMP_LEN), bytes[i] + JMP_LEN, s[i].hi - s[i].lo - JMP_LEN);
 		memcpy((void *)s[i].lo, bytes[i], JMP_LEN);
 	}
+	if (!r && patch_sys_ops->busy)
+		patch_sys_ops->busy(0);
 	closed = text_access(m, lo, hi, false);
 	p_free(bytes);
 	return r ? r : closed;

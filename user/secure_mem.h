@@ -109,6 +109,7 @@
 #define MB_T_WAIT_B     120  /* u32: T sleeps on SP_SEQ: B must FUTEX_WAKE it */
 #define MB_T_CTID       124  /* u32: T's clear_child_tid word, watched by B    */
 #define MB_EXIT_BELL    128  /* u32: T FUTEX_WAKEs it when U asks to exit      */
+#define MB_U_BUSY       132  /* u32: U computes a while (patching): T need not spin */
 #define MB_PAYLOAD      256  /* T scratch: the request for B, nr + 6 args (56) */
 #define MB_DRAIN        384  /* bytes read to drain wake-ups (never read back) */
 #define MB_CLONE_REGS   512  /* U's registers at clone, for the new thread     */
@@ -246,8 +247,8 @@ struct mailbox {
 	uint64_t res2, res3;
 	uint32_t t_sleep, u_sleep, t_cpu, u_cpu;
 	uint32_t ctid, b_bell, t_wait_b, t_ctid;
-	uint32_t exit_bell;
-	uint8_t pad1[MB_PAYLOAD - 132];
+	uint32_t exit_bell, u_busy;
+	uint8_t pad1[MB_PAYLOAD - 136];
 	struct b_request payload;
 	uint8_t t_scratch[MB_CLONE_REGS - MB_PAYLOAD - sizeof(struct b_request)];
 	uint64_t clone_regs[CR_SIZE / 8];
@@ -296,6 +297,7 @@ _Static_assert(__builtin_offsetof(struct mailbox, b_bell) == MB_B_BELL, "MB_B_BE
 _Static_assert(__builtin_offsetof(struct mailbox, t_wait_b) == MB_T_WAIT_B, "MB_T_WAIT_B");
 _Static_assert(__builtin_offsetof(struct mailbox, t_ctid) == MB_T_CTID, "MB_T_CTID");
 _Static_assert(__builtin_offsetof(struct mailbox, exit_bell) == MB_EXIT_BELL, "MB_EXIT_BELL");
+_Static_assert(__builtin_offsetof(struct mailbox, u_busy) == MB_U_BUSY, "MB_U_BUSY");
 _Static_assert(__builtin_offsetof(struct mailbox, payload) == MB_PAYLOAD, "MB_PAYLOAD");
 _Static_assert(__builtin_offsetof(struct mailbox, clone_regs) == MB_CLONE_REGS, "MB_CLONE_REGS");
 _Static_assert(__builtin_offsetof(struct mailbox, u_state) == MB_U_STATE, "MB_U_STATE");

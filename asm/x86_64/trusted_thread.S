@@ -275,6 +275,11 @@ trusted_thread_main:
 	mov MB_REQ_SEQ(%r14), %rax
 	cmp %rax, %r12
 	jne .Lrequest
+	/* U says it computes a while (the run-time patcher writing pages):
+	 * its next request wakes T.  Only whether T spins comes from this
+	 * word, as from MB_U_CPU above: a lie costs U a wake-up, no more */
+	cmpl $0, MB_U_BUSY(%r14)
+	jne .Lsleep
 	dec %ecx
 	jnz .Lspin
 .Lsleep:
