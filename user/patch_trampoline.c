@@ -71,7 +71,7 @@ static void rel32_make(ZydisEncoderRequest *r, bool disp, struct rel32_insn *t)
 		(disp ? in.raw.disp.size == 32 :
 			in.raw.imm[0].size == 32 && in.raw.imm[0].is_relative);
 	t->len = (uint8_t)len;
-	t->at = disp ? in.raw.disp.offset : in.raw.imm[0].offset;
+	t->at = !t->ok ? 0 : disp ? in.raw.disp.offset : in.raw.imm[0].offset;
 	t->ok = t->ok && t->at + 4 <= t->len;
 }
 

@@ -74,6 +74,7 @@ int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_k
 	const char *env = getenv("SANDPIT_PLAN_CACHE");
 	const struct vma *x = NULL;
 	struct stat st;
+	size_t len;
 
 	memset(k, 0, sizeof *k);
 	if (env && !strcmp(env, "off"))
@@ -81,11 +82,11 @@ int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_k
 	for (unsigned i = 0; i < m->n && !x; i++)
 		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
 			x = &m->v[i];
-	if (!x || !x->ino || !mod->phdr || !x->path || strlen(x->path) >= pathlen)
+	len = x && x->path ? strlen(x->path) : pathlen;
+	if (!x || !x->ino || !mod->phdr || len >= pathlen ||
+	    (len > 10 && !strcmp(x->path + len - 10, " (deleted)")))
 		return -1;
-	memcpy(path, x->path, strlen(x->path) + 1);
-	if (strlen(path) > 10 && !strcmp(path + strlen(path) - 10, " (deleted)"))
-		return -1;
+	memcpy(path, x->path, len + 1);
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
 	    major(st.st_dev) != x->dev_major || minor(st.st_dev) != x->dev_minor)
 		return -1;
