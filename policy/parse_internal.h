@@ -55,7 +55,7 @@ struct source {
 
 struct parser {
 	struct line_call *calls[POLICY_MAX_NR]; /* NULL: not given */
-	int given[POLICY_MAX_NR]; /* the numbers given, in the file's order */
+	int given[POLICY_MAX_NR]; /* the numbers given, as read (build sorts them) */
 	int ngiven;
 	struct grant *grants;
 	size_t ngrants, grants_cap;
