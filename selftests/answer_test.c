@@ -92,54 +92,72 @@ static void make_tree(struct __test_metadata *_metadata, char *dir)
 	ASSERT_EQ(0, symlink(target, AT(p, dir, "long")));
 }
 
-static long statx_(int dfd, const char *path, int flags, unsigned mask, void *buf)
+/* Each case i that one knows (NO_CASE: none) in t's tree, with a
+ * descriptor of the tree (dfd) and of the link lt (lfd): its result, or
+ * -errno, and whether B answered it; the buffers start filled */
+#define NO_CASE LONG_MIN
+static int run_cases(struct cases *t, long (*one)(struct cases *t, int i, int dfd, int lfd))
 {
-	return syscall(SYS_statx, dfd, path, flags, mask, buf);
-}
-
-static int statx_cases(void *a)
-{
-	struct cases *t = a;
 	if (chdir(t->dir))
 		return 1;
 	int dfd = open(".", O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
+	int lfd = open("lt", O_PATH | O_NOFOLLOW);
+	if (dfd < 0 || lfd < 0)
 		return 2;
 	for (int i = 0; i < NCASE; i++) {
-		struct statx *b = &t->stx[i];
-		long r = -1;
-		memset(b, 0xa5, sizeof(*b));
+		memset(&t->stx[i], 0xa5, sizeof(t->stx[i]));
+		memset(t->buf[i], 'x', sizeof(t->buf[i]));
 		errno = 0;
-		switch (i) {
-		case 0: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, b); break;
-		case 1: r = statx_(AT_FDCWD, "lf", 0, STATX_BASIC_STATS, b); break;
-		case 2: r = statx_(AT_FDCWD, "lf", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
-		case 3: r = statx_(dfd, "f", AT_STATX_DONT_SYNC, STATX_ALL, b); break;
-		case 4: r = statx_(dfd, "d", AT_STATX_FORCE_SYNC | AT_NO_AUTOMOUNT, STATX_TYPE, b); break;
-		case 5: r = statx_(AT_FDCWD, "d/", 0, STATX_BASIC_STATS | STATX_BTIME, b); break;
-		case 6: r = statx_(AT_FDCWD, "f/", 0, STATX_BASIC_STATS, b); break;  /* ENOTDIR */
-		case 7: r = statx_(AT_FDCWD, "nx", 0, STATX_BASIC_STATS, b); break;  /* ENOENT */
-		case 8: r = statx_(AT_FDCWD, "lnx", 0, STATX_BASIC_STATS, b); break; /* ENOENT */
-		case 9: r = statx_(AT_FDCWD, "lnx", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
-		case 10: r = statx_(AT_FDCWD, "f", 0, STATX__RESERVED, b); break;   /* EINVAL */
-		case 11: r = statx_(AT_FDCWD, "nx", AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC,
-				    STATX_BASIC_STATS, b); break;                      /* EINVAL */
-		case 12: r = statx_(AT_FDCWD, "nx", AT_REMOVEDIR, STATX_BASIC_STATS, b); break; /* EINVAL */
-		case 13: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, NULL); break; /* EFAULT */
-		case 14: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, t->ro); break; /* EFAULT */
-		case 15: r = statx_(AT_FDCWD, "nx", 0, STATX_BASIC_STATS, NULL); break; /* ENOENT */
-		case 16: r = statx_(AT_FDCWD, "d/../lf", 0, STATX_BASIC_STATS, b); break;
-		case 17: r = statx_(dfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* the fd's */
-		case 18: r = statx_(AT_FDCWD, "ld/", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
-		case 19: r = statx_(AT_FDCWD, "", 0, STATX_BASIC_STATS, b); break;   /* ENOENT */
-		case 20: r = statx_(dfd, NULL, AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* 6.11+ */
-		default: continue;
-		}
+		long r = one(t, i, dfd, lfd);
+		if (r == NO_CASE)
+			continue;
 		t->res[i] = r < 0 ? -errno : r;
 		if (sandboxed())
 			t->answered[i] = by_b();
 	}
 	return 0;
+}
+
+static long statx_(int dfd, const char *path, int flags, unsigned mask, void *buf)
+{
+	return syscall(SYS_statx, dfd, path, flags, mask, buf);
+}
+
+static long statx_case(struct cases *t, int i, int dfd, int lfd)
+{
+	struct statx *b = &t->stx[i];
+	long r;
+	switch (i) {
+	case 0: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, b); break;
+	case 1: r = statx_(AT_FDCWD, "lf", 0, STATX_BASIC_STATS, b); break;
+	case 2: r = statx_(AT_FDCWD, "lf", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
+	case 3: r = statx_(dfd, "f", AT_STATX_DONT_SYNC, STATX_ALL, b); break;
+	case 4: r = statx_(dfd, "d", AT_STATX_FORCE_SYNC | AT_NO_AUTOMOUNT, STATX_TYPE, b); break;
+	case 5: r = statx_(AT_FDCWD, "d/", 0, STATX_BASIC_STATS | STATX_BTIME, b); break;
+	case 6: r = statx_(AT_FDCWD, "f/", 0, STATX_BASIC_STATS, b); break;  /* ENOTDIR */
+	case 7: r = statx_(AT_FDCWD, "nx", 0, STATX_BASIC_STATS, b); break;  /* ENOENT */
+	case 8: r = statx_(AT_FDCWD, "lnx", 0, STATX_BASIC_STATS, b); break; /* ENOENT */
+	case 9: r = statx_(AT_FDCWD, "lnx", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
+	case 10: r = statx_(AT_FDCWD, "f", 0, STATX__RESERVED, b); break;   /* EINVAL */
+	case 11: r = statx_(AT_FDCWD, "nx", AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC,
+			    STATX_BASIC_STATS, b); break;                      /* EINVAL */
+	case 12: r = statx_(AT_FDCWD, "nx", AT_REMOVEDIR, STATX_BASIC_STATS, b); break; /* EINVAL */
+	case 13: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, NULL); break; /* EFAULT */
+	case 14: r = statx_(AT_FDCWD, "f", 0, STATX_BASIC_STATS, t->ro); break; /* EFAULT */
+	case 15: r = statx_(AT_FDCWD, "nx", 0, STATX_BASIC_STATS, NULL); break; /* ENOENT */
+	case 16: r = statx_(AT_FDCWD, "d/../lf", 0, STATX_BASIC_STATS, b); break;
+	case 17: r = statx_(dfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* the fd's */
+	case 18: r = statx_(AT_FDCWD, "ld/", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, b); break;
+	case 19: r = statx_(AT_FDCWD, "", 0, STATX_BASIC_STATS, b); break;   /* ENOENT */
+	case 20: r = statx_(dfd, NULL, AT_EMPTY_PATH, STATX_BASIC_STATS, b); break; /* 6.11+ */
+	default: return NO_CASE;
+	}
+	return r;
+}
+
+static int statx_cases(void *a)
+{
+	return run_cases(a, statx_case);
 }
 
 /* fn natively, then sandboxed with a read grant on the same tree (made by
@@ -211,46 +229,39 @@ static long faccessat2_(int dfd, const char *path, int mode, int flags)
 	return syscall(SYS_faccessat2, dfd, path, mode, flags);
 }
 
+static long access_case(struct cases *t, int i, int dfd, int lfd)
+{
+	long r;
+	switch (i) {
+	case 0: r = access("f", R_OK); break;
+	case 1: r = access("f", R_OK | W_OK); break;
+	case 2: r = access("f", X_OK); break;          /* EACCES, as root too */
+	case 3: r = access("x", X_OK); break;
+	case 4: r = access("lf", F_OK); break;
+	case 5: r = access("nx", F_OK); break;         /* ENOENT */
+	case 6: r = access("f/", F_OK); break;         /* ENOTDIR */
+	case 7: r = access("d/", X_OK); break;
+	case 8: r = access("lnx", F_OK); break;        /* ENOENT */
+	case 9: r = syscall(SYS_faccessat, dfd, "x", X_OK | R_OK); break;
+	case 10: r = syscall(SYS_faccessat, dfd, "f", X_OK); break; /* EACCES */
+	case 11: r = faccessat2_(AT_FDCWD, "lnx", F_OK, AT_SYMLINK_NOFOLLOW); break;
+	case 12: r = faccessat2_(dfd, "x", X_OK, AT_EACCESS); break;
+	case 13: r = faccessat2_(dfd, "f", X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW); break;
+	case 14: r = access("f", 8); break;            /* EINVAL */
+	case 15: r = access("nx", 8); break;           /* EINVAL before ENOENT */
+	case 16: r = faccessat2_(AT_FDCWD, "nx", F_OK, AT_REMOVEDIR); break; /* EINVAL */
+	case 17: r = syscall(SYS_access, NULL, F_OK); break;  /* EFAULT */
+	case 18: r = access("d/../x", X_OK); break;
+	case 19: r = faccessat2_(dfd, "", R_OK, AT_EMPTY_PATH); break; /* the fd's */
+	case 20: r = faccessat2_(AT_FDCWD, "lf", R_OK, AT_SYMLINK_NOFOLLOW); break;
+	default: return NO_CASE;
+	}
+	return r;
+}
+
 static int access_cases(void *a)
 {
-	struct cases *t = a;
-	if (chdir(t->dir))
-		return 1;
-	int dfd = open(".", O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
-		return 2;
-	for (int i = 0; i < NCASE; i++) {
-		long r = -1;
-		errno = 0;
-		switch (i) {
-		case 0: r = access("f", R_OK); break;
-		case 1: r = access("f", R_OK | W_OK); break;
-		case 2: r = access("f", X_OK); break;          /* EACCES, as root too */
-		case 3: r = access("x", X_OK); break;
-		case 4: r = access("lf", F_OK); break;
-		case 5: r = access("nx", F_OK); break;         /* ENOENT */
-		case 6: r = access("f/", F_OK); break;         /* ENOTDIR */
-		case 7: r = access("d/", X_OK); break;
-		case 8: r = access("lnx", F_OK); break;        /* ENOENT */
-		case 9: r = syscall(SYS_faccessat, dfd, "x", X_OK | R_OK); break;
-		case 10: r = syscall(SYS_faccessat, dfd, "f", X_OK); break; /* EACCES */
-		case 11: r = faccessat2_(AT_FDCWD, "lnx", F_OK, AT_SYMLINK_NOFOLLOW); break;
-		case 12: r = faccessat2_(dfd, "x", X_OK, AT_EACCESS); break;
-		case 13: r = faccessat2_(dfd, "f", X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW); break;
-		case 14: r = access("f", 8); break;            /* EINVAL */
-		case 15: r = access("nx", 8); break;           /* EINVAL before ENOENT */
-		case 16: r = faccessat2_(AT_FDCWD, "nx", F_OK, AT_REMOVEDIR); break; /* EINVAL */
-		case 17: r = syscall(SYS_access, NULL, F_OK); break;  /* EFAULT */
-		case 18: r = access("d/../x", X_OK); break;
-		case 19: r = faccessat2_(dfd, "", R_OK, AT_EMPTY_PATH); break; /* the fd's */
-		case 20: r = faccessat2_(AT_FDCWD, "lf", R_OK, AT_SYMLINK_NOFOLLOW); break;
-		default: continue;
-		}
-		t->res[i] = r < 0 ? -errno : r;
-		if (sandboxed())
-			t->answered[i] = by_b();
-	}
-	return 0;
+	return run_cases(a, access_case);
 }
 
 TEST(access_answered_by_b_is_the_kernels)
@@ -270,55 +281,44 @@ TEST(access_answered_by_b_is_the_kernels)
 	rm_rf(nat->dir);
 }
 
+static long readlink_case(struct cases *t, int i, int dfd, int lfd)
+{
+	char *b = t->buf[i];
+	long r;
+	switch (i) {
+	case 0: r = readlink("lf", b, 64); break;
+	case 1: r = readlink("lt", b, 64); break;
+	case 2: r = readlink("lt", b, 5); break;     /* truncated, no NUL */
+	case 3: r = readlink("lt", b, 1); break;
+	case 4: r = readlink("f", b, 64); break;     /* EINVAL: not a link */
+	case 5: r = readlink("d", b, 64); break;     /* EINVAL */
+	case 6: r = readlink("nx", b, 64); break;    /* ENOENT */
+	case 7: r = readlink("lnx", b, 64); break;   /* a dangling link is read */
+	case 8: r = readlink("lf/", b, 64); break;   /* ENOTDIR: followed to a file */
+	case 9: r = readlink("ld/", b, 64); break;   /* EINVAL: followed to a directory */
+	case 10: r = readlinkat(dfd, "lt", b, 64); break;
+	case 11: r = readlink("d/../lt", b, 64); break;
+	case 12: r = syscall(SYS_readlink, "lf", b, 0); break;   /* EINVAL */
+	case 13: r = syscall(SYS_readlink, "lf", b, -1); break;  /* EINVAL */
+	case 14: r = syscall(SYS_readlink, "nx", b, 0); break;   /* EINVAL before ENOENT */
+	case 15: r = syscall(SYS_readlink, "lf", NULL, 64); break;  /* EFAULT */
+	case 16: r = syscall(SYS_readlink, "lf", t->ro, 64); break; /* EFAULT */
+	case 17: r = syscall(SYS_readlink, "f", NULL, 64); break;   /* EINVAL */
+	case 18: r = readlink("long", b, 64); break; /* truncated, answered */
+	case 19: /* longer than B's room: T reads it */
+		r = readlink("long", t->big, sizeof(t->big));
+		break;
+	case 20: r = readlinkat(dfd, "", b, 64); break; /* ENOENT: a directory fd */
+	case 21: r = readlink("", b, 64); break;     /* ENOENT */
+	case 22: r = readlinkat(lfd, "", b, 64); break; /* the O_PATH link's */
+	default: return NO_CASE;
+	}
+	return r;
+}
+
 static int readlink_cases(void *a)
 {
-	struct cases *t = a;
-	if (chdir(t->dir))
-		return 1;
-	int dfd = open(".", O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
-		return 2;
-	int lfd = open("lt", O_PATH | O_NOFOLLOW);
-	if (lfd < 0)
-		return 3;
-	for (int i = 0; i < NCASE; i++) {
-		char *b = t->buf[i];
-		long r = -1;
-		memset(b, 'x', sizeof(t->buf[i]));
-		errno = 0;
-		switch (i) {
-		case 0: r = readlink("lf", b, 64); break;
-		case 1: r = readlink("lt", b, 64); break;
-		case 2: r = readlink("lt", b, 5); break;     /* truncated, no NUL */
-		case 3: r = readlink("lt", b, 1); break;
-		case 4: r = readlink("f", b, 64); break;     /* EINVAL: not a link */
-		case 5: r = readlink("d", b, 64); break;     /* EINVAL */
-		case 6: r = readlink("nx", b, 64); break;    /* ENOENT */
-		case 7: r = readlink("lnx", b, 64); break;   /* a dangling link is read */
-		case 8: r = readlink("lf/", b, 64); break;   /* ENOTDIR: followed to a file */
-		case 9: r = readlink("ld/", b, 64); break;   /* EINVAL: followed to a directory */
-		case 10: r = readlinkat(dfd, "lt", b, 64); break;
-		case 11: r = readlink("d/../lt", b, 64); break;
-		case 12: r = syscall(SYS_readlink, "lf", b, 0); break;   /* EINVAL */
-		case 13: r = syscall(SYS_readlink, "lf", b, -1); break;  /* EINVAL */
-		case 14: r = syscall(SYS_readlink, "nx", b, 0); break;   /* EINVAL before ENOENT */
-		case 15: r = syscall(SYS_readlink, "lf", NULL, 64); break;  /* EFAULT */
-		case 16: r = syscall(SYS_readlink, "lf", t->ro, 64); break; /* EFAULT */
-		case 17: r = syscall(SYS_readlink, "f", NULL, 64); break;   /* EINVAL */
-		case 18: r = readlink("long", b, 64); break; /* truncated, answered */
-		case 19: /* longer than B's room: T reads it */
-			r = readlink("long", t->big, sizeof(t->big));
-			break;
-		case 20: r = readlinkat(dfd, "", b, 64); break; /* ENOENT: a directory fd */
-		case 21: r = readlink("", b, 64); break;     /* ENOENT */
-		case 22: r = readlinkat(lfd, "", b, 64); break; /* the O_PATH link's */
-		default: continue;
-		}
-		t->res[i] = r < 0 ? -errno : r;
-		if (sandboxed())
-			t->answered[i] = by_b();
-	}
-	return 0;
+	return run_cases(a, readlink_case);
 }
 
 TEST(readlink_answered_by_b_is_the_kernels)
@@ -342,52 +342,49 @@ TEST(readlink_answered_by_b_is_the_kernels)
 }
 
 #define BIG_VALUE 4000 /* longer than an answer's room */
+static long xattr_case(struct cases *t, int i, int dfd, int lfd)
+{
+	static char longname[300];
+	if (!longname[0]) {
+		memset(longname, 'n', sizeof(longname) - 1);
+		memcpy(longname, "user.", 5);
+	}
+	char *b = t->buf[i];
+	long r;
+	switch (i) {
+	case 0: r = getxattr("f", "user.t", b, 64); break;
+	case 1: r = getxattr("f", "user.t", NULL, 0); break;  /* the length */
+	case 2: r = getxattr("f", "user.t", b, 2); break;     /* ERANGE */
+	case 3: r = getxattr("f", "user.none", b, 64); break; /* ENODATA */
+	case 4: r = getxattr("lf", "user.t", b, 64); break;   /* followed */
+	case 5: r = lgetxattr("lf", "user.t", b, 64); break;  /* the link's: ENODATA */
+	case 6: r = lgetxattr("lf", "system.posix_acl_access", b, 64); break; /* EOPNOTSUPP */
+	case 7: r = getxattr("lf", "system.posix_acl_access", b, 64); break;  /* ENODATA */
+	case 8: r = lgetxattr("f", "user.t", b, 64); break;
+	case 9: r = getxattr("d/", "user.t", b, 64); break;  /* ENODATA */
+	case 10: r = getxattr("f/", "user.t", b, 64); break; /* ENOTDIR */
+	case 11: r = getxattr("nx", "user.t", b, 64); break; /* ENOENT */
+	case 12: r = getxattr("lnx", "user.t", b, 64); break;  /* ENOENT */
+	case 13: r = lgetxattr("lnx", "user.t", b, 64); break; /* ENODATA */
+	case 14: r = getxattr("f", "", b, 64); break;        /* ERANGE */
+	case 15: r = getxattr("f", longname, b, 64); break;  /* ERANGE */
+	case 16: r = syscall(SYS_getxattr, "f", "user.t", NULL, 64); break;  /* EFAULT */
+	case 17: r = syscall(SYS_getxattr, "f", "user.t", t->ro, 64); break; /* EFAULT */
+	case 18: r = syscall(SYS_getxattr, "f", NULL, b, 64); break;         /* EFAULT */
+	case 19: r = getxattr("f", "user.big", b, 64); break;   /* ERANGE, from B */
+	case 20: /* longer than B's room: T reads it */
+		r = getxattr("f", "user.big", t->big, sizeof(t->big));
+		break;
+	case 21: r = getxattr("f", "user.big", NULL, 0); break;
+	case 22: r = getxattr("d/../f", "user.t", b, 64); break;
+	default: return NO_CASE;
+	}
+	return r;
+}
+
 static int xattr_cases(void *a)
 {
-	struct cases *t = a;
-	static char longname[300];
-	memset(longname, 'n', sizeof(longname) - 1);
-	memcpy(longname, "user.", 5);
-	if (chdir(t->dir))
-		return 1;
-	for (int i = 0; i < NCASE; i++) {
-		char *b = t->buf[i];
-		long r = -1;
-		memset(b, 'x', sizeof(t->buf[i]));
-		errno = 0;
-		switch (i) {
-		case 0: r = getxattr("f", "user.t", b, 64); break;
-		case 1: r = getxattr("f", "user.t", NULL, 0); break;  /* the length */
-		case 2: r = getxattr("f", "user.t", b, 2); break;     /* ERANGE */
-		case 3: r = getxattr("f", "user.none", b, 64); break; /* ENODATA */
-		case 4: r = getxattr("lf", "user.t", b, 64); break;   /* followed */
-		case 5: r = lgetxattr("lf", "user.t", b, 64); break;  /* the link's: ENODATA */
-		case 6: r = lgetxattr("lf", "system.posix_acl_access", b, 64); break; /* EOPNOTSUPP */
-		case 7: r = getxattr("lf", "system.posix_acl_access", b, 64); break;  /* ENODATA */
-		case 8: r = lgetxattr("f", "user.t", b, 64); break;
-		case 9: r = getxattr("d/", "user.t", b, 64); break;  /* ENODATA */
-		case 10: r = getxattr("f/", "user.t", b, 64); break; /* ENOTDIR */
-		case 11: r = getxattr("nx", "user.t", b, 64); break; /* ENOENT */
-		case 12: r = getxattr("lnx", "user.t", b, 64); break;  /* ENOENT */
-		case 13: r = lgetxattr("lnx", "user.t", b, 64); break; /* ENODATA */
-		case 14: r = getxattr("f", "", b, 64); break;        /* ERANGE */
-		case 15: r = getxattr("f", longname, b, 64); break;  /* ERANGE */
-		case 16: r = syscall(SYS_getxattr, "f", "user.t", NULL, 64); break;  /* EFAULT */
-		case 17: r = syscall(SYS_getxattr, "f", "user.t", t->ro, 64); break; /* EFAULT */
-		case 18: r = syscall(SYS_getxattr, "f", NULL, b, 64); break;         /* EFAULT */
-		case 19: r = getxattr("f", "user.big", b, 64); break;   /* ERANGE, from B */
-		case 20: /* longer than B's room: T reads it */
-			r = getxattr("f", "user.big", t->big, sizeof(t->big));
-			break;
-		case 21: r = getxattr("f", "user.big", NULL, 0); break;
-		case 22: r = getxattr("d/../f", "user.t", b, 64); break;
-		default: continue;
-		}
-		t->res[i] = r < 0 ? -errno : r;
-		if (sandboxed())
-			t->answered[i] = by_b();
-	}
-	return 0;
+	return run_cases(a, xattr_case);
 }
 
 /* f gets user.t = "hello" and user.big, BIG_VALUE bytes */
