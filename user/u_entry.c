@@ -250,10 +250,8 @@ static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
 	if (!(SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) &&
 	    old->handler != (uint64_t)(uintptr_t)sandpit_signal_entry)
 		return r;
-	const uint64_t *w = &prev.handler;
-	for (int i = 0; i < 4; i++)
-		if (sandpit_put_user64((uint64_t *)old + i, w[i]) < 0)
-			return -14; /* EFAULT */
+	if (sandpit_copy_to_user(old, &prev, sizeof(prev)) < 0)
+		return -14; /* EFAULT */
 	return r;
 }
 
