@@ -296,6 +296,106 @@ TEST(inv8_forged_spin_hints_cost_wake_ups_never_an_answer)
 	EXPECT_EQ(0, R->bad);
 }
 
+/* T's CPU (MB_T_CPU) tells a slot's server in B which CPU to run on, so
+ * that B is not woken onto U's.  Rewritten all the time, to each of the
+ * process's CPUs in turn and to numbers that are none of them, it moves B's
+ * server among B's own CPUs only, and every call is answered. */
+#define FOLLOW_CALLS 300
+struct follow {
+	cpu_set_t cpus;          /* the process's, as B started with them */
+	unsigned target[2];      /* the CPU forged in each phase */
+	unsigned none[3];        /* numbers that are not among them */
+	ino_t ino;               /* /usr's, seen from outside */
+	volatile int phase, done;
+	volatile long writes, hits[2], calls[2], outside, bad;
+};
+
+static void *forge_t_cpu(void *a)
+{
+	struct follow *f = a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	for (uint32_t i = 0; !f->done; i++) {
+		unsigned v = i % 4 == 3 ? f->none[(i / 4) % 3] : f->target[f->phase];
+		__atomic_store_n(&mb->t_cpu, v, __ATOMIC_RELAXED);
+		f->writes++;
+	}
+	return NULL;
+}
+
+static int body_forged_t_cpu(void *a)
+{
+	struct follow *f = a;
+	pthread_t w;
+	victim_mb = my_mailbox();
+	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
+	if (pthread_create(&w, NULL, forge_t_cpu, f))
+		return 1;
+	while (f->writes < 1000)
+		;
+	for (int ph = 0; ph < 2; ph++) {
+		f->phase = ph;
+		for (int i = 0; i < FOLLOW_CALLS; i++) {
+			struct stat sb;
+			if (stat("/usr", &sb) != 0 || sb.st_ino != f->ino)
+				f->bad++;
+			f->calls[ph]++;
+			/* the CPU B's server took this request on */
+			unsigned cpu = __atomic_load_n(&sp->b_cpu, __ATOMIC_RELAXED);
+			if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &f->cpus))
+				f->outside++;
+			else if (cpu == f->target[ph])
+				f->hits[ph]++;
+		}
+	}
+	f->done = 1;
+	pthread_join(w, NULL);
+	return f->bad || f->outside ? 3 : 0;
+}
+
+TEST(inv8_forged_t_cpu_moves_b_only_among_its_own_cpus)
+{
+	struct follow *f = shared_page(sizeof(*f));
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(f->cpus), &f->cpus));
+	int n = 0;
+	unsigned first = 0, last = 0;
+	for (unsigned c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &f->cpus)) {
+			if (!n++)
+				first = c;
+			last = c;
+		}
+	f->target[0] = last;
+	f->target[1] = first;
+	unsigned missing = 0;
+	while (missing < CPU_SETSIZE && CPU_ISSET(missing, &f->cpus))
+		missing++;
+	f->none[0] = ~0u;
+	f->none[1] = CPU_SETSIZE + 3;
+	f->none[2] = missing < CPU_SETSIZE ? missing : ~0u;
+	struct stat sb;
+	ASSERT_EQ(0, stat("/usr", &sb));
+	f->ino = sb.st_ino;
+	char msg[4096];
+	int o = run_capture(body_forged_t_cpu, f, &(struct sandpit_options){ .mode = suite_mode() }, 60,
+			    msg, sizeof(msg));
+	TH_LOG("%d CPUs; rewrites %ld; B on the forged CPU %ld of %ld, then %ld of %ld; outside %ld, "
+	       "bad %ld; %s",
+	       n, f->writes, f->hits[0], f->calls[0], f->hits[1], f->calls[1], f->outside, f->bad, msg);
+	EXPECT_EQ(0, o);
+	EXPECT_LT(1000, f->writes);
+	EXPECT_EQ(FOLLOW_CALLS, f->calls[0]);
+	EXPECT_EQ(FOLLOW_CALLS, f->calls[1]);
+	EXPECT_EQ(0, f->bad);
+	EXPECT_EQ(0, f->outside);
+	/* B went where the forgery said, in both phases: the hint reached it
+	 * (on one CPU both phases name that CPU, and B never moves) */
+	EXPECT_LT(0, f->hits[0]);
+	EXPECT_LT(0, f->hits[1]);
+}
+
 /* ------------------------------------- a request rewritten during B's check */
 
 #define DEPTH 40

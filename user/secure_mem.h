@@ -34,7 +34,7 @@
 #define SP_VERDICT      8    /* SP_V_*, or < 0: return it                     */
 #define SP_NR           16
 #define SP_ARGS         24   /* 6 x u64                                        */
-#define SP_B_CPU        72   /* u32: CPU B's server runs on, ~0 while it waits  */
+#define SP_B_CPU        72   /* u32: CPU B's server took the last request on, ~0: none yet */
 #define SP_CFG_SLOT     76   /* u32: this thread's slot                          */
 #define SP_CFG_T_FD     80   /* T's end of U<->T                                */
 #define SP_CFG_TB_FD    84   /* P's end of T<->B: hangs up when B exits         */
