@@ -396,6 +396,112 @@ TEST(inv8_forged_t_cpu_moves_b_only_among_its_own_cpus)
 	EXPECT_LT(0, f->hits[1]);
 }
 
+/* U's CPU (MB_U_CPU) tells T it shares U's CPU, and in strict mode T then
+ * leaves it with a mask from the sealed secure memory.  Rewritten all the
+ * time to say so, it moves T among the process's CPUs only; the program
+ * still sees its own CPUs (sched_getaffinity of itself, which T makes in
+ * strict mode), a thread it creates gets all of them, and every call is
+ * answered.  In filter mode T never moves. */
+#define MOVE_CALLS 500
+struct moves {
+	cpu_set_t cpus;    /* the process's */
+	int ncpus, moves; /* moves: T may move (strict mode, two CPUs or more) */
+	volatile int done;
+	volatile long writes, calls, moved, outside, bad, thread_bad;
+};
+
+static void *forge_u_cpu(void *a)
+{
+	struct moves *m = a;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	while (!m->done) {
+		__atomic_store_n(&mb->u_cpu, __atomic_load_n(&mb->t_cpu, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		m->writes++;
+	}
+	return NULL;
+}
+
+static void *own_cpus(void *a)
+{
+	struct moves *m = a;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || !CPU_EQUAL(&set, &m->cpus))
+		m->thread_bad++;
+	return NULL;
+}
+
+static int body_forged_u_cpu(void *a)
+{
+	struct moves *m = a;
+	pthread_t w, t;
+	victim_mb = my_mailbox();
+	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
+	pid_t ttid = ((const volatile int32_t *)(uintptr_t)sp->tids)[sp->slot];
+	if (pthread_create(&w, NULL, forge_u_cpu, m))
+		return 1;
+	while (m->writes < 1000)
+		;
+	/* MOVE_CALLS, and on until T has moved (for 20 s at most): the
+	 * rewrite must land between T's note of its CPU and its check */
+	time_t until = time(NULL) + 20;
+	for (int i = 0; i < MOVE_CALLS || (!m->moved && m->moves && time(NULL) < until); i++) {
+		cpu_set_t set, both;
+		if (call_via_t() != 0)
+			m->bad++;
+		m->calls++;
+		/* T's CPUs, as the kernel has them */
+		if (sched_getaffinity(ttid, sizeof(set), &set) != 0) {
+			m->bad++;
+			continue;
+		}
+		CPU_AND(&both, &set, &m->cpus);
+		if (!CPU_EQUAL(&both, &set) || !CPU_COUNT(&set))
+			m->outside++;
+		else if (!CPU_EQUAL(&set, &m->cpus))
+			m->moved++;
+		/* the program's own, whatever T's are */
+		if (sched_getaffinity(0, sizeof(set), &set) != 0 || !CPU_EQUAL(&set, &m->cpus))
+			m->bad++;
+	}
+	/* a thread made once T has moved gets the process's CPUs */
+	if (pthread_create(&t, NULL, own_cpus, m) || pthread_join(t, NULL))
+		m->thread_bad++;
+	m->done = 1;
+	pthread_join(w, NULL);
+	return m->bad || m->outside || m->thread_bad ? 3 : 0;
+}
+
+TEST(inv8_forged_u_cpu_moves_t_only_among_the_process_cpus)
+{
+	struct moves *m = shared_page(sizeof(*m));
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(m->cpus), &m->cpus));
+	m->ncpus = CPU_COUNT(&m->cpus);
+	m->moves = suite_mode() == SANDPIT_MODE_STRICT && m->ncpus > 1;
+	char msg[4096];
+	int o = run_capture(body_forged_u_cpu, m, &(struct sandpit_options){ .mode = suite_mode() }, 60,
+			    msg, sizeof(msg));
+	TH_LOG("%d CPUs; rewrites %ld; calls %ld, after which T had left a CPU %ld; outside %ld, "
+	       "bad %ld, thread %ld; %s",
+	       m->ncpus, m->writes, m->calls, m->moved, m->outside, m->bad, m->thread_bad, msg);
+	EXPECT_EQ(0, o);
+	EXPECT_LT(1000, m->writes);
+	EXPECT_LE(MOVE_CALLS, m->calls);
+	EXPECT_EQ(0, m->bad);
+	EXPECT_EQ(0, m->outside);
+	EXPECT_EQ(0, m->thread_bad);
+	/* the forgery reached T: it left the CPU it was told U was on (on one
+	 * CPU there is nowhere to go, and in filter mode T stays) */
+	if (m->moves) {
+		EXPECT_LT(0, m->moved);
+	} else {
+		EXPECT_EQ(0, m->moved);
+	}
+}
+
 /* ------------------------------------- a request rewritten during B's check */
 
 #define DEPTH 40

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <link.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -415,6 +416,33 @@ static int make_descriptors(struct start *s)
 	return 0;
 }
 
+/* The CPU masks T leaves U's CPU with (SM_CPU_ALL): in strict mode, where U
+ * and T taking turns on one CPU costs a strict switch each way, and only
+ * where the process may run on two CPUs or more, all of them below 64; else
+ * T stays where the kernel puts it.  (In filter mode a shared CPU costs
+ * ordinary switches, and T's leaving it cost 8 threads at once a fifth.) */
+static void set_cpu_masks(struct secure_page *sp, enum sandpit_mode mode)
+{
+	cpu_set_t set;
+	uint64_t all = 0;
+
+	sp->cpu_masks = 0;
+	if (mode != SANDPIT_MODE_STRICT || sched_getaffinity(0, sizeof(set), &set) < 0 ||
+	    CPU_COUNT(&set) < 2)
+		return;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			if (c >= SM_CPU_ALL)
+				return;
+			all |= 1ull << c;
+		}
+	uint64_t *m = (uint64_t *)((char *)sp + (size_t)(SM_NSLOTS + SM_TID_PAGES) * SM_PAGE);
+	for (int c = 0; c < SM_CPU_ALL; c++)
+		m[c] = all & ~(1ull << c);
+	m[SM_CPU_ALL] = all;
+	sp->cpu_masks = (uint64_t)(uintptr_t)m;
+}
+
 /* T's configuration in slot 0's secure page (filter mode: the filter too),
  * B's configuration, and slot 0 for the calling thread. */
 static int configure(struct start *s)
@@ -429,6 +457,7 @@ static int configure(struct start *s)
 	sp->fd_lo = s->fd_lo;
 	sp->fd_hi = s->fd_hi;
 	sp->tids = (uint64_t)(uintptr_t)((char *)sp + (size_t)SM_NSLOTS * SM_PAGE);
+	set_cpu_masks(sp, s->mode);
 	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)s->table;

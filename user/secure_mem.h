@@ -47,7 +47,8 @@
                               * made for the first time (their numbers must
                               * be free); else they replace its last ones */
 #define SP_CFG_TIDS     112  /* u64: the T tid table (SM_NSLOTS x i32, 0 free) */
-#define SP_CFG_PAD0     120
+#define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_MASKS), 0: T never moves */
+#define SP_CFG_PAD0     128
 #define SP_CFG_TABLE    176  /* u64: address of the T table                    */
 #define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
 #define SP_NEW_SP       192  /* u64: SP_V_CLONE: the new thread's secure page  */
@@ -73,7 +74,13 @@
 /* after the secure pages, in the same sealed memfd: the T tid table, one
  * i32 per slot, written by B, read by T's NOT_TID rule */
 #define SM_TID_PAGES    ((SM_NSLOTS * 4 + SM_PAGE - 1) / SM_PAGE)
-#define SM_S_LEN        ((SM_NSLOTS + SM_TID_PAGES) * SM_PAGE)
+/* then one page of CPU masks, written by P before the seal: entry c (c <
+ * 64) is the process's CPUs at start without CPU c, for T to leave U's CPU
+ * with (sched_setaffinity, from memory U cannot write: invariant 8); entry
+ * SM_CPU_ALL is all of them, which T puts back before it clones a thread */
+#define SM_CPU_ALL      64
+#define SM_CPU_PAGES    1
+#define SM_S_LEN        ((SM_NSLOTS + SM_TID_PAGES + SM_CPU_PAGES) * SM_PAGE)
 
 /* verdicts */
 #define SP_V_EXEC       0    /* execute SP_NR with SP_ARGS                       */
@@ -195,7 +202,8 @@ struct secure_page {
 	int32_t pid, u_tid;
 	uint32_t spin, fds_new;
 	uint64_t tids; /* int32_t[SM_NSLOTS] */
-	uint64_t pad0[7];
+	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
+	uint64_t pad0[6];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
@@ -273,6 +281,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, t_fd) == SP_CFG_T_FD, "SP_
 _Static_assert(__builtin_offsetof(struct secure_page, pid) == SP_CFG_PID, "SP_CFG_PID");
 _Static_assert(__builtin_offsetof(struct secure_page, spin) == SP_CFG_SPIN, "SP_CFG_SPIN");
 _Static_assert(__builtin_offsetof(struct secure_page, tids) == SP_CFG_TIDS, "SP_CFG_TIDS");
+_Static_assert(__builtin_offsetof(struct secure_page, cpu_masks) == SP_CFG_CPU_MASKS, "SP_CFG_CPU_MASKS");
 _Static_assert(__builtin_offsetof(struct secure_page, slot) == SP_CFG_SLOT, "SP_CFG_SLOT");
 _Static_assert(__builtin_offsetof(struct secure_page, table) == SP_CFG_TABLE, "SP_CFG_TABLE");
 _Static_assert(__builtin_offsetof(struct secure_page, new_sp) == SP_NEW_SP, "SP_NEW_SP");

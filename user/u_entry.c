@@ -474,6 +474,12 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		if ((int)a0 == ARCH_SET_FS || (int)a0 == ARCH_GET_FS)
 			return u_arch_prctl(a0, a1);
 		break;
+	case __NR_sched_getaffinity:
+		/* "this thread" is U, not the T that may make the call, whose
+		 * CPUs can be fewer (it leaves U's: trusted_thread.S) */
+		if ((int)a0 == 0)
+			a0 = st->tid;
+		break;
 	}
 	long args[6] = { a0, a1, a2, a3, a4, a5 };
 	if (sandpit_exec_patch_on && (nr == __NR_mmap || nr == __NR_mprotect || nr == __NR_munmap ||
