@@ -334,9 +334,12 @@ static int body_forged_t_cpu(void *a)
 		return 1;
 	while (f->writes < 1000)
 		;
+	/* FOLLOW_CALLS a phase, and on until the rewrite has landed (for 20 s
+	 * at most): on a loaded machine the rewriter may not run for a while */
 	for (int ph = 0; ph < 2; ph++) {
 		f->phase = ph;
-		for (int i = 0; i < FOLLOW_CALLS; i++) {
+		time_t until = time(NULL) + 20;
+		for (int i = 0; i < FOLLOW_CALLS || (!f->hits[ph] && time(NULL) < until); i++) {
 			struct stat sb;
 			if (stat("/usr", &sb) != 0 || sb.st_ino != f->ino)
 				f->bad++;
@@ -386,8 +389,8 @@ TEST(inv8_forged_t_cpu_moves_b_only_among_its_own_cpus)
 	       n, f->writes, f->hits[0], f->calls[0], f->hits[1], f->calls[1], f->outside, f->bad, msg);
 	EXPECT_EQ(0, o);
 	EXPECT_LT(1000, f->writes);
-	EXPECT_EQ(FOLLOW_CALLS, f->calls[0]);
-	EXPECT_EQ(FOLLOW_CALLS, f->calls[1]);
+	EXPECT_LE(FOLLOW_CALLS, f->calls[0]);
+	EXPECT_LE(FOLLOW_CALLS, f->calls[1]);
 	EXPECT_EQ(0, f->bad);
 	EXPECT_EQ(0, f->outside);
 	/* B went where the forgery said, in both phases: the hint reached it
