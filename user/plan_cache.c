@@ -158,7 +158,8 @@ static int open_dir(bool create, const char **why)
 		return -1;
 	if (n <= 0 || (size_t)n >= sizeof dir)
 		return -1;
-	if (create)
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
 		for (char *s = dir + 1;; s++) {
 			if (*s == '/' || !*s) {
 				char c = *s;
@@ -170,7 +171,8 @@ static int open_dir(bool create, const char **why)
 			if (!*s)
 				break;
 		}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
@@ -555,10 +557,12 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) || listed(out, len, p, n) ||
 		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
 			continue;
-		/* a plan the child used is not made again (a hostile child can
-		 * only ask for the planning it could ask for anyway) */
-		if ((h.planned & (1u << i) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0) &&
-		    plan_file_at(p))
+		/* what the child planned itself is planned here for the cache;
+		 * a plan it took from the cache was verified against the file
+		 * when it was used, and each run verifies it again before use
+		 * (a hostile child can only ask for planning, or list a name
+		 * the next run finds no good plan for) */
+		if (h.planned & (1u << i) && plan_file_at(p))
 			continue;
 		memcpy(out + len, p, n);
 		out[len + n] = '\n';
