@@ -72,7 +72,13 @@ $(BUILD)/policy/default_policy.o: policy/default.policy
 
 # and its filter, compiled at build time (policy/tools/gen_filter.c) from
 # everything in policy/ but the filter itself
-GEN_OBJS := $(filter $(BUILD)/policy/%,$(filter-out $(BUILD)/policy/default_filter.o,$(LIB_OBJS)))
+# (with an empty model: the tools parse the whole text)
+GEN_OBJS := $(filter $(BUILD)/policy/%,$(filter-out $(BUILD)/policy/default_filter.o \
+	$(BUILD)/policy/default_model_bin.o,$(LIB_OBJS))) $(BUILD)/policy/no_model.o
+$(BUILD)/policy/no_model.o: policy/default_model_bin.S
+	@mkdir -p $(dir $@)
+	@: > $(BUILD)/policy/no_model.bin
+	$(CC) $(CPPFLAGS) -DSANDPIT_MODEL_BIN='"$(BUILD)/policy/no_model.bin"' -fPIC -c $< -o $@
 $(BUILD)/gen_filter: policy/tools/gen_filter.c $(GEN_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
 $(BUILD)/policy/default_filter.bin: $(BUILD)/gen_filter
@@ -80,6 +86,15 @@ $(BUILD)/policy/default_filter.bin: $(BUILD)/gen_filter
 $(BUILD)/policy/default_filter.o: policy/default_filter.S $(BUILD)/policy/default_filter.bin
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DSANDPIT_FILTER_BIN='"$(BUILD)/policy/default_filter.bin"' -fPIC -c $< -o $@
+
+# and its model: the calls as parsed (policy/tools/gen_model.c, policy/model.h)
+$(BUILD)/gen_model: policy/tools/gen_model.c $(GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
+$(BUILD)/policy/default_model.bin: $(BUILD)/gen_model
+	$(BUILD)/gen_model $@
+$(BUILD)/policy/default_model_bin.o: policy/default_model_bin.S $(BUILD)/policy/default_model.bin
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DSANDPIT_MODEL_BIN='"$(BUILD)/policy/default_model.bin"' -fPIC -c $< -o $@
 
 $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
@@ -223,10 +238,12 @@ check-asan: deps
 # (default 60); make check runs each for CHECK_FUZZ_SECONDS
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
-FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S
-$(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h)
+FUZZ_SRCS := $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) policy/default_policy.S \
+	policy/default_model_bin.S
+$(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy $(wildcard policy/*.h) \
+		$(BUILD)/policy/default_model.bin
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -g -O1 \
+	clang $(CPPFLAGS) -DSANDPIT_MODEL_BIN='"$(BUILD)/policy/default_model.bin"' $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
 		-lseccomp -lpthread
 

@@ -616,7 +616,7 @@ const char *policy_file_error(int e)
 	return file_error(e);
 }
 
-static int add_grants(struct policy *p, const char *const *allow_read,
+int policy_add_grants(struct policy *p, const char *const *allow_read,
 		      const char *const *allow_write, char *err, size_t errlen)
 {
 	int rc;
@@ -635,7 +635,7 @@ int policy_new_file(struct policy **out, const char *path, const char *const *al
 {
 	int rc = policy_parse_file(path, out, NULL, NULL, err, errlen);
 
-	if (rc == 0 && (rc = add_grants(*out, allow_read, allow_write, err, errlen)) < 0) {
+	if (rc == 0 && (rc = policy_add_grants(*out, allow_read, allow_write, err, errlen)) < 0) {
 		policy_free(*out);
 		*out = NULL;
 	}
@@ -647,17 +647,10 @@ int policy_new_file(struct policy **out, const char *path, const char *const *al
 extern const char sandpit_default_policy[];
 extern const uint64_t sandpit_default_policy_len;
 
-int policy_new_default(struct policy **out, const char *const *allow_read,
-		       const char *const *allow_write, char *err, size_t errlen)
+int policy_parse_default(struct policy **out, char *err, size_t errlen)
 {
-	int rc = policy_parse_text("policy/default.policy", sandpit_default_policy,
-				   (size_t)sandpit_default_policy_len,
-				   out, NULL, NULL, err, errlen);
-
-	if (rc == 0 && (rc = add_grants(*out, allow_read, allow_write, err, errlen)) < 0) {
-		policy_free(*out);
-		*out = NULL;
-	}
-	return rc;
+	return policy_parse_text(POLICY_DEFAULT_NAME, sandpit_default_policy,
+				 (size_t)sandpit_default_policy_len, out, NULL, NULL, err, errlen);
 }
+
 

@@ -120,6 +120,17 @@ static int store_call(struct policy *p, int nr, const struct policy_call *c, con
 	return 0;
 }
 
+int policy_load_call(struct policy *p, int nr, const struct policy_call *c)
+{
+	if (nr < 0 || nr >= POLICY_MAX_NR || p->calls[nr] || !c->mentioned || c->nrules < 0 ||
+	    c->nrules > POLICY_MAX_RULES)
+		return -EINVAL;
+	struct policy_call copy = *c;
+	copy.file = NULL;
+	copy.line = copy.nguard = 0;
+	return store_call(p, nr, &copy, "a call of the model", NULL, 0);
+}
+
 int policy_set(struct policy *p, const char *name, int cls, int errno_or_id, char *err,
 	       size_t errlen)
 {

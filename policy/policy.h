@@ -126,6 +126,18 @@ struct policy;
 int policy_new(struct policy **out);                  /* everything ENOSYS, no grants */
 int policy_new_default(struct policy **out, const char *const *allow_read,
 		       const char *const *allow_write, char *err, size_t errlen);
+#define POLICY_DEFAULT_NAME "policy/default.policy"
+/* The default's whole text parsed: what its build-time model is made from
+ * (policy/model.h), and what policy_new_default falls back to without one. */
+int policy_parse_default(struct policy **out, char *err, size_t errlen);
+/* The default from its model: 0, < 0 an error, 1 no model in this build. */
+int policy_default_model(struct policy **out, char *err, size_t errlen);
+/* --allow-read and --allow-write's grants, added to a policy */
+int policy_add_grants(struct policy *p, const char *const *allow_read,
+		      const char *const *allow_write, char *err, size_t errlen);
+/* A call's entry as the parser made it (the model's), for a number not
+ * given yet; its source is set with policy_set_source. */
+int policy_load_call(struct policy *p, int nr, const struct policy_call *c);
 void policy_free(struct policy *p);
 
 int policy_syscall_nr(const char *name, char *err, size_t errlen); /* x86-64 number */

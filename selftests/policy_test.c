@@ -939,4 +939,83 @@ TEST(the_dump_names_syscalls_by_name)
 	policy_free(p);
 }
 
+/* The default policy from its build-time model (policy/model.h) is the one
+ * its whole text makes: every call's entry and source, the default, the
+ * grants and denies, the T table and the filter.  And the model is there:
+ * policy_new_default does not fall back to parsing. */
+static int same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static long filter_bytes(const struct policy *p, char *buf, size_t cap)
+{
+	int fd = memfd_create("model", 0);
+	char err[256];
+	if (fd < 0 || policy_bpf_write_template(p, 100, 200, 0, fd, err, sizeof(err)) < 0)
+		return -1;
+	long n = pread(fd, buf, cap, 0);
+	close(fd);
+	return n;
+}
+
+TEST(default_policy_from_its_model_is_the_one_its_text_makes)
+{
+	struct policy *m, *t;
+	char err[512] = "";
+	ASSERT_EQ(0, policy_default_model(&m, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, policy_parse_default(&t, err, sizeof(err))) TH_LOG("%s", err);
+	int mentioned = 0, rules = 0;
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
+		const struct policy_call *a = policy_call(m, nr), *b = policy_call(t, nr);
+		EXPECT_EQ(b->mentioned, a->mentioned) TH_LOG("%d", nr);
+		EXPECT_EQ(b->cls, a->cls) TH_LOG("%d", nr);
+		EXPECT_EQ(b->err, a->err) TH_LOG("%d", nr);
+		ASSERT_EQ(b->nrules, a->nrules) TH_LOG("%d", nr);
+		EXPECT_EQ(0, memcmp(b->rules, a->rules, (size_t)b->nrules * sizeof(b->rules[0])))
+			TH_LOG("%d", nr);
+		EXPECT_EQ(0, memcmp(&b->proc, &a->proc, sizeof(b->proc))) TH_LOG("%d", nr);
+		EXPECT_TRUE(same_text(b->file, a->file)) TH_LOG("%d", nr);
+		EXPECT_EQ(b->line, a->line) TH_LOG("%d", nr);
+		EXPECT_EQ(b->nguard, a->nguard) TH_LOG("%d", nr);
+		mentioned += b->mentioned;
+		rules += b->nrules;
+	}
+	TH_LOG("%d calls, %d rules, %zu grants, %zu denies", mentioned, rules, policy_ngrants(t),
+	       policy_ndenies(t));
+	EXPECT_LT(300, mentioned);
+	int ca, ea, cb, eb;
+	policy_get_default(m, &ca, &ea);
+	policy_get_default(t, &cb, &eb);
+	EXPECT_EQ(cb, ca);
+	EXPECT_EQ(eb, ea);
+	ASSERT_EQ(policy_ngrants(t), policy_ngrants(m));
+	EXPECT_LT(0u, policy_ngrants(t));
+	for (size_t i = 0; i < policy_ngrants(t); i++) {
+		const struct policy_grant *a = policy_grant_at(m, i), *b = policy_grant_at(t, i);
+		EXPECT_STREQ(b->path, a->path);
+		EXPECT_EQ(b->writable, a->writable);
+		EXPECT_EQ(b->exact, a->exact);
+		EXPECT_TRUE(same_text(b->file, a->file));
+		EXPECT_EQ(b->line, a->line);
+	}
+	ASSERT_EQ(policy_ndenies(t), policy_ndenies(m));
+	EXPECT_LT(0u, policy_ndenies(t));
+	for (size_t i = 0; i < policy_ndenies(t); i++) {
+		EXPECT_STREQ(policy_deny_at(t, i)->pattern, policy_deny_at(m, i)->pattern);
+		EXPECT_EQ(policy_deny_at(t, i)->literal, policy_deny_at(m, i)->literal);
+	}
+	static struct tt_table ta, tb;
+	ASSERT_EQ(0, policy_compile_table(m, &ta, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, policy_compile_table(t, &tb, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0, memcmp(&ta, &tb, sizeof(ta)));
+	static char fa[1 << 16], fb[1 << 16];
+	long na = filter_bytes(m, fa, sizeof(fa)), nb = filter_bytes(t, fb, sizeof(fb));
+	ASSERT_LT(0, nb);
+	ASSERT_EQ(nb, na);
+	EXPECT_EQ(0, memcmp(fa, fb, (size_t)nb));
+	policy_free(m);
+	policy_free(t);
+}
+
 TEST_HARNESS_MAIN

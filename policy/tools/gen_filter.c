@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen_filter OUT\n");
 		return 2;
 	}
-	if (policy_new_default(&p, NULL, NULL, err, sizeof(err)) < 0) {
+	if (policy_parse_default(&p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gen_filter: %s\n", err);
 		return 1;
 	}
