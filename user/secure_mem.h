@@ -47,7 +47,7 @@
                               * made for the first time (their numbers must
                               * be free); else they replace its last ones */
 #define SP_CFG_TIDS     112  /* u64: the T tid table (SM_NSLOTS x i32, 0 free) */
-#define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_MASKS), 0: T never moves */
+#define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_ALL + 1), 0: T never moves */
 #define SP_CFG_PAD0     128
 #define SP_CFG_TABLE    176  /* u64: address of the T table                    */
 #define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
