@@ -652,5 +652,3 @@ int policy_parse_default(struct policy **out, char *err, size_t errlen)
 	return policy_parse_text(POLICY_DEFAULT_NAME, sandpit_default_policy,
 				 (size_t)sandpit_default_policy_len, out, NULL, NULL, err, errlen);
 }
-
-
