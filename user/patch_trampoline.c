@@ -102,16 +102,23 @@ static void rel32_init(void)
 	__atomic_store_n(&rel32_jmp, &jmp, __ATOMIC_RELEASE);
 }
 
+static int emit_copy(struct emit *e, const uint8_t *bytes, size_t n)
+{
+	if (e->cap - e->off < n)
+		return -ERANGE;
+	memcpy(e->buf + e->off, bytes, n);
+	e->off += n;
+	return 0;
+}
+
 static int emit_rel32(struct emit *e, const struct rel32_insn *t, uintptr_t target)
 {
 	int64_t rel = (int64_t)(target - (e->base + e->off + t->len));
 	int32_t v = (int32_t)rel;
 
-	if (!t->ok || rel != v || e->cap - e->off < t->len)
+	if (!t->ok || rel != v || emit_copy(e, t->bytes, t->len))
 		return -ERANGE;
-	memcpy(e->buf + e->off, t->bytes, t->len);
-	memcpy(e->buf + e->off + t->at, &v, sizeof v);
-	e->off += t->len;
+	memcpy(e->buf + e->off - t->len + t->at, &v, sizeof v);
 	return 0;
 }
 
@@ -182,15 +189,6 @@ static bool same_insn(const ZydisDecodedInstruction *ia, const ZydisDecodedOpera
 		if (!same_operand(ia, &a[i], pa, ib, &b[i], pb))
 			return false;
 	return true;
-}
-
-static int emit_copy(struct emit *e, const uint8_t *bytes, size_t n)
-{
-	if (e->cap - e->off < n)
-		return -ERANGE;
-	memcpy(e->buf + e->off, bytes, n);
-	e->off += n;
-	return 0;
 }
 
 /* The instruction at `a` into the trampoline: its own bytes when nothing in
