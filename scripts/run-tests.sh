@@ -30,6 +30,7 @@ done
 passed=0
 failed=0
 skipped=0
+failures=""
 n=0
 total=$(echo $runs | wc -w)
 echo "TAP version 13"
@@ -66,9 +67,17 @@ for r in $runs; do
 		echo "ok $n selftests: $name"
 	else
 		echo "not ok $n selftests: $name # exit=$rc"
+		# each failed test by name, repeated at the end where a reader of
+		# only the last lines (CI's summary) sees it
+		t_failed=$(sed -n 's/^not ok [0-9]* \(.*\)/\1/p' "$out" | tr '\n' ' ')
+		why=$(grep -m1 -E '^# .*:[0-9]+:.*(Expected|nope|Timeout|Error)' "$out")
+		failures="$failures
+# failed in $name: ${t_failed:-the run itself (exit=$rc)}${why:+
+$why}"
 	fi
 	rm -f "$out"
 done
 [ "$skipped" -eq 0 ] || echo "# $skipped skipped"
+[ -z "$failures" ] || echo "$failures" | sed 1d
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
