@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -537,6 +538,113 @@ static int body_eintr_sleep(void *a)
 TEST(signal_ends_a_wait_in_the_trusted_thread_with_eintr)
 {
 	EXPECT_EQ(0, outcome(run_sandboxed(body_eintr_sleep, NULL)));
+}
+
+/* "This thread" is the program's thread, not its T: a call whose pid 0 or
+ * clock names the calling thread (which T makes for it in strict mode)
+ * reads the thread's own CPU time, nice value, I/O priority, scheduling
+ * policy and CPUs.  A process outside the sandbox sets all but the CPU
+ * time on the thread's tid once the sandbox is on, so that U's values
+ * differ from T's (which keep what both had at start). */
+struct this_thread {
+	volatile pid_t tid;
+	volatile int set, setter_bad, checks;
+	int cpu; /* the one CPU it is moved to; -1: one CPU only */
+	long long cpu_ns, clock_ns;
+	int nice, batch, ioprio, cpus_ok, same_as_tid;
+};
+#define IOPRIO_BE_6 (2 << 13 | 6)
+
+static void set_from_outside(struct this_thread *t)
+{
+	for (int i = 0; i < 2000 && !t->tid; i++)
+		usleep(10000);
+	struct sched_param sp = { 0 };
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	if (t->cpu >= 0)
+		CPU_SET(t->cpu, &one);
+	if (!t->tid || setpriority(PRIO_PROCESS, t->tid, 7) ||
+	    sched_setscheduler(t->tid, SCHED_BATCH, &sp) ||
+	    syscall(SYS_ioprio_set, 1, t->tid, IOPRIO_BE_6) ||
+	    (t->cpu >= 0 && sched_setaffinity(t->tid, sizeof(one), &one)))
+		t->setter_bad = errno ? errno : -1;
+	t->set = 1;
+}
+
+static long long ns_of(clockid_t c)
+{
+	struct timespec ts;
+	return clock_gettime(c, &ts) ? -1 : ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int body_this_thread(void *a)
+{
+	struct this_thread *t = a;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	/* the thread's CPU clock by its tid, as pthread_getcpuclockid makes it */
+	clockid_t by_tid = (clockid_t)(~(unsigned)tid << 3 | 6);
+	t->tid = tid;
+	for (int i = 0; i < 2000 && !t->set; i++)
+		usleep(10000);
+	/* CPU time: CLOCK_THREAD_CPUTIME_ID read around the other clock counts
+	 * at least what it counts, 50 ms of this thread's work */
+	long long t0 = ns_of(CLOCK_THREAD_CPUTIME_ID), c0 = ns_of(by_tid), c1 = c0;
+	time_t until = time(NULL) + 10;
+	for (volatile unsigned long x = 0; c1 >= 0 && c1 - c0 < 50000000 && time(NULL) < until; x++)
+		if (!(x & 0xffff))
+			c1 = ns_of(by_tid);
+	long long t1 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	t->clock_ns = c1 - c0;
+	t->cpu_ns = t0 < 0 || t1 < 0 ? -1 : t1 - t0;
+	errno = 0;
+	t->nice = getpriority(PRIO_PROCESS, 0);
+	t->batch = sched_getscheduler(0) == SCHED_BATCH;
+	t->ioprio = (int)syscall(SYS_ioprio_get, 1, 0);
+	cpu_set_t set, by;
+	t->cpus_ok = !sched_getaffinity(0, sizeof(set), &set) && !sched_getaffinity(tid, sizeof(by), &by) &&
+		     CPU_EQUAL(&set, &by) && (t->cpu < 0 || (CPU_COUNT(&set) == 1 && CPU_ISSET(t->cpu, &set)));
+	struct sched_param p0, pt;
+	t->same_as_tid = getpriority(PRIO_PROCESS, tid) == t->nice && !sched_getparam(0, &p0) &&
+			 !sched_getparam(tid, &pt) && p0.sched_priority == pt.sched_priority;
+	t->checks = 1;
+	return 0;
+}
+
+TEST(calls_on_this_thread_act_on_the_programs_thread_not_t)
+{
+	struct this_thread *t = shared_page(sizeof(*t));
+	ASSERT_NE(NULL, t);
+	cpu_set_t all;
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	t->cpu = -1;
+	if (CPU_COUNT(&all) > 1) /* the last of them */
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &all))
+				t->cpu = c;
+	pid_t setter = fork();
+	ASSERT_LE(0, setter);
+	if (setter == 0) {
+		set_from_outside(t);
+		_exit(0);
+	}
+	struct sandpit_options o = { .mode = suite_mode() };
+	int r = outcome(run_sandboxed_opts(body_this_thread, t, &o, 60));
+	waitpid(setter, NULL, 0);
+	TH_LOG("setter %d; CPU time %lld ns by CLOCK_THREAD_CPUTIME_ID, %lld by the tid's clock; "
+	       "nice %d, batch %d, ioprio %#x, CPUs %d, as by tid %d",
+	       t->setter_bad, t->cpu_ns, t->clock_ns, t->nice, t->batch, t->ioprio, t->cpus_ok,
+	       t->same_as_tid);
+	ASSERT_EQ(0, r);
+	ASSERT_EQ(0, t->setter_bad);
+	ASSERT_EQ(1, t->checks);
+	EXPECT_LE(50000000, t->clock_ns);
+	EXPECT_LE(t->clock_ns, t->cpu_ns);
+	EXPECT_EQ(7, t->nice);
+	EXPECT_EQ(1, t->batch);
+	EXPECT_EQ(IOPRIO_BE_6, t->ioprio);
+	EXPECT_EQ(1, t->cpus_ok);
+	EXPECT_EQ(1, t->same_as_tid);
 }
 
 TEST_HARNESS_MAIN

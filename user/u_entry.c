@@ -430,6 +430,59 @@ long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, lo
 	return r;
 }
 
+/* "This thread" is U, not the T that makes the call in strict mode: a call
+ * whose pid 0 or clock means the calling thread names U's tid instead, so
+ * that it reads or sets U's CPUs, priority, scheduling or CPU time, not
+ * T's (T's CPUs can be fewer: it leaves U's, trusted_thread.S).  The same
+ * call, natively, in filter mode.  (getrusage(RUSAGE_THREAD) and prctl's
+ * thread name have no form that names a thread: ARCHITECTURE.md, Known
+ * limits.) */
+static void name_this_thread(long nr, long args[6], int tid)
+{
+	enum { PRIO_PROCESS_ = 0, IOPRIO_WHO_PROCESS_ = 1, CLOCK_THREAD_CPUTIME_ID_ = 3 };
+	int pid_arg = -1, clock_arg = -1;
+	switch (nr) {
+	case __NR_sched_getaffinity:
+	case __NR_sched_setaffinity:
+	case __NR_sched_getparam:
+	case __NR_sched_setparam:
+	case __NR_sched_getscheduler:
+	case __NR_sched_setscheduler:
+	case __NR_sched_getattr:
+	case __NR_sched_setattr:
+	case __NR_sched_rr_get_interval:
+		pid_arg = 0;
+		break;
+	case __NR_getpriority:
+	case __NR_setpriority:
+		if ((int)args[0] == PRIO_PROCESS_)
+			pid_arg = 1;
+		break;
+	case __NR_ioprio_get:
+	case __NR_ioprio_set:
+		if ((int)args[0] == IOPRIO_WHO_PROCESS_)
+			pid_arg = 1;
+		break;
+	case __NR_clock_gettime:
+	case __NR_clock_getres:
+	case __NR_timer_create:
+		clock_arg = 0;
+		break;
+	}
+	if (pid_arg >= 0 && (int)args[pid_arg] == 0)
+		args[pid_arg] = tid;
+	if (clock_arg >= 0) {
+		/* a CPU clock is ~pid << 3 | how, bit 2 "a thread's"; pid 0
+		 * and CLOCK_THREAD_CPUTIME_ID (the scheduler's clock, 2) are
+		 * the caller's */
+		unsigned c = (unsigned)args[clock_arg];
+		if (c == CLOCK_THREAD_CPUTIME_ID_)
+			c = ~0u << 3 | 4 | 2;
+		if ((c | 7) == ~0u && (c & 4))
+			args[clock_arg] = (int)(~(unsigned)tid << 3 | (c & 7));
+	}
+}
+
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
@@ -474,14 +527,9 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 		if ((int)a0 == ARCH_SET_FS || (int)a0 == ARCH_GET_FS)
 			return u_arch_prctl(a0, a1);
 		break;
-	case __NR_sched_getaffinity:
-		/* "this thread" is U, not the T that may make the call, whose
-		 * CPUs can be fewer (it leaves U's: trusted_thread.S) */
-		if ((int)a0 == 0)
-			a0 = st->tid;
-		break;
 	}
 	long args[6] = { a0, a1, a2, a3, a4, a5 };
+	name_this_thread(nr, args, st->tid);
 	if (sandpit_exec_patch_on && (nr == __NR_mmap || nr == __NR_mprotect || nr == __NR_munmap ||
 				      nr == __NR_mremap))
 		return sandpit_exec_call(nr, args, dispatch);
