@@ -60,16 +60,19 @@ int bench_startup(const struct bench_cfg *c);      /* sandpit run /bin/true, san
 int bench_memory(const struct bench_cfg *c);       /* per sandboxed thread */
 int bench_programs(const struct bench_cfg *c);     /* real programs under sandpit run */
 int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
+int bench_floor(const struct bench_cfg *c);        /* the hand-off alone (bench/floor.c) */
 
 /* DESIGN §10, checked against this run's rows. */
 /* the row names DESIGN §10's targets name */
 #define BENCH_PYTHON_IMPORTS "python3 -c 'import json, email, http.client'"
 #define BENCH_TAR_PREFIX "tar cf - "
+#define BENCH_FLOOR_ROW "round trip via a 2nd process"
+#define BENCH_FLOOR_CPUS_ROW "word round trip, two CPUs"
 #define BENCH_TRUE_ROW "/bin/true, fork+exec+wait"
 
 struct bench_target {
 	const char *path, *target;
-	char measured[160];
+	char measured[224];
 	int held; /* 1 held, 0 missed, -1 not measured */
 };
 int bench_targets(struct bench_target *out, int max);

@@ -168,6 +168,19 @@ static int target_ratio(struct bench_target *t, const char *path, const char *ta
 	return 1;
 }
 
+/* What this run's floor rows (bench/floor.c) say under a target: the
+ * least any implementation of the path can cost on this machine. */
+static void with_floor(struct bench_target *t, const char *floor_row, const char *native_row)
+{
+	const struct bench_row *f = got(floor_row, "floor"), *n = got(native_row, "native");
+	size_t used = strlen(t->measured);
+	char a[32];
+	if (!f || !n || n->median <= 0 || !used)
+		return;
+	snprintf(t->measured + used, sizeof(t->measured) - used, "; the hand-off alone: %s (%.2fx)",
+		 human(a, sizeof(a), f->median, f->unit), f->median / n->median);
+}
+
 int bench_targets(struct bench_target *out, int max)
 {
 	struct bench_target t[16];
@@ -206,8 +219,10 @@ int bench_targets(struct bench_target *out, int max)
 	k++;
 	k += target_ratio(&t[k], "memory-argument call via B: `open`+`close`", "<= 4x native in either mode",
 			  "open+close", 4);
+	with_floor(&t[k - 1], BENCH_FLOOR_ROW, "open+close");
 	k += target_ratio(&t[k], "memory-argument call via B: `stat`", "<= 4x native in either mode", "stat",
 			  4);
+	with_floor(&t[k - 1], BENCH_FLOOR_ROW, "stat");
 	k += target_ratio(&t[k], "the same, `stat` from 8 threads at once", "<= 8x native",
 			  "stat, 8 threads at once", 8);
 	/* fstat: a T round trip in strict mode is what getppid costs over native */
@@ -232,6 +247,7 @@ int bench_targets(struct bench_target *out, int max)
 			 human(a, sizeof(a), r->median, r->unit), human(b, sizeof(b), r->p10, r->unit),
 			 r2 ? human(c1, sizeof(c1), r2->median, r2->unit) : "not measured");
 		t[k].held = r->median <= 500;
+		with_floor(&t[k], BENCH_FLOOR_CPUS_ROW, "clock_gettime");
 	}
 	k++;
 	/* the data-heavy program: whichever size this run used */
@@ -313,6 +329,7 @@ static const char *group_titles[][2] = {
 	{ "memory", "Memory per sandboxed thread" },
 	{ "programs", "Real programs under `sandpit run` (wall clock, whole run)" },
 	{ "scaling", "Scaling: `stat` through B from several threads at once" },
+	{ "floor", "The hand-off floor: a call through a second process, nothing checked (bench/floor.c)" },
 };
 
 #define NGROUPS (sizeof(group_titles) / sizeof(group_titles[0]))

@@ -51,7 +51,7 @@ static char *slurp(const char *file)
  * time above zero, a ratio for every sandboxed per-call row, and a held
  * true or false for every target. */
 static const char checker[] =
-	"import json, sys\n"
+	"import json, os, sys\n"
 	"d = json.load(open(sys.argv[1]))\n"
 	"rows = {(r['name'], r['mode']): r for r in d['rows']}\n"
 	"calls = ['getppid', 'socket(AF_INET) denied', 'fcntl(F_GETFL)', 'mmap+munmap 4 KiB',\n"
@@ -70,6 +70,10 @@ static const char checker[] =
 	"         for n in (1, 2, 4, 8)]\n"
 	"want += [(n, m) for n in three for m in ('native', 'strict', 'filter')]\n"
 	"want += [('reserved per slot at start', 'layout')]\n"
+	"# the floor needs a second CPU (bench/floor.c)\n"
+	"two = len(os.sched_getaffinity(0)) > 1\n"
+	"if two:\n"
+	"    want += [(n, 'floor') for n in ('word round trip, two CPUs', 'round trip via a 2nd process')]\n"
 	"for prog in ('sha256sum', 'xz -T2', \"python3 -c 'import json'\", 'tar cf', 'sqlite3',\n"
 	"             'ls -l /usr/bin', \"python3 -c 'import json, email, http.client'\"):\n"
 	"    for m in ('native', 'strict', 'filter'):\n"
@@ -91,6 +95,8 @@ static const char checker[] =
 	"for t in d['targets']:\n"
 	"    assert t['held'] in (True, False), ('target not judged', t)\n"
 	"    assert t['measured'], t\n"
+	"    if t['path'].startswith('memory-argument call via B'):\n"
+	"        assert ('the hand-off alone' in t['measured']) == two, t\n"
 	"print('%d rows, %d targets' % (len(d['rows']), len(d['targets'])))\n";
 
 FIXTURE(bench)
