@@ -60,7 +60,8 @@ int bench_startup(const struct bench_cfg *c);      /* sandpit run /bin/true, san
 int bench_memory(const struct bench_cfg *c);       /* per sandboxed thread */
 int bench_programs(const struct bench_cfg *c);     /* real programs under sandpit run */
 int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
-int bench_floor(const struct bench_cfg *c);        /* the hand-off alone (bench/floor.c) */
+/* one round of the hand-off floor (bench/floor.c), in bench_calls' rounds */
+int bench_floor_round(const struct bench_cfg *c);
 
 /* DESIGN §10, checked against this run's rows. */
 /* the row names DESIGN §10's targets name */

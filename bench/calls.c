@@ -412,6 +412,7 @@ int bench_calls(const struct bench_cfg *c)
 		bench_progress(c, "per-call round %d/%d", r + 1, c->rounds);
 		for (int i = 0; i < NMODES; i++)
 			rc |= run_calls(c, (r + i) % NMODES, s);
+		rc |= bench_floor_round(c);
 	}
 	munmap(s, sizeof(*s));
 	return rc;

@@ -22,7 +22,7 @@ const char bench_usage[] =
 	"  --markdown     docs/BENCHMARKS.md's text instead of the table\n"
 	"  --plot=FILE    also write the per-call rows for gnuplot to FILE\n"
 	"  --only=GROUPS  some of: calls (per-call and sandpit_start), alternatives, startup,\n"
-	"                 memory, programs, scaling, floor\n"
+	"                 memory, programs, scaling\n"
 	"  --verbose      progress, and the programs' stderr, on stderr\n"
 	"Exit status: 0, 1 if a measurement failed (the rest is still printed), 2 bad usage.\n";
 
@@ -33,7 +33,6 @@ static const struct {
 	{ "calls", bench_calls },	    { "alternatives", bench_alternatives },
 	{ "startup", bench_startup },   { "memory", bench_memory },
 	{ "programs", bench_programs }, { "scaling", bench_scaling },
-	{ "floor", bench_floor },
 };
 #define NGROUPS (int)(sizeof(groups) / sizeof(groups[0]))
 
