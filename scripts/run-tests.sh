@@ -70,7 +70,7 @@ for r in $runs; do
 		# each failed test by name, repeated at the end where a reader of
 		# only the last lines (CI's summary) sees it
 		t_failed=$(sed -n 's/^not ok [0-9]* \(.*\)/\1/p' "$out" | tr '\n' ' ')
-		why=$(grep -m1 -E '^# .*:[0-9]+:.*(Expected|nope|Timeout|Error)' "$out")
+		why=$(grep -m1 -E '^# .*(:[0-9]+:.*Expected|terminated)' "$out")
 		failures="$failures
 # failed in $name: ${t_failed:-the run itself (exit=$rc)}${why:+
 $why}"
