@@ -119,18 +119,30 @@ static void *echo_thread(void *a)
 	return NULL;
 }
 
-static struct floor_shm *F;
-static uint64_t next_req;
-
+/* U's side: n round trips, through whichever thread answers */
 static void round_trips(long n, void *arg)
 {
-	(void)arg;
+	struct floor_shm *f = arg;
+	uint64_t r = atomic_load(&f->req);
 	for (long i = 0; i < n; i++) {
-		uint64_t r = ++next_req;
-		atomic_store(&F->req, r);
-		while (atomic_load(&F->res) != r)
+		atomic_store(&f->req, ++r);
+		while (atomic_load(&f->res) != r)
 			cpu_pause();
 	}
+}
+
+/* batches of round trips from CPU first to `answer`, a thread on CPU last */
+static int measure(struct floor_shm *f, void *(*answer)(void *), int first, int last, double *out)
+{
+	pthread_t t;
+	atomic_store(&f->req, 0);
+	atomic_store(&f->res, 0);
+	if (pin(last) < 0 || pthread_create(&t, NULL, answer, f) || pin(first) < 0)
+		return 1;
+	bench_batches(round_trips, f, f->batch_ns, FLOOR_BATCHES, out);
+	atomic_store(&f->req, UINT64_MAX);
+	pthread_join(t, NULL);
+	return 0;
 }
 
 static int floor_child(void *arg)
@@ -157,23 +169,8 @@ static int floor_child(void *arg)
 		return 1;
 	if (s == 0)
 		server(f);
-	pthread_t t, e;
-	F = f;
-	int rc = pthread_create(&e, NULL, echo_thread, f) || pin(first) < 0;
-	if (!rc) {
-		bench_batches(round_trips, NULL, f->batch_ns, FLOOR_BATCHES, f->echo);
-		atomic_store(&f->req, UINT64_MAX);
-		pthread_join(e, NULL);
-		atomic_store(&f->req, 0);
-		atomic_store(&f->res, 0);
-		next_req = 0;
-		rc = pin(last) < 0 || pthread_create(&t, NULL, t_thread, f) || pin(first) < 0;
-	}
-	if (!rc) {
-		bench_batches(round_trips, NULL, f->batch_ns, FLOOR_BATCHES, f->v);
-		atomic_store(&f->req, UINT64_MAX);
-		pthread_join(t, NULL);
-	}
+	int rc = measure(f, echo_thread, first, last, f->echo) ||
+		 measure(f, t_thread, first, last, f->v);
 	atomic_store(&f->stop, 1);
 	atomic_fetch_add(&f->bell, 1);
 	futex(&f->bell, FUTEX_WAKE, 1);
