@@ -70,31 +70,28 @@ $(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
 # the default policy is text embedded by policy/default_policy.S
 $(BUILD)/policy/default_policy.o: policy/default.policy
 
-# and its filter, compiled at build time (policy/tools/gen_filter.c) from
-# everything in policy/ but the filter itself
-# (with an empty model: the tools parse the whole text)
+# and its filter and its model, made at build time by policy/tools/gen_filter.c
+# and gen_model.c (policy/model.h: the calls as parsed) from everything in
+# policy/ but the two (with an empty model: the tools parse the whole text)
 GEN_OBJS := $(filter $(BUILD)/policy/%,$(filter-out $(BUILD)/policy/default_filter.o \
 	$(BUILD)/policy/default_model_bin.o,$(LIB_OBJS))) $(BUILD)/policy/no_model.o
+$(BUILD)/gen_filter $(BUILD)/gen_model: $(BUILD)/gen_%: policy/tools/gen_%.c $(GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
+$(BUILD)/policy/default_filter.bin $(BUILD)/policy/default_model.bin: $(BUILD)/policy/default_%.bin: $(BUILD)/gen_%
+	$< $@
+# an .S that embeds (.incbin) the file its macro $(1) names, $(2)
+define embed
+@mkdir -p $(dir $@)
+$(CC) $(CPPFLAGS) -D$(1)='"$(2)"' -fPIC -c $< -o $@
+endef
+$(BUILD)/policy/default_filter.o: policy/default_filter.S $(BUILD)/policy/default_filter.bin
+	$(call embed,SANDPIT_FILTER_BIN,$(word 2,$^))
+$(BUILD)/policy/default_model_bin.o: policy/default_model_bin.S $(BUILD)/policy/default_model.bin
+	$(call embed,SANDPIT_MODEL_BIN,$(word 2,$^))
 $(BUILD)/policy/no_model.o: policy/default_model_bin.S
 	@mkdir -p $(dir $@)
 	@: > $(BUILD)/policy/no_model.bin
-	$(CC) $(CPPFLAGS) -DSANDPIT_MODEL_BIN='"$(BUILD)/policy/no_model.bin"' -fPIC -c $< -o $@
-$(BUILD)/gen_filter: policy/tools/gen_filter.c $(GEN_OBJS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
-$(BUILD)/policy/default_filter.bin: $(BUILD)/gen_filter
-	$(BUILD)/gen_filter $@
-$(BUILD)/policy/default_filter.o: policy/default_filter.S $(BUILD)/policy/default_filter.bin
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DSANDPIT_FILTER_BIN='"$(BUILD)/policy/default_filter.bin"' -fPIC -c $< -o $@
-
-# and its model: the calls as parsed (policy/tools/gen_model.c, policy/model.h)
-$(BUILD)/gen_model: policy/tools/gen_model.c $(GEN_OBJS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
-$(BUILD)/policy/default_model.bin: $(BUILD)/gen_model
-	$(BUILD)/gen_model $@
-$(BUILD)/policy/default_model_bin.o: policy/default_model_bin.S $(BUILD)/policy/default_model.bin
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DSANDPIT_MODEL_BIN='"$(BUILD)/policy/default_model.bin"' -fPIC -c $< -o $@
+	$(call embed,SANDPIT_MODEL_BIN,$(BUILD)/policy/no_model.bin)
 
 $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
