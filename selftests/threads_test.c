@@ -402,10 +402,16 @@ static void on_tick(int sig)
 		nested_bad++;
 }
 
+/* what the loop saw, for the log when a getppid is wrong */
+struct nested_seen {
+	volatile long want, got, at;
+};
+
 static int body_nested(void *a)
 {
-	(void)a;
+	struct nested_seen *seen = a;
 	nested_ppid = getppid();
+	seen->want = seen->got = nested_ppid;
 	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
 	if (sigaction(SIGALRM, &sa, NULL))
 		return 1;
@@ -414,8 +420,12 @@ static int body_nested(void *a)
 		return 2;
 	struct stat sb;
 	for (int i = 0; i < 20000; i++) {
-		if (getppid() != nested_ppid)
+		pid_t p = getppid();
+		if (p != nested_ppid) {
+			seen->got = p;
+			seen->at = i;
 			return 3;
+		}
 		if (i % 16 == 0 && stat("/etc/passwd", &sb) != 0)
 			return 4;
 	}
@@ -426,7 +436,12 @@ static int body_nested(void *a)
 
 TEST(signal_handler_calls_while_a_trusted_call_is_in_flight)
 {
-	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_nested, NULL, NULL, 60)));
+	struct nested_seen *seen = shared_page(sizeof(*seen));
+	ASSERT_NE(NULL, seen);
+	int o = outcome(run_sandboxed_opts(body_nested, seen, NULL, 60));
+	/* a wrong parent first, with what was answered instead and when */
+	EXPECT_EQ(seen->want, seen->got) TH_LOG("getppid %ld of 20000 answered %ld", seen->at, seen->got);
+	EXPECT_EQ(0, o);
 }
 
 static int body_eintr_read(void *a)
