@@ -8,11 +8,14 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "u_state.h"
 
 #define K_SA_RESTORER 0x04000000
 struct k_act {
@@ -71,6 +74,135 @@ static int first_difference(const struct answers *a, const struct answers *b)
 		TH_LOG("answer %d: native %ld, sandboxed %ld", d, d < 0 ? 0 : nat->v[d], \
 		       d < 0 ? 0 : box->v[d]);                                           \
 	} while (0)
+
+/* ------------------------------------------------ every call made once */
+
+/* A storm of signals whose handler makes calls of its own, while the
+ * program alternates calls whose answers differ: every call is made once
+ * and gets its own answer, wherever a signal lands (between the sequence
+ * number and the request, while T works, between the answer and its copy
+ * to the program's buffer).  The handler has no SA_RESTART, so each
+ * signal that landed inside a request is counted by the entry
+ * (norestart_ran, its handler put off until the request was done). */
+struct storm {
+	long calls, wrong, handled, handler_wrong, landed, through_t, first_what, first_got;
+	long dumpable;
+	ino_t ino_a;
+	off_t size_a, size_b;
+};
+static struct storm *STORM;
+static char storm_a[64], storm_b[64], storm_c[64];
+
+static void on_storm(int sig)
+{
+	struct stat sb;
+	(void)sig;
+	int fd = open(storm_c, O_RDONLY);
+	if (fd < 0 || stat(storm_c, &sb) || sb.st_size != 3 ||
+	    syscall(SYS_tgkill, getpid(), gettid(), 0) != 0)
+		STORM->handler_wrong++;
+	if (fd >= 0)
+		close(fd);
+	STORM->handled++;
+}
+
+static void storm_wrong(long what, long got)
+{
+	if (!STORM->wrong++) {
+		STORM->first_what = what;
+		STORM->first_got = got;
+	}
+}
+
+static int body_storm(void *a)
+{
+	long want = *(long *)a;
+	struct stat sb;
+	struct sigaction sa = { .sa_handler = on_storm }; /* no SA_RESTART */
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	struct u_state *st = state_of(my_mailbox());
+	uint64_t seq0 = st->seq, ran0 = st->norestart_ran;
+	STORM->dumpable = prctl(PR_GET_DUMPABLE);
+	struct itimerval it = { .it_interval = { 0, 200 }, .it_value = { 0, 200 } };
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		return 2;
+	for (long i = 0; i < want; i += 5) {
+		/* two calls T makes, answers 1 and 0 */
+		long d = prctl(PR_GET_DUMPABLE);
+		if (d != STORM->dumpable)
+			storm_wrong(1, d);
+		long k = syscall(SYS_tgkill, getpid(), gettid(), 0);
+		if (k != 0)
+			storm_wrong(2, k);
+		/* two B answers of different sizes, copied out after T returns */
+		if (stat(storm_a, &sb) || sb.st_size != STORM->size_a)
+			storm_wrong(3, sb.st_size);
+		if (stat(storm_b, &sb) || sb.st_size != STORM->size_b)
+			storm_wrong(4, sb.st_size);
+		/* a path carried with the request */
+		int fd = open(storm_a, O_RDONLY);
+		if (fd < 0 || fstat(fd, &sb) || sb.st_ino != STORM->ino_a)
+			storm_wrong(5, fd < 0 ? -errno : (long)sb.st_ino);
+		if (fd >= 0)
+			close(fd);
+		STORM->calls += 5;
+	}
+	struct itimerval off = { 0 };
+	setitimer(ITIMER_REAL, &off, NULL);
+	STORM->through_t = (long)(st->seq - seq0);
+	STORM->landed = (long)(st->norestart_ran - ran0);
+	return 0;
+}
+
+static void storm_file(char *path, size_t len, const char *name, const char *bytes)
+{
+	snprintf(path, len, "/tmp/sandpit-storm-%d-%s", getpid(), name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0) {
+		if (write(fd, bytes, strlen(bytes)) < 0)
+			path[0] = 0;
+		close(fd);
+	}
+}
+
+FIXTURE(storm) {};
+FIXTURE_SETUP(storm) {}
+FIXTURE_TEARDOWN(storm) {}
+
+TEST_F_TIMEOUT(storm, every_call_made_once_under_a_signal_storm_whose_handler_makes_calls, 120)
+{
+	const char *e = getenv("SANDPIT_STORM_CALLS");
+	long want = e ? atol(e) : 50000;
+	struct stat sb;
+	STORM = shared_page(sizeof(*STORM));
+	ASSERT_NE(NULL, STORM);
+	memset(STORM, 0, sizeof(*STORM));
+	storm_file(storm_a, sizeof(storm_a), "a", "a");
+	storm_file(storm_b, sizeof(storm_b), "b", "bbbbbbb");
+	storm_file(storm_c, sizeof(storm_c), "c", "ccc");
+	ASSERT_EQ(0, stat(storm_a, &sb));
+	STORM->ino_a = sb.st_ino;
+	STORM->size_a = 1;
+	STORM->size_b = 7;
+	const char *r[] = { "/tmp", NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	int out = outcome(run_sandboxed_opts(body_storm, &want, &o, 110));
+	unlink(storm_a);
+	unlink(storm_b);
+	unlink(storm_c);
+	ASSERT_EQ(0, out) TH_LOG("after %ld calls, %ld handlers", STORM->calls, STORM->handled);
+	TH_LOG("%ld calls, %ld through T, %ld handlers ran, %ld of them landed inside a request",
+	       STORM->calls, STORM->through_t, STORM->handled, STORM->landed);
+	EXPECT_EQ(0, STORM->wrong)
+	TH_LOG("first wrong answer: call %ld answered %ld", STORM->first_what, STORM->first_got);
+	EXPECT_EQ(0, STORM->handler_wrong);
+	/* the attack ran: every call went to T, the storm landed inside them */
+	EXPECT_LE(want, STORM->calls);
+	EXPECT_NE(0, STORM->dumpable); /* its answer differs from tgkill's */
+	EXPECT_LE(STORM->calls, STORM->through_t);
+	EXPECT_LT(100, STORM->landed);
+}
 
 /* ----------------------------------------------------- the 2009 behaviours */
 

@@ -45,7 +45,14 @@ struct u_state {
 	/* deferred handlers run without SA_RESTART: a call T gave up for one
 	 * of them ends with EINTR, otherwise it is made again */
 	uint64_t norestart_ran;
+	/* where the request in flight is (FLIGHT_*), for a handler that
+	 * lands meanwhile: one word, written as the request moves on */
+	uint32_t flight;
 };
+#define FLIGHT_NONE  0 /* none, or one of sandpit's own waits (handlers wait) */
+#define FLIGHT_BUILD 1 /* its number taken, the mailbox being written: handlers wait */
+#define FLIGHT_SENT  2 /* T has it; seq and res_seq tell whether it is answered */
+#define FLIGHT_TAKEN 3 /* answered, its results being read: handlers wait */
 _Static_assert(__builtin_offsetof(struct u_state, tid) == US_TID, "US_TID");
 _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its page");
 
@@ -156,6 +163,18 @@ uintptr_t u_signal_enter(int sig, void *info, void *uc) __attribute__((visibilit
 void u_signal_leave(void *uc) __attribute__((visibility("hidden")));
 void sandpit_signal_entry(void) __attribute__((visibility("hidden")));
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
+
+/* T may be blocked in the call of request seq (a read, a send, a futex, a
+ * sleep, a poll...) while a handler waits for it: B interrupts it, and it
+ * ends or restarts as the kernel would end U's own.  Once a request. */
+static inline void u_interrupt_t(struct u_state *st, uint64_t seq)
+{
+	if (st->intr_seq == seq)
+		return;
+	st->intr_seq = seq;
+	uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */
+	sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot, sizeof(slot), 0, 0, 0);
+}
 void u_raise_due(struct u_state *st) __attribute__((visibility("hidden")));
 extern struct sigtab *sandpit_sigtab __attribute__((visibility("hidden")));
 /* asm/x86_64/syscall.S: block in read(fd) unless *counter != seen; a

@@ -24,7 +24,8 @@ static void wake_t(const struct u_state *st)
 static long call_trusted(struct u_state *st, long nr, const long args[6])
 {
 	struct mailbox *mb = st->mb;
-	uint64_t seq = ++st->seq;
+	/* one instruction: a handler never finds the number half taken */
+	uint64_t seq = __atomic_add_fetch(&st->seq, 1, __ATOMIC_SEQ_CST);
 	unsigned cpu = sandpit_getcpu();
 
 	mb->nr = nr;
@@ -32,9 +33,14 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 		mb->args[i] = args[i];
 	mb->u_cpu = cpu;
 	__atomic_store_n(&mb->req_seq, seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->flight, FLIGHT_SENT, __ATOMIC_SEQ_CST);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
 		wake_t(st);
+	/* a handler put off while the request was being written could not
+	 * ask B to interrupt it: it is asked now, for T may block in it */
+	if (__atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_interrupt_t(st, seq);
 
 	/* res_seq can pass seq: a handler's own requests, answered after ours */
 	for (;;) {
@@ -52,7 +58,26 @@ static long call_trusted(struct u_state *st, long nr, const long args[6])
 		sandpit_wait_result(st->u_fd, &mb->res_seq, seq);
 		__atomic_store_n(&mb->u_sleep, 0, __ATOMIC_RELAXED);
 	}
+	__atomic_store_n(&st->flight, FLIGHT_TAKEN, __ATOMIC_SEQ_CST);
 	return mb->result;
+}
+
+/* The start and the end of a request: from before its number is taken
+ * until its answer is read, a handler that lands is put off, or run at
+ * once in the one state where nothing of the request's can be trodden
+ * on (program_handler).  At the end, the handlers put off run. */
+static void begin_request(struct u_state *st)
+{
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st->flight, FLIGHT_BUILD, __ATOMIC_SEQ_CST);
+}
+
+static void end_request(struct u_state *st)
+{
+	__atomic_store_n(&st->flight, FLIGHT_NONE, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
+	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_run_deferred(st);
 }
 
 /* A call B checks a path of: the path goes with the request (MB_PATH), so
@@ -95,7 +120,7 @@ static long copy_answer(const struct u_state *st, const long args[6])
 static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
 {
 	struct u_state *st = u_self();
-	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	begin_request(st);
 	if ((unsigned long)nr < TT_MAX_NR && sandpit_u_path_arg[nr] != 0xff)
 		carry_path(st->mb, nr, args);
 	long r = call_trusted(st, nr, args);
@@ -105,9 +130,7 @@ static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
 		res23[0] = st->mb->res2;
 		res23[1] = st->mb->res3;
 	}
-	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
-	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-		u_run_deferred(st);
+	end_request(st);
 	return r;
 }
 
@@ -117,12 +140,15 @@ static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
  * SA_RESTART, then EINTR.  (Calls the kernel never restarts, such as
  * poll or nanosleep, come back from T with EINTR itself.) */
 #define ERESTARTSYS_ 512
+#define ERESTARTNOINTR_ 513 /* T's interrupt came before the call: made again */
 long u_call_trusted(long nr, const long args[6])
 {
 	struct u_state *st = u_self();
 	for (;;) {
 		uint64_t ran = st->norestart_ran;
 		long r = call_trusted_res(nr, args, 0);
+		if (r == -ERESTARTNOINTR_)
+			continue;
 		if (r != -ERESTARTSYS_)
 			return r;
 		if (st->norestart_ran != ran)
@@ -223,7 +249,8 @@ static long __attribute__((noreturn)) u_exit(long code)
 	for (int i = 0; i < 6; i++)
 		mb->args[i] = 0;
 	mb->args[0] = (uint64_t)code; /* T ends with it too: the last to end gives P's status */
-	__atomic_store_n(&mb->req_seq, ++st->seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&mb->req_seq, __atomic_add_fetch(&st->seq, 1, __ATOMIC_SEQ_CST),
+			 __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
 		wake_t(st);
@@ -339,8 +366,8 @@ static void report_denied(struct u_state *st, long nr, const long a[6], long r, 
 		return;
 	}
 	st->nreported++;
-	/* a handler's own report waits until this one is B's (depth) */
-	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	/* a handler's own report waits until this one is B's */
+	begin_request(st);
 	struct u_denial *d = &st->denial;
 	d->nr = (uint64_t)nr;
 	for (int i = 0; i < 6; i++)
@@ -350,9 +377,7 @@ static void report_denied(struct u_state *st, long nr, const long a[6], long r, 
 	d->caller = st->caller;
 	long none[6] = { 0 };
 	call_trusted(st, SANDPIT_NR_DENIED, none);
-	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
-	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-		u_run_deferred(st);
+	end_request(st);
 }
 
 /* ppoll, pselect6, epoll_pwait and epoll_pwait2 carry a signal mask for

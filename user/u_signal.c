@@ -148,12 +148,26 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 	sv->restore = 0;
 	struct mailbox *mb = st->mb;
 	if (__atomic_load_n(&st->depth, __ATOMIC_SEQ_CST) > 0) {
-		int answered = __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
+		/* A request is in flight.  Its handler runs now only where
+		 * nothing of the request's can be trodden on: T has it, and has
+		 * answered it with a result in the mailbox (which is kept for it
+		 * below), or it is the very call that sent this signal to this
+		 * thread.  Everywhere else (the number taken and the mailbox
+		 * being written, an answer of B's still in the secure page, the
+		 * results being read, sandpit's own waits) the handler is put
+		 * off until the request is done, as if the signal had come just
+		 * after the call. */
+		uint32_t flight = __atomic_load_n(&st->flight, __ATOMIC_SEQ_CST);
+		int sent = flight == FLIGHT_SENT;
+		int answered = sent && __atomic_load_n(&mb->res_seq, __ATOMIC_SEQ_CST) >= st->seq;
 		/* an alternate stack change asked through SANDPIT_SIG
 		 * (ask_through_sandpit_sig) waits for its answer: it waits too */
 		int asking = __atomic_load_n(&st->self_req, __ATOMIC_SEQ_CST) !=
 			     __atomic_load_n(&st->self_done, __ATOMIC_SEQ_CST);
-		if ((!answered && !raised_by_request(st, mb, sig)) || asking) {
+		int now = sent && !asking &&
+			  ((answered && mb->result != -SP_ANSWERED) ||
+			   (!answered && raised_by_request(st, mb, sig)));
+		if (!now) {
 			uint32_t n = st->ndeferred;
 			for (uint32_t i = 0; i < n; i++)
 				if (st->deferred[i].sig == sig)
@@ -164,15 +178,9 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 					   sizeof(st->deferred[n].info));
 				__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
 			}
-			/* T may be blocked in a call for U (a read, a send, a
-			 * futex, a sleep, a poll...): B interrupts it, and it ends
-			 * or restarts as the kernel would end U's own */
-			if (st->intr_seq != st->seq) {
-				st->intr_seq = st->seq;
-				uint16_t slot = (uint16_t)st->slot; /* B reads slots as u16 */
-				sandpit_raw_syscall6(1 /* write */, st->tb_fd, (long)&slot,
-						     sizeof(slot), 0, 0, 0);
-			}
+			/* a request still being written asks B itself once sent */
+			if (sent && !answered)
+				u_interrupt_t(st, st->seq);
 			return 0;
 		}
 		/* The request is answered (only its result is left to read), or
@@ -190,6 +198,7 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		sv->depth = st->depth;
 		sv->u_sleep = __atomic_load_n(&mb->u_sleep, __ATOMIC_SEQ_CST);
 		st->depth = 0;
+		st->flight = FLIGHT_NONE;
 	}
 	sv->vblocked = st->vblocked;
 	if (a->flags & SA_RESETHAND_)
@@ -220,6 +229,7 @@ void u_signal_leave(void *ucv)
 	u_raise_due(st);
 	if (sv->restore) {
 		struct mailbox *mb = st->mb;
+		st->flight = FLIGHT_SENT; /* the only state a handler runs in at once */
 		st->depth = sv->depth;
 		__atomic_store_n(&mb->u_sleep, sv->u_sleep, __ATOMIC_SEQ_CST);
 		/* the handler's own requests came after ours and overwrote its

@@ -26,6 +26,7 @@
 #define SIG_UNBLOCK 1
 #define FUTEX_WAIT_BITSET 9
 #define ERESTARTSYS 512 /* the kernel's own: U re-issues the call per SA_RESTART */
+#define ERESTARTNOINTR 513 /* the call was never made: U makes it, whatever the handler */
 /* a ucontext's rax, rbx, rip (uc_mcontext at 40, gregs in the kernel's order) */
 #define UC_RAX   (40 + 13 * 8)
 #define UC_RBX   (40 + 11 * 8)
@@ -632,10 +633,13 @@ trusted_thread_main:
  * interrupt signal through: if a handler must run in U, B sends it and
  * sandpit_intr_handler ends the call as the kernel would have ended it for
  * U.  It tells where the interrupt landed from the interrupted rip:
- *   before the call, or at .Lwait_call (the kernel rewound a call that
- *     said -ERESTARTSYS, T's handler being SA_RESTART): U gets
- *     -ERESTARTSYS, and re-issues the call unless a handler that ran
- *     lacks SA_RESTART (then EINTR), as the kernel restarts U's call;
+ *   before the call: it was never made, and U gets -ERESTARTNOINTR and
+ *     makes it after the handler, as natively a signal that comes before
+ *     a call runs its handler and then the call;
+ *   at .Lwait_call (the kernel rewound a call that said -ERESTARTSYS,
+ *     T's handler being SA_RESTART): U gets -ERESTARTSYS, and re-issues
+ *     the call unless a handler that ran lacks SA_RESTART (then EINTR),
+ *     as the kernel restarts U's call;
  *   at .Lwait_done: the call's own result, in the frame's rax (-EINTR
  *     for calls the kernel never restarts, or a result that consumed
  *     something, which must not be lost);
@@ -1225,8 +1229,13 @@ sandpit_intr_handler:
 	jne 1f
 	mov UC_RAX(%r9), %rbx
 	jmp 2f
-1:	jb 2f
-	lea .Lwait_blocked(%rip), %rax
+1:	ja 3f
+	lea .Lwait_call(%rip), %rax
+	cmp %rax, %rcx
+	jae 2f
+	mov $-ERESTARTNOINTR, %rbx
+	jmp 2f
+3:	lea .Lwait_blocked(%rip), %rax
 	cmp %rax, %rcx
 	ja 2f
 	mov UC_RBX(%r9), %rbx
