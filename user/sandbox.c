@@ -468,9 +468,14 @@ static int configure(struct start *s)
 	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)s->table;
+	/* U's wake-ups and sleeps on its eventfds, and B's socket, pass the
+	 * filter whatever the policy says of read and write (policy.h) */
+	struct policy_runtime rt = { .pid = s->pid, .fd_lo = s->fd_lo, .fd_hi = s->fd_hi,
+				     .own_tb = s->tb_fd, .own_t = slots_t_fd(s->fd_lo, 0),
+				     .own_n = s->nslots };
 	if (s->mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), s->pid, s->fd_lo,
-			     s->fd_hi, sp->fprog, s->perr, sizeof(s->perr))) < 0)
+	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), &rt, sp->fprog, s->perr,
+			     sizeof(s->perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s",
 			    s->perr[0] ? s->perr : strerror(-r));
 	if (s->mode == SANDPIT_MODE_FILTER)
