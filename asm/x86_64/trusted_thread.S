@@ -391,8 +391,10 @@ trusted_thread_main:
 	je .Lprocess
 	cmp $TT_EMU, %ecx
 	je .Lemu
+	/* a call the policy kills: B names it and the line that kills it
+	 * (user/denial_log.c), then P dies, whatever B answers (.Lverdict) */
 	cmp $TT_KILL, %ecx
-	je .Lkill
+	je .Lprocess
 	cmp $TT_DENY, %ecx
 	jne .Lenosys
 	movslq TTE_ERR(%rbx), %rax
@@ -858,7 +860,14 @@ trusted_thread_main:
 	mov SP_NEW_SP(%r15), %r11
 	cmp SP_SEQ(%r15), %rbx
 	jne .Ldie_proto
-	/* an exit verdict answers exactly an exit request */
+	/* a call the policy kills (T's own register and the table, never
+	 * the verdict, which B made from the mailbox's copy): P dies */
+	movq %xmm0, %rcx
+	cmp $TT_MAX_NR, %rcx
+	jae 2f
+	cmpb $TT_KILL, TT_ENTRIES + TTE_CLS(%r13,%rcx,8)
+	je .Lkill
+2:	/* an exit verdict answers exactly an exit request */
 	movq %xmm0, %rcx
 	cmp $SANDPIT_NR_THREAD_EXIT, %rcx
 	sete %cl
