@@ -153,7 +153,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 
 # run_test drives `sandpit run`: the command, and an attacker program
 # linked both ways
-$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static
+$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
+	$(BUILD)/selftests/tiny
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;
 # bench_test runs `sandpit bench --quick`
 $(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit
@@ -193,6 +194,10 @@ $(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
 $(BUILD)/bench_static_true: selftests/programs/static_true.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
+# run_test's program for the smallest policies: no libc, raw calls only
+$(BUILD)/selftests/tiny: selftests/programs/tiny.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -o $@ $<
 $(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
 	@mkdir -p $(dir $@)
 	$(CC) -static -nostdlib -s -o $@ $<
@@ -350,7 +355,7 @@ bench-docs: deps
 INSTALL_PATH ?= $(BUILD)/kselftest
 .PHONY: kselftest-install
 kselftest-install: all $(TESTS) $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
-		$(BUILD)/selftests/unwind_read $(NO_UNWIND_PROGS)
+		$(BUILD)/selftests/tiny $(BUILD)/selftests/unwind_read $(NO_UNWIND_PROGS)
 	@./scripts/kselftest-install.sh $(BUILD) $(INSTALL_PATH) --modes $(MODE_TESTS) \
 		--once $(ONCE_TESTS) --fallbacks $(FALLBACK_TESTS)
 

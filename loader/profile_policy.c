@@ -156,10 +156,10 @@ static const struct {
 	{ "rt_sigaction", "rt_sigreturn" },
 };
 
-/* always there: how a program and its threads end, how a handler returns,
- * and how sandpit's patcher reads /proc/self/maps when the program maps
- * code (user/patch.c) */
-static const char *const always[] = { "exit", "exit_group", "rt_sigreturn", "openat" };
+/* always there: how a program and its threads end, how a handler returns
+ * (sandpit's run-time patcher reads /proc/self/maps on a descriptor of its
+ * own, and needs neither openat nor a grant of /proc/self) */
+static const char *const always[] = { "exit", "exit_group", "rt_sigreturn" };
 #define NALWAYS (sizeof(always) / sizeof(always[0]))
 
 struct line {
@@ -417,15 +417,11 @@ int profile_write_policy(struct profile_record *r, FILE *f)
 	if (r->looked_at_root)
 		fprintf(f, "\n# it also looked at / itself, which is not granted: a grant of /\n"
 			   "# would cover every file\n");
-	fprintf(f, "\n# sandpit's patcher reads /proc/self/maps when the program maps code\n"
-		   "path read /proc/self\n");
 	if (r->ngrants)
 		fprintf(f, "\n# paths the program used: system directories whole, others by\n"
 			   "# directory; write grants only where it opened for writing\n");
 	for (size_t i = 0; i < r->ngrants; i++)
-		if (r->grants[i].write || strcmp(r->grants[i].path, "/proc/self"))
-			fprintf(f, "path %s %s\n", r->grants[i].write ? "write" : "read",
-				r->grants[i].path);
+		fprintf(f, "path %s %s\n", r->grants[i].write ? "write" : "read", r->grants[i].path);
 	/* the grants above may cover what the default denies (all of /etc):
 	 * its denies come along, as it words them */
 	fprintf(f, "\n# the default policy's denies: secrets stay out whatever is granted\n");

@@ -9,6 +9,11 @@
  *   ERRNO(rule's) where the rules before it provably pass and it provably fails,
  *   TRAP          everywhere else.
  *
+ * A call the policy kills traps too: T then has B name it and the line
+ * that kills it before P dies (a kill by the filter says only SIGSYS).
+ * Only other architectures are killed here (invariant 6).  sandpit's own
+ * calls in U pass whatever the policy says (below, "sandpit's own calls").
+ *
  * Each of these is a set of argument vectors, built here as a union of
  * clauses, a clause being at most one comparison per argument (libseccomp's
  * limit).  Every clause is a subset of the true set (an under-approximation),
@@ -402,14 +407,10 @@ static long set_cost(const struct cset *s)
 	return cost;
 }
 
-/* One seccomp rule per clause, if the set is complete and fits the budget. */
-static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
+/* One seccomp rule per clause of s. */
+static int add_clauses(struct build *b, uint32_t action, int nr, const struct cset *s)
 {
-	long cost = set_cost(s);
-
-	if (!s->n || s->over || cost <= b->cost_lo || cost > b->cost_hi || cost > b->budget)
-		return 0;
-	b->budget -= cost;
+	b->budget -= set_cost(s);
 	for (size_t i = 0; i < s->n; i++) {
 		struct scmp_arg_cmp cmp[NARGS];
 		unsigned int n = 0;
@@ -428,6 +429,16 @@ static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
 			return rc;
 	}
 	return 0;
+}
+
+/* The set's rules, if it is complete and fits the budget. */
+static int emit(struct build *b, uint32_t action, int nr, const struct cset *s)
+{
+	long cost = set_cost(s);
+
+	if (!s->n || s->over || cost <= b->cost_lo || cost > b->cost_hi || cost > b->budget)
+		return 0;
+	return add_clauses(b, action, nr, s);
 }
 
 /* Set `which` of a thread call: rule `which`'s errno set (rules before it
@@ -611,7 +622,10 @@ static int simple_call(struct build *b, int nr, const struct policy_call *c)
 			return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ERRNO(c->err), nr, 0);
 		return 0;
 	case POLICY_KILL:
-		return seccomp_rule_add_exact(b->ctx, b->kill, nr, 0);
+		/* a trap, which the net takes to T: T has B name the call and
+		 * the line that kills it, then kills P (a kill by the filter
+		 * would say nothing but SIGSYS).  The call never runs either way */
+		return 0;
 	case POLICY_THREAD:
 	case POLICY_EMU:
 	case POLICY_PROCESS: /* T or B decides: the default action, TRAP */
@@ -621,15 +635,139 @@ static int simple_call(struct build *b, int nr, const struct policy_call *c)
 	}
 }
 
-/* Calls decided by number; then the thread calls' allow sets, then their
- * errno sets, each in sweeps of rising cost. */
+/* ---- sandpit's own calls (struct policy_runtime's own_*) ----
+ *
+ * U's runtime makes a few calls of its own, natively, under the filter:
+ * its wake-ups (a write to T's eventfd, to B's socket), its sleeps (a read
+ * of its own eventfd), a thread's exit and every signal's return.  They
+ * must pass whatever the policy says of read, write, exit and
+ * rt_sigreturn, or a rule on write would trap sandpit's own write, and the
+ * net would call itself until the stack ran out.  The filter cannot see
+ * who calls, so the program can make them too: on exactly these
+ * descriptors, which only wake its own threads' T (as any call it makes
+ * through T does) or take their U's wake-ups (its own threads then wait),
+ * or, where its handlers may run, make one of its own T's waits restart
+ * (ARCHITECTURE.md, "sandpit's own calls"); exit ends the
+ * calling thread (then P, as the exit did not go through T) and
+ * rt_sigreturn returns from a signal frame: seccomp's strict mode allows
+ * both to every thread. */
+
+/* The numbers first + 2i, i < n (32-bit descriptors): the aligned blocks of
+ * [first, first + 2n - 2], with bit 0 fixed to first's. */
+static void own_every_other(struct cset *s, int first, int n)
+{
+	struct cset r;
+	uint64_t par = (uint32_t)first & 1;
+
+	set_clear(&r);
+	if (n > 0)
+		add_range(&r, 0, (uint32_t)first, (uint32_t)first + 2 * (uint64_t)(n - 1), 32, 0,
+			  MAX_CLAUSES);
+	s->over |= r.over;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct atom *a = &r.c[i].a[0];
+
+		if (!(a->mask & 1) || (a->val & 1) == par) /* a block, or a number of the set */
+			add_meq(s, 0, a->mask | 1, (a->val & ~1ULL) | par);
+	}
+}
+
+enum { OWN_NONE, OWN_WHOLE, OWN_READ, OWN_WRITE };
+
+static int own_call(const struct build *b, int nr, const struct policy_call *c)
+{
+	if (b->rt->own_n <= 0 || c->cls == POLICY_ALLOW || c->cls == POLICY_NATIVE)
+		return OWN_NONE;
+	if (nr == SCMP_SYS(exit) || nr == SCMP_SYS(rt_sigreturn))
+		return OWN_WHOLE;
+	return nr == SCMP_SYS(read) ? OWN_READ : nr == SCMP_SYS(write) ? OWN_WRITE : OWN_NONE;
+}
+
+/* clause o, for sandpit's own descriptors (small, the upper half 0), lies
+ * inside a clause of s */
+static int covered(const struct clause *o, const struct cset *s)
+{
+	static const struct atom upper0 = { ~LOW32, 0 };
+	struct clause x = *o;
+
+	if (!atom_and(&o->a[0], &upper0, &x.a[0]))
+		return 1;
+	for (size_t i = 0; i < s->n; i++) {
+		int k = 0;
+
+		while (k < NARGS && implies(&x.a[k], &s->c[i].a[k]))
+			k++;
+		if (k == NARGS)
+			return 1;
+	}
+	return 0;
+}
+
+/* U writes to B's socket only for a handler of the program's that must run
+ * while T waits in a call for U (B then interrupts T's call): never where
+ * the policy refuses every rt_sigaction */
+static int handlers_possible(const struct policy *p)
+{
+	int cls = policy_call(p, SCMP_SYS(rt_sigaction))->cls;
+
+	return cls != POLICY_DENY && cls != POLICY_KILL;
+}
+
+/* read or write: sandpit's descriptors always; with them, the policy's own
+ * allow set where the two fit one shape (see the top of the file), else
+ * the policy's allowed calls trap and T makes them.  Every other call
+ * traps (T decides; a refusal is counted and logged, a kill explained). */
+static int own_io(struct build *b, int nr, const struct policy_call *c, int which)
+{
+	struct cset own, all, fitted;
+	struct shape sh;
+
+	set_clear(&own);
+	if (which == OWN_WRITE && handlers_possible(b->p))
+		add_meq(&own, 0, LOW32, (uint32_t)b->rt->own_tb);
+	own_every_other(&own, b->rt->own_t + (which == OWN_READ), b->rt->own_n);
+	if (own.over || !own.n)
+		return -E2BIG;
+	if (c->cls == POLICY_THREAD) {
+		call_set(b, c, c->nrules, &all);
+		set_or(&all, &own);
+		if (!all.over && shape_of(&all, &sh)) {
+			size_t i = 0;
+
+			fit(&sh, &all, &fitted);
+			while (i < own.n && covered(&own.c[i], &fitted))
+				i++;
+			if (i == own.n && !fitted.over)
+				return add_clauses(b, SCMP_ACT_ALLOW, nr, &fitted);
+		}
+	}
+	return add_clauses(b, SCMP_ACT_ALLOW, nr, &own);
+}
+
+static int decided_by_number(struct build *b, int nr)
+{
+	const struct policy_call *c = policy_call(b->p, nr);
+
+	switch (own_call(b, nr, c)) {
+	case OWN_WHOLE:
+		return seccomp_rule_add_exact(b->ctx, SCMP_ACT_ALLOW, nr, 0);
+	case OWN_READ:
+	case OWN_WRITE:
+		return own_io(b, nr, c, own_call(b, nr, c));
+	default:
+		return simple_call(b, nr, c);
+	}
+}
+
+/* Calls decided by number, and sandpit's own; then the thread calls' allow
+ * sets, then their errno sets, each in sweeps of rising cost. */
 static int build(struct build *b, char *err, size_t errlen)
 {
 	static const long sweeps[] = { 0, 64, 256, LONG_MAX };
 	int rc;
 
 	for (int nr = 0; nr < POLICY_MAX_NR; nr++)
-		if ((rc = simple_call(b, nr, policy_call(b->p, nr))) < 0)
+		if ((rc = decided_by_number(b, nr)) < 0)
 			return fail_msg(err, errlen, nr, rc, "seccomp_rule_add");
 	for (int errnos = 0; errnos < 2 - b->trap_deny; errnos++)
 		for (size_t i = 1; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
@@ -638,7 +776,7 @@ static int build(struct build *b, char *err, size_t errlen)
 			for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
 				const struct policy_call *c = policy_call(b->p, nr);
 
-				if (c->cls != POLICY_THREAD)
+				if (c->cls != POLICY_THREAD || own_call(b, nr, c))
 					continue;
 				if ((rc = thread_call(b, nr, c, errnos)) < 0)
 					return fail_msg(err, errlen, nr, rc, "seccomp_rule_add");
@@ -796,7 +934,19 @@ int policy_bpf_write_template(const struct policy *p, int fd_lo, int fd_hi, uint
 	struct sock_filter *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	uint32_t *slot = NULL, nslots = 0;
-	int rc = export_mem(p, pid_a, fd_lo, fd_hi, flags, &a, &na, err, errlen);
+	int rc = 0;
+
+	/* built without sandpit's own descriptors, which start-up chooses: a
+	 * template holds only for a policy that allows their calls whole */
+	for (size_t i = 0; i < 4; i++) {
+		static const char *const own[] = { "read", "write", "exit", "rt_sigreturn" };
+		int cls = policy_call(p, seccomp_syscall_resolve_name(own[i]))->cls;
+
+		if (cls != POLICY_ALLOW && cls != POLICY_NATIVE)
+			return fail_msg(err, errlen, -1, -EINVAL, "a template needs read, write, "
+				       "exit and rt_sigreturn allowed");
+	}
+	rc = export_mem(p, pid_a, fd_lo, fd_hi, flags, &a, &na, err, errlen);
 
 	rc = rc < 0 ? rc : export_mem(p, pid_b, fd_lo, fd_hi, flags, &b, &nb, err, errlen);
 	if (rc < 0)

@@ -463,6 +463,12 @@ typedef void *scmp_filter_ctx; /* as <seccomp.h> */
 struct policy_runtime {
 	pid_t pid;        /* P's pid (RULE_SELF_PID) */
 	int fd_lo, fd_hi; /* sandpit's descriptors, [fd_lo, fd_hi] (RULE_FD_FREE); lo > hi: none */
+	/* What U's runtime itself needs of the filter, whatever the policy
+	 * says (ARCHITECTURE.md, "sandpit's own calls"): write on own_tb (P's
+	 * end of T<->B) and on own_t + 2i (T's eventfds), read on own_t + 1 +
+	 * 2i (U's), i < own_n, and exit and rt_sigreturn.  own_n 0: none (an
+	 * exported or tested program); at start-up, the descriptor block's. */
+	int own_tb, own_t, own_n;
 };
 
 #define POLICY_BPF_NO_KILL_PROCESS 1u /* kernel lacks RET_KILL_PROCESS: kill the thread */

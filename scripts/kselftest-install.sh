@@ -20,6 +20,7 @@ rm -rf "$col"
 mkdir -p "$col/build/selftests" "$col/examples" "$col/include" "$col/policy"
 cp -P "$BUILD"/sandpit "$BUILD"/bench_static_true "$BUILD"/libsandpit.so* "$col/build/"
 cp "$BUILD/selftests/attack_dyn" "$BUILD/selftests/attack_static" "$BUILD/selftests/unwind_read" \
+	"$BUILD/selftests/tiny" \
 	"$col/build/selftests/"
 cp examples/*.c examples/*.h "$col/examples/"
 cp include/sandpit.h "$col/include/"

@@ -616,7 +616,32 @@ static uint32_t expected(const struct policy *p, const struct policy_runtime *rt
 		*may_trap = 1;
 		return code == 0x1002 || code == 0x1003 ? SECCOMP_RET_ALLOW
 		       : c->cls == POLICY_DENY          ? RET_ERRNO(c->err)
-							: kill;
+							: SECCOMP_RET_TRAP;
+	}
+	/* sandpit's own calls in U (bpf.c): exit and rt_sigreturn whole, its
+	 * wake-ups and sleeps on its descriptors; the rest of read and write
+	 * then traps (T answers as the policy says), or the policy's allow set
+	 * is kept where it fits one shape with them */
+	if (rt->own_n > 0 && c->cls != POLICY_ALLOW && c->cls != POLICY_NATIVE) {
+		uint32_t fd = (uint32_t)d->args[0], t0 = (uint32_t)rt->own_t;
+		int rd = d->nr == SYS_read, wr = d->nr == SYS_write;
+		int sig = policy_call(p, SYS_rt_sigaction)->cls;
+
+		if (d->nr == SYS_exit || d->nr == SYS_rt_sigreturn)
+			return SECCOMP_RET_ALLOW;
+		if (rd || wr) {
+			/* sandpit's descriptors are small: with the upper half set
+			 * a trap will do (T decides) */
+			*may_trap = (d->args[0] >> 32) != 0;
+			if (fd >= t0 + rd && fd < t0 + 2 * (uint32_t)rt->own_n && (fd - t0 - rd) % 2 == 0)
+				return SECCOMP_RET_ALLOW;
+			if (wr && fd == (uint32_t)rt->own_tb && sig != POLICY_DENY && sig != POLICY_KILL)
+				return SECCOMP_RET_ALLOW;
+			*may_trap = 1;
+			return c->cls == POLICY_THREAD && t_thread(c, rt, d->args) == SECCOMP_RET_ALLOW
+				       ? SECCOMP_RET_ALLOW
+				       : SECCOMP_RET_TRAP;
+		}
 	}
 	/* beyond the T table, which answers ENOSYS, the filter may leave it to T */
 	*may_trap = d->nr >= TT_MAX_NR && c->cls == POLICY_DENY && c->err == ENOSYS;
@@ -628,7 +653,7 @@ static uint32_t expected(const struct policy *p, const struct policy_runtime *rt
 		if (c->err != EBADF && c->err != ENOSYS && syscall_refusal_checks_fd(d->nr))
 			return SECCOMP_RET_TRAP;
 		return RET_ERRNO(c->err);
-	case POLICY_KILL: return kill;
+	case POLICY_KILL: return SECCOMP_RET_TRAP; /* T names it, then kills */
 	case POLICY_THREAD:
 		*may_trap = 1;
 		return t_thread(c, rt, d->args);
@@ -879,14 +904,134 @@ TEST(no_kill_process_flag_kills_the_thread)
 	ASSERT_EQ(0, policy_new(&p));
 	ASSERT_EQ(0, policy_set(p, "ptrace", POLICY_KILL, 0, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
-	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &ptrace_call));
+	/* a policy's kill traps: T has B name the call, then kills P */
+	EXPECT_EQ(SECCOMP_RET_TRAP, run_prog(&prog, &ptrace_call));
 	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &i386_call));
 	EXPECT_EQ(SECCOMP_RET_KILL_PROCESS, run_prog(&prog, &x32_call));
 	ASSERT_EQ(0, load_prog(p, &rt, POLICY_BPF_NO_KILL_PROCESS, &prog));
-	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &ptrace_call));
+	EXPECT_EQ(SECCOMP_RET_TRAP, run_prog(&prog, &ptrace_call));
 	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &i386_call));
 	EXPECT_EQ(SECCOMP_RET_KILL_THREAD, run_prog(&prog, &x32_call));
 	policy_free(p);
+}
+
+/* sandpit's own calls in U (bpf.c, "sandpit's own calls") pass the filter
+ * whatever a policy says of read, write, exit and rt_sigreturn: its
+ * wake-ups of T (writes to T's eventfds), its sleeps (reads of U's), B's
+ * socket only where the program may have handlers.  Nothing else of the
+ * block passes: U's eventfds are not written, T's not read, the maps not
+ * touched; a kill traps.  Each policy's program against the model, and
+ * the descriptors one by one. */
+static void random_rule(struct policy_rule *r);
+#define OWN_LO 1000
+#define OWN_N 8
+TEST(sandpit_own_calls_pass_whatever_the_policy_says)
+{
+	static const char *const texts[] = {
+		"read: allow\nwrite: arg0 == 1\nexit_group: allow\n",
+		"read: allow\nwrite: allow\nexit_group: allow\n",
+		"default: kill\nread: arg0 == 0\nwrite: arg0 in {1, 2}\nexit_group: allow\n",
+		"read: allow\nwrite: arg2 <= 100\nexit_group: allow\nrt_sigaction: process\n",
+		"exit: kill\nrt_sigreturn: deny(EPERM)\n",
+	};
+	/* P's end of T<->B, B's placeholder, 8 slots of {T, U}, the maps */
+	struct policy_runtime rt = { .pid = 4242, .fd_lo = OWN_LO, .fd_hi = OWN_LO + 2 + 2 * OWN_N,
+				     .own_tb = OWN_LO, .own_t = OWN_LO + 2, .own_n = OWN_N };
+	static struct prog prog;
+	struct tally t = { 0 };
+	long own_allowed = 0;
+
+	rnd_state = 0x0c0ffee;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct policy *p = NULL;
+		char err[256] = "";
+
+		ASSERT_EQ(0, policy_parse_text("own.policy", texts[i], strlen(texts[i]), &p, NULL, NULL,
+					       err, sizeof(err)))
+		TH_LOG("%s", err);
+		ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+		int handlers = i == 3;
+		for (int fd = OWN_LO - 1; fd <= rt.fd_hi + 1; fd++) {
+			struct seccomp_data w = { .nr = SYS_write, .arch = AUDIT_ARCH_X86_64,
+						  .args = { (uint64_t)fd, 0x1000, 8 } };
+			struct seccomp_data r = { .nr = SYS_read, .arch = AUDIT_ARCH_X86_64,
+						  .args = { (uint64_t)fd, 0x1000, 64 } };
+			int k = fd - OWN_LO, t_fd = k >= 2 && k < 2 + 2 * OWN_N && k % 2 == 0,
+			    u_fd = k >= 2 && k < 2 + 2 * OWN_N && k % 2 == 1;
+			uint32_t gw = run_prog(&prog, &w), gr = run_prog(&prog, &r);
+
+			if (t_fd || (k == 0 && handlers)) {
+				EXPECT_EQ(SECCOMP_RET_ALLOW, gw) TH_LOG("policy %zu: write(%d)", i, fd);
+				own_allowed += gw == SECCOMP_RET_ALLOW;
+			} else if (i != 1) {
+				EXPECT_EQ(SECCOMP_RET_TRAP, gw) TH_LOG("policy %zu: write(%d)", i, fd);
+			}
+			if (u_fd) {
+				EXPECT_EQ(SECCOMP_RET_ALLOW, gr) TH_LOG("policy %zu: read(%d)", i, fd);
+				own_allowed += gr == SECCOMP_RET_ALLOW;
+			} else if (i == 2 || i == 4) {
+				EXPECT_EQ(SECCOMP_RET_TRAP, gr) TH_LOG("policy %zu: read(%d)", i, fd);
+			}
+		}
+		struct seccomp_data ex = { .nr = SYS_exit, .arch = AUDIT_ARCH_X86_64, .args = { 3 } };
+		struct seccomp_data sr = { .nr = SYS_rt_sigreturn, .arch = AUDIT_ARCH_X86_64 };
+		struct seccomp_data pp = { .nr = SYS_getppid, .arch = AUDIT_ARCH_X86_64 };
+		EXPECT_EQ(SECCOMP_RET_ALLOW, run_prog(&prog, &ex)) TH_LOG("policy %zu", i);
+		EXPECT_EQ(SECCOMP_RET_ALLOW, run_prog(&prog, &sr)) TH_LOG("policy %zu", i);
+		if (i == 2) /* the default's kill: T names it, then kills */
+			EXPECT_EQ(SECCOMP_RET_TRAP, run_prog(&prog, &pp));
+		/* the policy's own allow set stays in the filter where it fits
+		 * one shape with sandpit's: the program's writes to stdout never
+		 * trap */
+		if (i == 0 || i == 2) {
+			struct seccomp_data out = { .nr = SYS_write, .arch = AUDIT_ARCH_X86_64,
+						    .args = { 1, 0x1000, 5 } };
+			EXPECT_EQ(SECCOMP_RET_ALLOW, run_prog(&prog, &out)) TH_LOG("policy %zu", i);
+		}
+		for (size_t n = 0; n < 4; n++) {
+			static const int nrs[] = { SYS_read, SYS_write, SYS_exit, SYS_rt_sigreturn };
+			check_nr(&prog, p, &rt, SECCOMP_RET_KILL_PROCESS, nrs[n], 2000, &t);
+		}
+		policy_free(p);
+	}
+	/* 8 T eventfds written and 8 U eventfds read in each, B's socket in one */
+	EXPECT_EQ(5 * 16 + 1, own_allowed);
+	/* random rules on read and write, of every shape: sandpit's own
+	 * descriptors pass in each program, whatever it keeps of the rules */
+	long random_own = 0;
+	for (int round = 0; round < 60; round++) {
+		struct policy *p = NULL;
+		char err[256] = "";
+
+		ASSERT_EQ(0, policy_new(&p));
+		for (int k = 0; k < 2; k++) {
+			const char *name = k ? "write" : "read";
+			ASSERT_EQ(0, policy_set(p, name, POLICY_THREAD, 1 + rnd() % 100, err, sizeof(err)))
+			TH_LOG("%s", err);
+			for (int j = 0, n = 1 + rnd() % 3; j < n; j++) {
+				struct policy_rule r;
+
+				random_rule(&r);
+				ASSERT_EQ(0, policy_add_rule(p, name, &r, err, sizeof(err))) TH_LOG("%s", err);
+			}
+		}
+		ASSERT_EQ(0, load_prog(p, &rt, 0, &prog));
+		for (int i = 0; i < OWN_N; i++) {
+			struct seccomp_data w = { .nr = SYS_write, .arch = AUDIT_ARCH_X86_64,
+						  .args = { (uint64_t)rt.own_t + 2 * i, rnd(), 8 } };
+			struct seccomp_data r = { .nr = SYS_read, .arch = AUDIT_ARCH_X86_64,
+						  .args = { (uint64_t)rt.own_t + 1 + 2 * i, rnd(), 64 } };
+			random_own += run_prog(&prog, &w) == SECCOMP_RET_ALLOW;
+			random_own += run_prog(&prog, &r) == SECCOMP_RET_ALLOW;
+		}
+		check_nr(&prog, p, &rt, SECCOMP_RET_KILL_PROCESS, SYS_read, 400, &t);
+		check_nr(&prog, p, &rt, SECCOMP_RET_KILL_PROCESS, SYS_write, 400, &t);
+		policy_free(p);
+	}
+	EXPECT_EQ(60 * 2 * OWN_N, random_own);
+	TH_LOG("%ld vectors: %ld allowed, %ld errno, %ld trapped; sandpit's own allowed %ld + %ld",
+	       t.vectors, t.allow, t.errno_, t.trap, own_allowed, random_own);
+	EXPECT_EQ(0, t.wrong);
 }
 
 /* Random thread-class rules, to catch both our set algebra and libseccomp's

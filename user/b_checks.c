@@ -152,6 +152,16 @@ void b_denial(int s, const struct secure_page *sp, long r, const char *why)
 	denial_note(b_cfg(), &d);
 }
 
+/* a call the policy kills, which T sent before it kills P: the line that
+ * names it, from B's one copy of T's request */
+void b_killed(int s, const struct secure_page *sp)
+{
+	struct denial d = { .nr = (int)sp->nr, .result = 0, .rule = -1, .caller = slot_caller(s),
+			    .killed = 1 };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(b_cfg(), &d);
+}
+
 /* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
  * copy of the report, checked for range, used to count and explain only */
 long b_reported_denial(int s)

@@ -28,6 +28,7 @@ int b_pidfd(void);
 int b_in_protected(uint64_t a); /* a lies in sandpit's memory (P's ranges) */
 void b_denial(int s, const struct secure_page *sp, long r, const char *why);
 long b_reported_denial(int s);
+void b_killed(int s, const struct secure_page *sp);
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp);
 long b_check_sigaction(struct secure_page *sp);
 

@@ -281,7 +281,8 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 	if (!f)
 		return;
 	if (cfg->log_json) {
-		fprintf(f, "{\"sandpit\":\"denied\",\"pid\":%d", (int)cfg->pid);
+		fprintf(f, "{\"sandpit\":\"%s\",\"pid\":%d", d->killed ? "killed" : "denied",
+			(int)cfg->pid);
 		put_json_str(f, "call", name, 1);
 		fprintf(f, ",\"nr\":%d,\"args\":[", d->nr);
 		for (int i = 0, n = nargs(d); i < n; i++) {
@@ -311,7 +312,11 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 		fputs("}\n", f);
 	} else {
 		const char *reason = reason_of(d, rbuf, sizeof(rbuf));
-		fprintf(f, "sandpit: denied %s = -%s; by %s", call, err ? err : "?", w->decided);
+		if (d->killed)
+			fprintf(f, "sandpit: killed %s, system call %d; by %s", call, d->nr, w->decided);
+		else
+			fprintf(f, "sandpit: denied %s = -%s; by %s", call, err ? err : "?",
+				w->decided);
 		if (w->builtin[0])
 			fprintf(f, " (%s)", w->builtin);
 		if (*reason && strncmp(w->decided, "guard:", 6))
@@ -335,10 +340,14 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d)
 {
-	if (!cfg->log && cfg->report_fd < 0)
+	if (!cfg->log && cfg->report_fd < 0 && !d->killed)
 		return;
 	struct policy_why w;
 	policy_explain(cfg->policy, d->nr, d->rule, &w);
+	const struct policy_call *pc = policy_call(cfg->policy, d->nr);
+	if (d->killed && !pc->mentioned && pc->file) /* which default */
+		snprintf(w.decided, sizeof(w.decided), "not in the policy: default (%s:%d)",
+			 pc->file, pc->line);
 	char allow[sizeof(report.last.allow)] = "";
 	if (d->pa && d->resolved && !d->deny) /* a deny wins over every grant */
 		policy_grant_hint(d->resolved, d->access, allow, sizeof(allow));
@@ -372,7 +381,10 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		report.size = sizeof(report);
 		struct denial_entry *e = &report.last;
 		const char *err = strerrorname_np((int)-d->result);
-		snprintf(e->call, sizeof(e->call), "%.400s = -%s", call, err ? err : "?");
+		if (d->killed)
+			snprintf(e->call, sizeof(e->call), "%.400s: killed", call);
+		else
+			snprintf(e->call, sizeof(e->call), "%.400s = -%s", call, err ? err : "?");
 		snprintf(e->decided, sizeof(e->decided), "%s", w.decided);
 		snprintf(e->builtin, sizeof(e->builtin), "%s", w.builtin);
 		FILE *af = fmemopen(e->allow, sizeof(e->allow), "w");
@@ -384,7 +396,7 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 			report.first = *e;
 		pthread_mutex_unlock(&report_lock);
 	}
-	if (cfg->log) {
+	if (cfg->log || d->killed) {
 		struct caller c;
 		find_caller(cfg->pid, d->caller, &c);
 		write_line(cfg, d, name, call, &w, &c, allow);

@@ -23,8 +23,11 @@ struct denial {
 	int access;                  /* PA_* it needed */
 	const char *why;             /* B's own check that refused it, NULL: the path's */
 	const char *deny;            /* the `path deny` pattern that refused the path, or NULL */
+	int killed;                  /* the policy kills the call: P dies (its line is always written) */
 };
 
+/* One refusal counted, and explained under --log=denials; a call the
+ * policy kills is explained whatever --log says, P's last words. */
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
 /* P has ended: the count, with what U's entries only counted (u_state's
  * `unreported`), goes to the command, once. */

@@ -42,13 +42,36 @@ int sandpit_exec_patch_on;
 
 static uintptr_t page_up(uintptr_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
 
+/* The patcher's own calls inside the sandbox go through the entry, as the
+ * program's do, and the policy judges them: it makes nothing the program
+ * could not make itself (the code it makes executable is the program's,
+ * mapped by a call the policy allowed; mmap and mprotect are what the
+ * program's ld.so needs natively too).  A call the policy refuses whole
+ * (deny, kill, or its default) is not made at all: the patcher does
+ * without it (sched_yield while it waits, the madvise of its arena, the
+ * munmap of a region's unused end, its SANDPIT_DEBUG lines), and a
+ * policy's kill is never the patcher's doing.  /proc/self/maps is read
+ * through T (sandpit_maps), outside the policy. */
+static int refused_whole(long nr)
+{
+	const struct tt_entry *e = &u_self()->table->entries[nr];
+	return e->cls == TT_DENY || e->cls == TT_KILL;
+}
+
+static long entry_sys(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	if ((unsigned long)nr >= TT_MAX_NR || refused_whole(nr))
+		return -EPERM;
+	return sandpit_entry(nr, a0, a1, a2, a3, a4, a5);
+}
+
 static void lock(int tid)
 {
 	for (unsigned n = 0; !__atomic_compare_exchange_n(&owner, &(int){ 0 }, tid, 0,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); n++) {
 		__asm__ volatile("pause");
 		if (n % 1024 == 1023)
-			sandpit_entry(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+			entry_sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	}
 }
 
@@ -79,9 +102,12 @@ static void *arena_realloc(void *p, size_t n)
 
 static void arena_release(void *p) { (void)p; } /* all at once, after each patch */
 
-static long entry_sys(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+/* /proc/self/maps, at off: T's pread on the descriptor P opened before
+ * the sandbox (SANDPIT_NR_MAPS_READ) */
+static long sandpit_maps(char *buf, size_t len, long off)
 {
-	return sandpit_entry(nr, a0, a1, a2, a3, a4, a5);
+	long a[6] = { (long)buf, (long)len, off };
+	return u_call_trusted(SANDPIT_NR_MAPS_READ, a);
 }
 
 /* while this thread writes the sites, its T need not spin for it (and
@@ -92,7 +118,7 @@ static void u_busy(int on)
 }
 
 static const struct patch_ops runtime_ops = { arena_alloc, arena_realloc, arena_release, entry_sys,
-					      u_busy };
+					      u_busy, sandpit_maps };
 
 int sandpit_exec_patch_init(const struct patch_config *start_cfg)
 {
@@ -192,7 +218,7 @@ static long patch_pending(void *arg)
 
 	arena_top = arena;
 	if (used > (1UL << 20))
-		sandpit_entry(SYS_madvise, (long)arena, (long)used, MADV_DONTNEED, 0, 0, 0);
+		entry_sys(SYS_madvise, (long)arena, (long)used, MADV_DONTNEED, 0, 0, 0);
 	return r;
 }
 
@@ -216,7 +242,13 @@ int sandpit_exec_fault(uintptr_t addr)
 	struct range e = pend[i];
 	pend[i] = pend[--npend];
 	sandpit_call_on_stack(stack + STACK_LEN, patch_pending, &e);
-	sandpit_entry(SYS_mprotect, (long)e.lo, (long)(e.hi - e.lo), e.prot, 0, 0, 0);
+	/* the protection the program asked for; refused (the policy's
+	 * mprotect), the fetch is the program's fault, as it would be from
+	 * memory that is not executable, never a fault retried for ever */
+	if (failed(entry_sys(SYS_mprotect, (long)e.lo, (long)(e.hi - e.lo), e.prot, 0, 0, 0))) {
+		unlock();
+		return 0;
+	}
 	if (ndone == NDONE)
 		ndone = 0; /* only a hint for threads that waited */
 	done[ndone++] = e;

@@ -32,6 +32,10 @@ struct patch_ops {
 	/* if set, told when the pass starts (1) and ends (0) a stretch of
 	 * work without system calls (writing the sites: copy-on-write faults) */
 	void (*busy)(int on);
+	/* if set, /proc/self/maps from offset off into buf (a pread: the
+	 * length, or -errno): inside the sandbox, on the descriptor P opened
+	 * before it, so that the read asks nothing of the policy */
+	long (*maps)(char *buf, size_t len, long off);
 };
 
 struct patch_config {
@@ -42,6 +46,11 @@ struct patch_config {
 	 * behave as the instruction does (strict mode, where it would fault) */
 	uintptr_t rdtsc_stub, rdtscp_stub;
 	uintptr_t skip_lo, skip_hi;  /* sandpit's own code: never patched */
+	/* RLIMIT_STACK's soft limit and the program break when sandpit
+	 * started: where the stack and the heap grow, read outside the
+	 * sandbox, so that the run-time patcher (ops set) asks nothing of the
+	 * policy for them (the heap's end it takes from the maps) */
+	uint64_t stack_limit, brk;
 	/* called for each trampoline region created (now PROT_READ|PROT_EXEC) */
 	void (*on_region)(void *ctx, uintptr_t lo, uintptr_t hi);
 	/* if set, a site whose number is statically nr stays unpatched when

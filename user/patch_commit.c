@@ -44,10 +44,21 @@ static void place_try(struct placement *pl, uintptr_t a)
 static uintptr_t place_region(const struct maps *m, uintptr_t lo, uintptr_t hi, size_t size)
 {
 	struct placement pl = { .lo = lo, .hi = hi, .size = size, .dist = UINTPTR_MAX };
-	uintptr_t brk = (uintptr_t)p_sys(SYS_brk, 0, 0, 0, 0, 0, 0), prev = 0, guard = STACK_GUARD_MAX;
-	struct rlimit rl;
+	const struct patch_config *cfg = patch_cfg_now;
+	uintptr_t brk = cfg->brk, prev = 0, guard = STACK_GUARD_MAX;
+	struct rlimit rl = { cfg->stack_limit, 0 };
 
-	if (!p_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, &rl, 0, 0) && rl.rlim_cur < STACK_GUARD_MAX)
+	/* outside the sandbox (libc's calls) asked now; inside, as they were
+	 * at start, the heap's end from the maps */
+	if (!cfg->ops) {
+		brk = (uintptr_t)p_sys(SYS_brk, 0, 0, 0, 0, 0, 0);
+		if (p_sys(SYS_prlimit64, 0, RLIMIT_STACK, 0, &rl, 0, 0))
+			rl.rlim_cur = 0;
+	}
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->v[i].kind == VMA_HEAP && m->v[i].hi > brk)
+			brk = m->v[i].hi;
+	if (rl.rlim_cur && rl.rlim_cur < STACK_GUARD_MAX)
 		guard = page_up(rl.rlim_cur);
 	pl.avoid[1][0] = brk;
 	pl.avoid[1][1] = brk + HEAP_GUARD;

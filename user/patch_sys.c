@@ -14,7 +14,7 @@ static long libc_sys(long nr, long a0, long a1, long a2, long a3, long a4, long 
 	return r == -1 ? -errno : r;
 }
 
-static const struct patch_ops libc_ops = { malloc, realloc, free, libc_sys, NULL };
+static const struct patch_ops libc_ops = { malloc, realloc, free, libc_sys, NULL, NULL };
 const struct patch_ops *patch_sys_ops = &libc_ops;
 const struct patch_config *patch_cfg_now;
 int patch_debug = -1;

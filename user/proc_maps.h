@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { VMA_STACK = 1, VMA_VDSO = 2 };
+enum { VMA_STACK = 1, VMA_VDSO = 2, VMA_HEAP = 3 };
 
 struct vma {
 	uintptr_t lo, hi;

@@ -290,7 +290,7 @@ struct start {
 	uintptr_t region;               /* T's alternate stacks, then the secure pages */
 	struct secure_page *sp;         /* slot 0's */
 	struct mailbox *mb;             /* slot 0's */
-	int fds[4], nslots, fd_lo, fd_hi, tb_fd, b_fd;
+	int fds[SLOTS_PLACED], nslots, fd_lo, fd_hi, tb_fd, b_fd, maps_fd;
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, if any */
 	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
@@ -393,11 +393,14 @@ static int map_secure_memory(struct start *s)
 	return 0;
 }
 
-/* P's end of T<->B and B's, and slot 0's eventfds (T's never blocks: T
- * polls it), moved to sandpit's block of descriptors; the other slots' are
- * made as threads are (user/slots.h).  The rest of the block is held once
- * B is started (hold_descriptors), so that B neither copies nor closes
- * two thousand placeholders. */
+/* P's end of T<->B and B's, slot 0's eventfds (T's never blocks: T polls
+ * it) and /proc/self/maps, moved to sandpit's block of descriptors; the
+ * other slots' are made as threads are (user/slots.h).  The rest of the
+ * block is held once B is started (hold_descriptors), so that B neither
+ * copies nor closes two thousand placeholders.  The maps are opened here,
+ * outside the sandbox, so that the run-time patcher's reads ask nothing of
+ * the policy: a policy without a read grant for /proc/self would leave code
+ * mapped later unpatched (strict mode then kills it). */
 static int make_descriptors(struct start *s)
 {
 	int r;
@@ -407,12 +410,15 @@ static int make_descriptors(struct start *s)
 	if ((s->fds[2] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    (s->fds[3] = eventfd(0, EFD_CLOEXEC)) < 0)
 		return fail(-errno, "eventfd: %s", strerror(errno));
+	if ((s->fds[4] = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0)
+		return fail(-errno, "/proc/self/maps: %s", strerror(errno));
 	s->fd_lo = -1;
 	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
 	s->tb_fd = s->fds[0];
 	s->b_fd = s->fds[1];
-	s->fd_hi = slots_u_fd(s->fd_lo, s->nslots - 1);
+	s->maps_fd = s->fds[4];
+	s->fd_hi = s->maps_fd;
 	return 0;
 }
 
@@ -454,6 +460,7 @@ static int configure(struct start *s)
 	s->pid = getpid();
 	s->tid = (pid_t)syscall(SYS_gettid);
 	sp->tb_fd = s->tb_fd;
+	sp->maps_fd = s->maps_fd;
 	sp->fd_lo = s->fd_lo;
 	sp->fd_hi = s->fd_hi;
 	sp->tids = (uint64_t)(uintptr_t)((char *)sp + (size_t)SM_NSLOTS * SM_PAGE);
@@ -461,9 +468,14 @@ static int configure(struct start *s)
 	sp->pid = s->pid;
 	sp->spin = calibrate_spin();
 	sp->table = (uint64_t)(uintptr_t)s->table;
+	/* U's wake-ups and sleeps on its eventfds, and B's socket, pass the
+	 * filter whatever the policy says of read and write (policy.h) */
+	struct policy_runtime rt = { .pid = s->pid, .fd_lo = s->fd_lo, .fd_hi = s->fd_hi,
+				     .own_tb = s->tb_fd, .own_t = slots_t_fd(s->fd_lo, 0),
+				     .own_n = s->nslots };
 	if (s->mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), s->pid, s->fd_lo,
-			     s->fd_hi, sp->fprog, s->perr, sizeof(s->perr))) < 0)
+	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), &rt, sp->fprog, s->perr,
+			     sizeof(s->perr))) < 0)
 		return fail(r, "cannot build the seccomp filter: %s",
 			    s->perr[0] ? s->perr : strerror(-r));
 	if (s->mode == SANDPIT_MODE_FILTER)
@@ -582,6 +594,9 @@ static void patch_code(struct start *s)
 				       .leave_native = s->mode == SANDPIT_MODE_FILTER ? leave_native
 										: NULL,
 				       .want = nonly ? want_module : NULL };
+	struct rlimit rl;
+	s->pc.stack_limit = getrlimit(RLIMIT_STACK, &rl) == 0 ? rl.rlim_cur : 0;
+	s->pc.brk = (uint64_t)raw(SYS_brk, 0, 0, 0, 0, 0);
 	shortcut_table = s->table;
 	s->ps = (struct patch_stats){ 0 };
 	s->patched = patch_process(&s->pc, &s->ps);

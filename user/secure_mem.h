@@ -23,9 +23,11 @@
 #define SM_NSLOTS       1024
 /* sandpit's descriptors, one block [fd_lo, fd_lo + SM_NFDS): P's end of
  * T<->B, a placeholder for B's, then per slot T's and U's eventfds
- * (slots_t_fd, slots_u_fd), made on demand.  The block ends at SM_FD_TOP
- * (or the lower RLIMIT_NOFILE); the prebuilt filter is for that block. */
-#define SM_NFDS   (2 + 2 * SM_NSLOTS)
+ * (slots_t_fd, slots_u_fd), made on demand, and last /proc/self/maps,
+ * opened before the sandbox for the run-time patcher (slots_maps_fd).
+ * The block ends at SM_FD_TOP (or the lower RLIMIT_NOFILE); the prebuilt
+ * filter is for that block. */
+#define SM_NFDS   (3 + 2 * SM_NSLOTS)
 #define SM_FD_TOP 4096
 #define SM_MAX_RANGES   48
 
@@ -48,7 +50,8 @@
                               * be free); else they replace its last ones */
 #define SP_CFG_TIDS     112  /* u64: the T tid table (SM_NSLOTS x i32, 0 free) */
 #define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_ALL + 1), 0: T never moves */
-#define SP_CFG_PAD0     128
+#define SP_CFG_MAPS_FD  128  /* i32: /proc/self/maps, opened in P before the sandbox */
+#define SP_CFG_PAD0     132
 #define SP_CFG_TABLE    176  /* u64: address of the T table                    */
 #define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
 #define SP_NEW_SP       192  /* u64: SP_V_CLONE: the new thread's secure page  */
@@ -165,6 +168,10 @@
 /* a refusal made by the entry or by T's rules, reported to B, which counts
  * and logs every refusal (the report is in u_state, struct u_denial) */
 #define SANDPIT_NR_DENIED       0x10005
+/* the run-time patcher's read of /proc/self/maps (buf, len, offset): T
+ * makes pread64 on the descriptor P opened before the sandbox (SP_CFG_MAPS_FD,
+ * in sandpit's block), so that the read needs nothing of the policy */
+#define SANDPIT_NR_MAPS_READ    0x10006
 
 /* the real-time signal sandpit keeps for itself: its handler changes the
  * thread's own signal mask and alternate stack, which T cannot */
@@ -203,7 +210,8 @@ struct secure_page {
 	uint32_t spin, fds_new;
 	uint64_t tids; /* int32_t[SM_NSLOTS] */
 	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
-	uint64_t pad0[6];
+	int32_t maps_fd;
+	uint32_t pad0[11];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
@@ -282,6 +290,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, pid) == SP_CFG_PID, "SP_CF
 _Static_assert(__builtin_offsetof(struct secure_page, spin) == SP_CFG_SPIN, "SP_CFG_SPIN");
 _Static_assert(__builtin_offsetof(struct secure_page, tids) == SP_CFG_TIDS, "SP_CFG_TIDS");
 _Static_assert(__builtin_offsetof(struct secure_page, cpu_masks) == SP_CFG_CPU_MASKS, "SP_CFG_CPU_MASKS");
+_Static_assert(__builtin_offsetof(struct secure_page, maps_fd) == SP_CFG_MAPS_FD, "SP_CFG_MAPS_FD");
 _Static_assert(__builtin_offsetof(struct secure_page, slot) == SP_CFG_SLOT, "SP_CFG_SLOT");
 _Static_assert(__builtin_offsetof(struct secure_page, table) == SP_CFG_TABLE, "SP_CFG_TABLE");
 _Static_assert(__builtin_offsetof(struct secure_page, new_sp) == SP_NEW_SP, "SP_NEW_SP");

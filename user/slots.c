@@ -57,7 +57,7 @@ static int hold_block(long lo, long end)
 	return 0;
 }
 
-int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
+int slots_place_fds(int fds[SLOTS_PLACED], int *fd_lo, int *nslots)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -70,7 +70,7 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 	long top = rl.rlim_cur > SM_FD_TOP ? SM_FD_TOP : (long)rl.rlim_cur;
 	unsigned char used[SM_FD_TOP / 8];
 	open_fds(used, top);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < SLOTS_PLACED; i++)
 		if (fds[i] < top)
 			used[fds[i] / 8] &= (unsigned char)~(1u << (fds[i] % 8));
 	/* the run of free numbers that holds the most slots, the highest of
@@ -83,22 +83,23 @@ int slots_place_fds(int fds[4], int *fd_lo, int *nslots)
 	for (long fd = top - 1; fd >= PROGRAM_FDS_MIN - 1 && best_n < most; fd--) {
 		if (fd >= PROGRAM_FDS_MIN && !(used[fd / 8] & (1u << (fd % 8))))
 			continue;
-		long n = (end - (fd + 1) - 2) / 2;
+		long n = (end - (fd + 1) - 3) / 2;
 		if (n > most)
 			n = most;
 		if (n > best_n) {
 			best_n = n;
-			best_lo = end - 2 - 2 * n;
+			best_lo = end - 3 - 2 * n;
 		}
 		end = fd;
 	}
 	if (best_n < 1)
 		return -EMFILE;
-	for (int i = 0; i < 4; i++) {
-		if (dup3(fds[i], (int)best_lo + i, O_CLOEXEC) < 0)
+	for (int i = 0; i < SLOTS_PLACED; i++) {
+		int to = i < 4 ? (int)best_lo + i : slots_maps_fd((int)best_lo, (int)best_n);
+		if (dup3(fds[i], to, O_CLOEXEC) < 0)
 			return -errno;
 		close(fds[i]);
-		fds[i] = (int)best_lo + i;
+		fds[i] = to;
 	}
 	*fd_lo = (int)best_lo;
 	*nslots = (int)best_n;

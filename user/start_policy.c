@@ -70,10 +70,9 @@ int denials_report_fd(void)
 extern const char sandpit_default_filter[]; /* policy/default_filter.S */
 extern const uint64_t sandpit_default_filter_len;
 
-int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int fd_hi,
+int make_filter(const struct policy *pol, int builtin, const struct policy_runtime *rt,
 		uint64_t fprog[2], char *err, size_t errlen)
 {
-	struct policy_runtime rt = { .pid = pid, .fd_lo = fd_lo, .fd_hi = fd_hi };
 	uint32_t flags = compat_has(COMPAT_KILL_PROCESS) ? 0 : POLICY_BPF_NO_KILL_PROCESS;
 	if (denials_logged() || denials_report_fd() >= 0)
 		flags |= POLICY_BPF_TRAP_DENY; /* so that the entry sees, B counts and logs them */
@@ -83,12 +82,12 @@ int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int
 	/* the default policy's program was built with the library: only the
 	 * pid goes in; anything else is compiled now */
 	int r = builtin ? policy_bpf_from_template(sandpit_default_filter,
-						   (size_t)sandpit_default_filter_len, pid, fd_lo,
-						   fd_hi, flags, fd)
+						   (size_t)sandpit_default_filter_len, rt->pid,
+						   rt->fd_lo, rt->fd_hi, flags, fd)
 			: -ENOENT;
 	if (r == -ENOENT) {
 		scmp_filter_ctx ctx = NULL;
-		r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
+		r = policy_compile_bpf(pol, rt, flags, &ctx, err, errlen);
 		if (r >= 0) {
 			r = seccomp_export_bpf(ctx, fd);
 			seccomp_release(ctx);

@@ -14,11 +14,11 @@
 int make_table(const struct policy *pol, const struct tt_table **out, size_t *len,
 	       char *err, size_t errlen);
 
-/* Filter mode's program for P (pid) with sandpit's descriptors [fd_lo,
- * fd_hi]: fprog = { length, address } (a sock_fprog).  builtin: the policy
- * is the default, whose program was built with the library.  0 or -errno,
- * with a message in err. */
-int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int fd_hi,
+/* Filter mode's program for P (rt: its pid, sandpit's descriptors and
+ * those U's runtime reads and writes itself): fprog = { length, address }
+ * (a sock_fprog).  builtin: the policy is the default, whose program was
+ * built with the library.  0 or -errno, with a message in err. */
+int make_filter(const struct policy *pol, int builtin, const struct policy_runtime *rt,
 		uint64_t fprog[2], char *err, size_t errlen);
 
 /* Refusals are counted and explained by B (user/denial_log.c) when

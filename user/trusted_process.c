@@ -271,7 +271,7 @@ static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
 		denial_final(cfg);
 		_exit(0);
 	}
-	char msg[128];
+	char msg[200]; /* the longest reason whole (it was cut at 128) */
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	say(msg, s);
 	kill_p();
@@ -715,6 +715,11 @@ static long check(int s, struct secure_page *out)
 		return check_fs_base(s, out);
 	if (out->nr == SANDPIT_NR_DENIED)
 		return b_reported_denial(s);
+	/* T kills P after this answer, whatever it is: B only names the call */
+	if (out->nr < POLICY_MAX_NR && policy_call(cfg->policy, (int)out->nr)->cls == POLICY_KILL) {
+		b_killed(s, out);
+		return -EPERM;
+	}
 	const struct policy_proc_arg *pa = policy_proc_arg(cfg->policy, (int)out->nr);
 	if (!pa)
 		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */

@@ -378,6 +378,8 @@ trusted_thread_main:
 	/* a refusal to count and explain: B only reads the slot's report */
 	cmp $SANDPIT_NR_DENIED, %rax
 	je .Lprocess
+	cmp $SANDPIT_NR_MAPS_READ, %rax
+	je .Lmaps_read
 	cmp $TT_MAX_NR, %rax
 	jae .Lenosys
 	lea TT_ENTRIES(%r13,%rax,8), %rbx
@@ -390,8 +392,10 @@ trusted_thread_main:
 	je .Lprocess
 	cmp $TT_EMU, %ecx
 	je .Lemu
+	/* a call the policy kills: B names it and the line that kills it
+	 * (user/denial_log.c), then P dies, whatever B answers (.Lverdict) */
 	cmp $TT_KILL, %ecx
-	je .Lkill
+	je .Lprocess
 	cmp $TT_DENY, %ecx
 	jne .Lenosys
 	movslq TTE_ERR(%rbx), %rax
@@ -709,6 +713,23 @@ trusted_thread_main:
 	syscall
 	jmp .Lresult
 
+/* The run-time patcher's read of /proc/self/maps (user/exec_patch.c):
+ * pread64 on the descriptor P opened before the sandbox, whose number
+ * comes from S, never from U (invariant 8), so that the read asks nothing
+ * of the policy.  U names only its own buffer, the length and the offset:
+ * the kernel writes U's memory, as a read U makes itself would (S, T's
+ * code and the table are read-only: EFAULT), and U learns only its own
+ * address space's map, which it could read on that descriptor in strict
+ * mode anyway (seccomp strict allows read). */
+.Lmaps_read:
+	mov SP_CFG_MAPS_FD(%r15), %edi
+	movq %xmm1, %rsi
+	movq %xmm2, %rdx
+	movq %xmm3, %r10
+	mov $__NR_pread64, %eax
+	syscall
+	jmp .Lresult
+
 .Lrdtsc:
 	rdtscp
 	mov %rdx, MB_RES2(%r14)
@@ -843,7 +864,14 @@ trusted_thread_main:
 	mov SP_NEW_SP(%r15), %r11
 	cmp SP_SEQ(%r15), %rbx
 	jne .Ldie_proto
-	/* an exit verdict answers exactly an exit request */
+	/* a call the policy kills (T's own register and the table, never
+	 * the verdict, which B made from the mailbox's copy): P dies */
+	movq %xmm0, %rcx
+	cmp $TT_MAX_NR, %rcx
+	jae 2f
+	cmpb $TT_KILL, TT_ENTRIES + TTE_CLS(%r13,%rcx,8)
+	je .Lkill
+2:	/* an exit verdict answers exactly an exit request */
 	movq %xmm0, %rcx
 	cmp $SANDPIT_NR_THREAD_EXIT, %rcx
 	sete %cl
