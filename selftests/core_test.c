@@ -441,8 +441,10 @@ static int body_forged_u_cpu(void *a)
 	struct moves *m = a;
 	pthread_t w, t;
 	victim_mb = my_mailbox();
-	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
-	pid_t ttid = ((const volatile int32_t *)(uintptr_t)sp->tids)[sp->slot];
+	/* T's tid, as the kernel writes it when T first runs */
+	pid_t ttid;
+	while ((ttid = (pid_t)__atomic_load_n(&victim_mb->t_ctid, __ATOMIC_RELAXED)) == -1)
+		sched_yield();
 	if (pthread_create(&w, NULL, forge_u_cpu, m))
 		return 1;
 	while (m->writes < 1000)

@@ -143,19 +143,41 @@ static int exiting_slots(void)
 	return n;
 }
 
-/* The T tid table every T's NOT_TID rule reads (after the secure pages,
- * read-only in P): slot s's T, 0 when free. */
+static void wake_all(uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The U tid table every T's U_TID rule reads (after the secure pages,
+ * read-only in P): a signal goes only to a thread in it (invariant 7).
+ * Slot s's U from the moment the kernel confirmed it (watch_step) until B
+ * accepts its exit, 0 otherwise; a slot that is starting keeps what it
+ * has: 0, or for slot 0 the thread that started the sandbox, which
+ * sandpit_start wrote.  With the lock held. */
 static void publish_tids(void)
 {
 	int32_t *tab = (int32_t *)(uintptr_t)cfg->sp[0].tids;
-	for (int s = 0; s < SM_NSLOTS; s++)
-		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != t_tids[s])
-			__atomic_store_n(&tab[s], t_tids[s], __ATOMIC_RELEASE);
+	for (int s = 0; s < SM_NSLOTS; s++) {
+		if (slots[s].state == SLOT_STARTING)
+			continue;
+		int32_t v = slots[s].state == SLOT_ACTIVE && !slots[s].exiting ? u_tids[s] : 0;
+		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != v)
+			__atomic_store_n(&tab[s], v, __ATOMIC_RELEASE);
+	}
+}
+
+/* B has decided slot s's start (after publish_tids): the T that cloned
+ * into it waits for its count to change before the program gets the new
+ * thread's tid (.Lclone_known in trusted_thread.S) */
+static void slot_start_decided(int s)
+{
+	__atomic_add_fetch(&cfg->sp[s].started, 1, __ATOMIC_RELEASE);
+	wake_all(&cfg->sp[s].started);
 }
 
 /* Watching the slots (invariant 5, invariant 8).  A U that ends without
- * its T having said it exits was killed by the kernel (strict mode's
- * SIGKILL for a forbidden call, DESIGN §9): end P.  The clear-child-tid
+ * B having accepted its exit (accept_exit) was killed by the kernel
+ * (strict mode's SIGKILL for a forbidden call, DESIGN §9): end P.  The clear-child-tid
  * words in the mailbox are written by the kernel, but U can write them
  * too, so they only ever wake the watcher or tell it where to look: that a
  * thread is gone, and which threads a slot's are, B learns from the kernel
@@ -171,16 +193,15 @@ static struct {
 	int32_t u, t; /* the tids the slot's words named, being confirmed */
 } watch[SM_NSLOTS];
 static uint32_t watch_gen; /* bumped and woken when a slot starts */
+/* how often a starting slot is looked at: nothing wakes the watcher when
+ * the kernel writes a new thread's tid or puts it in seccomp, and the
+ * thread that made it waits for B to know it (.Lclone_known) */
+#define START_POLL_NS 50000
 
 struct watch_wait {
 	uint32_t *word, val;
 	long ns; /* look again after this long even without a wake */
 };
-
-static void wake_all(uint32_t *w)
-{
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 static int before(const struct timespec *a, const struct timespec *b)
 {
@@ -305,7 +326,7 @@ static void watch_step(int s, struct watch_wait *w)
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if ((u == START_MARK || t == START_MARK) && before(&now, &watch[s].start_by)) {
 				*w = (struct watch_wait){ u == START_MARK ? &mb->ctid : &mb->t_ctid,
-							  START_MARK, 500000 };
+							  START_MARK, START_POLL_NS };
 				return;
 			}
 			pthread_mutex_lock(&lock);
@@ -315,6 +336,7 @@ static void watch_step(int s, struct watch_wait *w)
 				if (unrecorded_thread())
 					slot_alarm("a new thread did not say who it is", s);
 				slots[s].state = SLOT_FREE;
+				slot_start_decided(s);
 				pthread_cond_broadcast(&slot_freed);
 				pthread_mutex_unlock(&lock);
 				watch[s].step = W_IDLE;
@@ -339,7 +361,7 @@ static void watch_step(int s, struct watch_wait *w)
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (m == 0 && before(&now, &watch[s].start_by)) {
 				*w = (struct watch_wait){ &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE),
-							  500000 };
+							  START_POLL_NS };
 				return;
 			}
 			if (m == 0 || m == -1 || (m != -2 && task_status(cfg->pid, watch[s].t, "Seccomp:") != 0))
@@ -351,8 +373,12 @@ static void watch_step(int s, struct watch_wait *w)
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
 			t_pidfds[s] = thread_pidfd(t_tids[s]);
-			cfg->sp[s].u_tid = watch[s].u;
+			/* U in the table first: its T serves it once it sees its
+			 * tid here, the creating T returns it once the count moves */
 			publish_tids();
+			__atomic_store_n(&cfg->sp[s].u_tid, watch[s].u, __ATOMIC_RELEASE);
+			wake_all((uint32_t *)&cfg->sp[s].u_tid);
+			slot_start_decided(s);
 			pthread_cond_broadcast(&slot_freed); /* the next slot may start */
 			pthread_mutex_unlock(&lock);
 			watch[s].step = W_U;
@@ -505,9 +531,11 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	struct secure_page *sp = &c->sp[s], *sp0 = &c->sp[0];
 	struct mailbox *mb = &c->mb[s];
 	uint64_t seq = sp->seq;
+	uint32_t started = sp->started;
 	if (s != 0)
 		memcpy(sp, sp0, SP_DATA); /* the configuration, not B's data area */
 	sp->seq = seq;
+	sp->started = started; /* a T may wait for it to move (slot_start_decided) */
 	sp->verdict = 0;
 	sp->slot = (uint32_t)s;
 	sp->t_fd = slots_t_fd(c->fd_lo, s);
