@@ -62,7 +62,7 @@
 #define SP_ALTSTACK     984  /* stack_t of T's alternate signal stack (24)      */
 #define SP_FPROG        1008 /* struct sock_fprog of filter mode (len 0: strict) */
 #define SP_POLLFD       1024 /* 2 x struct pollfd T sleeps on: {T_FD, TB_FD}    */
-#define SP_EXITING      1040 /* u32: B knows this slot's U is exiting (T said so) */
+#define SP_EXITING      1040 /* u32: B accepted U's exit (U waits in sandpit_exit_wait) */
 #define SP_CFG_U_FD     1044 /* U's eventfd: U sleeps on it, T wakes it        */
 #define SP_DATA         1048 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)

@@ -34,6 +34,7 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/denial_log.h"
+#include "user/exit_check.h"
 #include "user/fs_base.h"
 #include "user/b_checks.h"
 #include "user/slots.h"
@@ -102,7 +103,7 @@ static void kill_p(void)
 
 static void say(const char *fmt, long a)
 {
-	char msg[256];
+	char msg[384];
 	int n = snprintf(msg, sizeof(msg), fmt, a);
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
 		return;
@@ -177,12 +178,13 @@ static void slot_start_decided(int s)
 
 /* Watching the slots (invariant 5, invariant 8).  A U that ends without
  * B having accepted its exit (accept_exit) was killed by the kernel
- * (strict mode's SIGKILL for a forbidden call, DESIGN §9): end P.  The clear-child-tid
- * words in the mailbox are written by the kernel, but U can write them
- * too, so they only ever wake the watcher or tell it where to look: that a
- * thread is gone, and which threads a slot's are, B learns from the kernel
- * (tgkill(P, tid, 0) failing with ESRCH; /proc for the thread-group leader,
- * which lingers as a zombie).  Each slot goes through the steps below;
+ * (strict mode's SIGKILL for a forbidden call, DESIGN §9): end P.  The
+ * clear-child-tid words in the mailbox are written by the kernel, but U
+ * can write them too, so they only ever wake the watcher or tell it where
+ * to look: that a thread is gone, and which threads a slot's are, B
+ * learns from the kernel (tgkill(P, tid, 0) failing with ESRCH; /proc
+ * for the thread-group leader, which lingers as a zombie).  Each slot
+ * goes through the steps below;
  * watch_step takes as many as it can without waiting and says which word
  * to wait on next.  With futex_waitv a watcher waits on the words of 127
  * slots at once (watch_group); without it each slot has its own. */
@@ -288,11 +290,18 @@ static int unrecorded_thread(void)
 
 static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
 {
+	/* one line, from the first of B's threads to see it (a watcher and a
+	 * server may see the same death), which ends P unless P is ending by
+	 * itself, and then B */
+	static int raised;
+	if (__atomic_exchange_n(&raised, 1, __ATOMIC_SEQ_CST))
+		for (;;)
+			pause();
 	if (p_is_exiting()) {
 		denial_final(cfg);
 		_exit(0);
 	}
-	char msg[128];
+	char msg[320];
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	say(msg, s);
 	kill_p();
@@ -794,11 +803,51 @@ static void publish(int s, const struct secure_page *out)
 		syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* Until the kernel shows slot s's U (tid) where it can only end by exit
+ * (user/exit_check.h), for about as long as T gives an accepted U to end.
+ * The exit request that rang the bell is a word in the mailbox, which any
+ * thread of P can write: the U it names may never have asked, and run on.
+ * If it ends meanwhile, the kernel killed it: P ends, as it does for any U
+ * the kernel kills (invariant 5). */
+static void wait_exit_site(int s, int32_t tid)
+{
+	struct timespec until, now;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	for (int i = 0;; i++) {
+		int r = exit_check_waits_at(cfg->pid, tid, (uintptr_t)sandpit_exit_site);
+		if (r > 0)
+			return;
+		if (r == -ESRCH || (r == 0 && thread_gone(tid)))
+			slot_alarm("a sandboxed thread ended without exit (killed by the kernel for a "
+				   "system call that escaped the sandbox?)",
+				   s);
+		if (r < 0) {
+			char why[160];
+			snprintf(why, sizeof(why),
+				 "the kernel does not show where a thread that asks to exit waits "
+				 "(/proc/TID/syscall: %s)",
+				 strerror(-r));
+			slot_alarm(why, s);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!before(&now, &until))
+			slot_alarm("a thread that asked to exit did not end", s);
+		/* U is a few instructions from its read: yield at first */
+		if (i < 20)
+			sched_yield();
+		else
+			usleep(i < 200 ? 50 : 1000);
+	}
+}
+
 /* T rang the slot's exit bell: U asks to exit.  Only T can ring it (a
  * FUTEX_WAKE), so this is never learned from the mailbox.  B waits until
  * the kernel has confirmed the slot's threads (T needs U's tid to see it
- * go), then marks the slot exiting: from now on U's end is no alarm, and T
- * serves nothing more (SP_V_EXIT). */
+ * go), then until U waits where it can only end by exit (wait_exit_site),
+ * then marks the slot exiting: from now on U's end is no alarm, its tid
+ * is out of the U tid table (no signal reaches it, nor a thread that
+ * might get its tid later), and T serves nothing more (SP_V_EXIT). */
 static void accept_exit(int s)
 {
 	struct secure_page out;
@@ -809,7 +858,14 @@ static void accept_exit(int s)
 	while (slots[s].state == SLOT_STARTING &&
 	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
 		;
+	int32_t tid = slots[s].state == SLOT_ACTIVE ? u_tids[s] : 0;
+	pthread_mutex_unlock(&lock);
+	if (!tid)
+		slot_alarm("a thread asked to exit before its start was confirmed", s);
+	wait_exit_site(s, tid);
+	pthread_mutex_lock(&lock);
 	__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
+	publish_tids();
 	pthread_mutex_unlock(&lock);
 	__atomic_store_n(&cfg->sp[s].exiting, 1, __ATOMIC_RELEASE);
 	memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */
