@@ -551,10 +551,11 @@ trusted_thread_main:
  * from S).  Every other tid of P is refused alike: a T (from its clone on:
  * a list of T's would have to be written before the kernel gives T its
  * first instruction, which only the kernel could do), a thread just made
- * and not yet confirmed by B, a U whose exit B accepted.  The table always
- * holds the U's that run program code: B puts a new U there before its T
- * serves it (trusted_thread_main) and before the clone's result reaches
- * the program (.Lclone_known).  A tid <= 0 is the kernel's to refuse. */
+ * and not yet confirmed by B, a U whose exit B accepted.  B puts a new U
+ * there before its T serves it (trusted_thread_main) and before the
+ * clone's result reaches the program (.Lclone_known), so a thread can
+ * signal itself, and its creator can signal it, as natively.  A tid <= 0
+ * is the kernel's to refuse. */
 .Lop_u_tid:
 	test %ecx, %ecx
 	jle .Lrule_next
