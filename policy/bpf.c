@@ -18,7 +18,7 @@
  * clauses, a clause being at most one comparison per argument (libseccomp's
  * limit).  Every clause is a subset of the true set (an under-approximation),
  * so BPF never answers differently from T; what is cut, or what BPF cannot
- * express (protected ranges, trusted tids), traps.
+ * express (protected ranges, the program's tids), traps.
  *
  * libseccomp 2.5.4 (Debian 12) builds wrong programs from some rule sets,
  * so what it is given is kept to a form it gets right:

@@ -52,8 +52,8 @@ static void put_rule(FILE *f, const struct policy_rule *r, int deflt)
 	case RULE_SELF_PID:
 		fprintf(f, "arg%d == self_pid", r->arg);
 		break;
-	case RULE_NOT_TID:
-		fprintf(f, "arg%d != trusted_tid", r->arg);
+	case RULE_U_TID:
+		fprintf(f, "arg%d is a thread of the program's", r->arg);
 		break;
 	case RULE_LE:
 		fprintf(f, "arg%d <= %#llx", r->arg, val);

@@ -18,8 +18,8 @@ static const char *guard_rule_name(int op)
 		return "range_free";
 	case RULE_SELF_PID:
 		return "self_pid";
-	case RULE_NOT_TID:
-		return "not_tid";
+	case RULE_U_TID:
+		return "u_tid";
 	default:
 		return NULL;
 	}

@@ -56,7 +56,9 @@
 	{ .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .val = (v), .err = EPERM }
 #define ZERO(a, m, e) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .err = (e) }
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N, .err = EPERM }
-#define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N, .err = EPERM }
+/* a tid B does not know as a U is, to the program, no thread of its own:
+ * ESRCH, as the kernel answers for a tid it has no thread for */
+#define U_TID(a) { .op = RULE_U_TID, .arg = (a), .arg2 = N, .carg = N, .err = ESRCH }
 
 #define RULES(...) .rules = (const struct policy_rule[]){ __VA_ARGS__ }, \
 	.nrules = NELEM(((const struct policy_rule[]){ __VA_ARGS__ }))
@@ -147,10 +149,10 @@ static const struct entry table[] = {
 	/* signals stay within P and never reach a trusted thread (invariant 7) */
 	GUARD("kill", "signals stay within the process", SELF_PID(0)),
 	GUARD("tgkill", "signals stay within the process and never reach T", SELF_PID(0),
-	      NOT_TID(1)),
+	      U_TID(1)),
 	GUARD("rt_sigqueueinfo", "signals stay within the process", SELF_PID(0)),
 	GUARD("rt_tgsigqueueinfo", "signals stay within the process and never reach T",
-	      SELF_PID(0), NOT_TID(1)),
+	      SELF_PID(0), U_TID(1)),
 	/* T executes prctl: these would act on T (its own seccomp filter,
 	 * syscall user dispatch, its TSC) or on the address space's layout */
 	GUARD_C("prctl", on_t, SE_CALLER | SE_MUX, NE(0, PR_SET_SECCOMP, EPERM), NE(0, PR_SET_MM, EPERM),
@@ -267,7 +269,8 @@ static const char path_why[] = "it takes a path, which only the trusted process 
 			       "this call";
 static const char range_why[] = "it changes P's memory, and sandpit has no guard that keeps it "
 				"off sandpit's own pages";
-static const char tid_why[] = "it could reach a trusted thread, and sandpit has no guard for it";
+static const char tid_why[] = "it names a thread, which could be a trusted one, and sandpit has no "
+			      "guard for it";
 
 /* Why an effect is never carried out, most telling first. */
 static const struct {
@@ -369,7 +372,7 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 				refused = range_why;
 			break;
 		case SK_TID:
-			if (!has_op(g, RULE_NOT_TID, a))
+			if (!has_op(g, RULE_U_TID, a))
 				refused = tid_why;
 			break;
 		case SK_PID0:

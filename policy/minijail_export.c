@@ -53,7 +53,7 @@ static int ex_rule(struct ex *e, const struct policy_rule *r)
 	switch (r->op) {
 	case RULE_FD_FREE:
 	case RULE_RANGE_FREE:
-	case RULE_NOT_TID:
+	case RULE_U_TID:
 		return 1;
 	case RULE_MASK_ZERO:
 		alt[n++] = (struct atom){ r->arg, OP_IN, ~m };

@@ -45,7 +45,7 @@ enum policy_rule_op {
 	RULE_RANGE_FREE,    /* [a[arg], a[arg] + a[arg2]) touches no protected range;
 			     * with arg2 POLICY_NOARG, the one address a[arg] */
 	RULE_SELF_PID,      /* a[arg] == P's pid */
-	RULE_NOT_TID,       /* a[arg] is not the tid of a trusted thread */
+	RULE_U_TID,         /* (int)a[arg] <= 0, or the tid of a U that B knows */
 	RULE_LE,            /* a[arg] <= val (unsigned) */
 	RULE_BITSET,        /* d = a[arg] - val (mod 2^64): d < 64 && (mask >> d) & 1 */
 };

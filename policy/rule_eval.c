@@ -36,14 +36,18 @@ static int range_free(uint64_t v, uint64_t len, const struct rule_world *w)
 	return RULE_PASS;
 }
 
-static int not_tid(uint64_t v, const struct rule_world *w)
+/* .Lop_u_tid: a tid <= 0 is the kernel's to refuse (EINVAL); any other
+ * must be one of the program's threads that B knows */
+static int u_tid(uint64_t v, const struct rule_world *w)
 {
+	if ((int32_t)v <= 0)
+		return RULE_PASS;
 	if (!w->t_facts)
 		return RULE_UNKNOWN;
 	for (size_t i = 0; i < w->ntids; i++)
 		if ((int32_t)v == w->tids[i])
-			return RULE_FAIL;
-	return RULE_PASS;
+			return RULE_PASS;
+	return RULE_FAIL;
 }
 
 int tt_rule_check(const struct tt_rule *r, const uint64_t a[6], const struct rule_world *w)
@@ -71,8 +75,8 @@ int tt_rule_check(const struct tt_rule *r, const uint64_t a[6], const struct rul
 		return (int32_t)v < w->rt.fd_lo || (int32_t)v > w->rt.fd_hi;
 	case TR_SELF_PID:
 		return (uint32_t)v == (uint32_t)w->rt.pid;
-	case TR_NOT_TID:
-		return not_tid(v, w);
+	case TR_U_TID:
+		return u_tid(v, w);
 	case TR_RANGE_FREE:
 		if (r->arg2 != TT_NOARG && !arg(a, r->arg2, &len))
 			return RULE_FAIL;
@@ -139,5 +143,5 @@ int policy_call_check(const struct policy_call *c, const uint64_t a[6], const st
 
 int rule_needs_t(int op)
 {
-	return op == RULE_RANGE_FREE || op == RULE_NOT_TID;
+	return op == RULE_RANGE_FREE || op == RULE_U_TID;
 }

@@ -7,7 +7,8 @@
  *
  * T's rules read a few facts besides the arguments: sandpit's descriptors,
  * P's pid (known when a filter is built), the protected ranges and the
- * trusted threads' tids (which only T knows, from its secure page). */
+ * tids of the program's threads that B knows (which only T knows, from
+ * the table B writes in secure memory). */
 #ifndef SANDPIT_RULE_EVAL_H
 #define SANDPIT_RULE_EVAL_H
 
@@ -27,7 +28,7 @@ struct rule_world {
 	int t_facts;                     /* 0: ranges and tids unknown (what BPF knows) */
 	size_t nranges;                  /* protected memory (TR_RANGE_FREE) */
 	const struct rule_range *ranges;
-	size_t ntids;                    /* the trusted threads (TR_NOT_TID) */
+	size_t ntids;                    /* the program's threads B knows (TR_U_TID) */
 	const int32_t *tids;
 };
 
@@ -60,7 +61,7 @@ int policy_call_check(const struct policy_call *c, const uint64_t a[6], const st
 		      int *err);
 
 /* Whether a rule's answer needs what only T knows (protected ranges,
- * trusted tids): BPF cannot decide it. */
+ * the program's tids): BPF cannot decide it. */
 int rule_needs_t(int op); /* enum policy_rule_op */
 
 #endif

@@ -36,7 +36,7 @@
 #define TR_RANGE_FREE  5  /* [a[arg], a[arg]+a[arg2]) (page-rounded) overlaps no protected range;
                              arg2 TT_NOARG: the single address a[arg] */
 #define TR_SELF_PID    6  /* a[arg] == P's pid                               */
-#define TR_NOT_TID     7  /* a[arg] is not the tid of a trusted thread        */
+#define TR_U_TID       7  /* (int)a[arg] <= 0, or the tid of a U B knows     */
 #define TR_LE          8  /* a[arg] <= val (unsigned)                        */
 #define TR_BITSET      9  /* d = a[arg] - val (mod 2^64): d < 64 && ((mask >> d) & 1) */
 

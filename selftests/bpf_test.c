@@ -1042,7 +1042,7 @@ static void random_rule(struct policy_rule *r)
 					  0xffffffff00000000ULL, ~7ULL, 0x8000000000000001ULL };
 	static const uint64_t vals[] = { 0, 1, 2, 3, 0x10, 0x7f, 1030, 0x5401, ~0ULL, 1ULL << 40 };
 	static const int ops[] = { RULE_MASK_ZERO, RULE_MASKED_EQ, RULE_MASKED_NE, RULE_FD_FREE,
-				   RULE_RANGE_FREE, RULE_SELF_PID, RULE_NOT_TID, RULE_LE,
+				   RULE_RANGE_FREE, RULE_SELF_PID, RULE_U_TID, RULE_LE,
 				   RULE_BITSET };
 
 	memset(r, 0, sizeof(*r));

@@ -80,8 +80,12 @@ static void *forge_exit(void *a)
 		mb->nr = SANDPIT_NR_THREAD_EXIT;
 		mb->payload.nr = SANDPIT_NR_THREAD_EXIT;
 		R->writes++;
+		/* T sent it on to B, and waits for B (the victim's own calls
+		 * are T's alone, so this is the exit) */
+		if (__atomic_load_n(&mb->t_wait_b, __ATOMIC_ACQUIRE))
+			R->phase = 1;
 		if (__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE)) {
-			R->landed++; /* T took it: B marked the slot exiting */
+			R->landed++; /* B accepted it: the slot is exiting */
 			break;
 		}
 	}
@@ -121,20 +125,126 @@ static int body_forged_exit(void *a)
 	return 7; /* went on: only right if the forgery never landed, in filter mode */
 }
 
-/* A request rewritten into an exit is U's request: T accepts it, serves
- * nothing more, and P dies because that U goes on; a forged exit never
- * lets a thread die unnoticed (invariant 5) nor run on without its T. */
+/* A request rewritten into an exit is U's request: T takes it to B and
+ * serves nothing more.  B accepts an exit only from a thread that waits
+ * where it can only end by exit, which this one (waiting for its call's
+ * result) never does: P dies.  A forged exit never lets a thread die
+ * unnoticed (invariant 5) nor run on without its T. */
 TEST(inv8_forged_thread_exit_leaves_no_thread_running_unserved)
 {
 	char msg[4096];
 	R = shared_page(4096);
 	ASSERT_NE(NULL, R);
 	int o = run_capture(body_forged_exit, NULL, NULL, 20, msg, sizeof(msg));
-	TH_LOG("writes %ld, landed %ld, calls %ld; %s", R->writes, R->landed, R->calls, msg);
+	TH_LOG("writes %ld, T waited for B %ld, accepted %ld, calls %ld; %s", R->writes, R->phase,
+	       R->landed, R->calls, msg);
 	EXPECT_LT(0, R->writes);
-	EXPECT_LT(0, R->landed);
+	EXPECT_EQ(1, R->phase);
+	EXPECT_EQ(0, R->landed);
 	EXPECT_EQ(KILLED(SIGKILL), o);
 	EXPECT_TRUE(strstr(msg, "a thread that asked to exit did not end") != NULL);
+}
+
+/* -------------------------- an exit posted into another thread's mailbox */
+
+/* the victim: calls through T (so T is awake), then program code alone
+ * while another thread posts an exit request for it, then a call the
+ * patcher missed */
+static void *idle_then_missed_call(void *a)
+{
+	(void)a;
+	missed_fn f = missed_code(SYS_socket);
+	if (!f)
+		return NULL;
+	/* its page patched now (the first fetch of new code faults and the
+	 * patcher asks T): the ret at 9 is all that runs */
+	((void (*)(void))((uint8_t *)f + 9))();
+	victim_mb = my_mailbox();
+	do {
+		call_via_t();
+		R->calls++;
+	} while (!R->phase);
+	R->paused = 1;
+	while (R->phase < 2)
+		;
+	/* strict mode: the kernel kills this thread; filter mode: the
+	 * filter refuses it */
+	long r = f(AF_INET, SOCK_STREAM, 0);
+	R->bad = r;
+	R->stopped = 1;
+	return NULL;
+}
+
+static int body_posted_exit(void *a)
+{
+	(void)a;
+	pthread_t v;
+	static const uint64_t one = 1;
+	if (pthread_create(&v, NULL, idle_then_missed_call, NULL))
+		return 1;
+	while (!victim_mb)
+		;
+	struct mailbox *mb = victim_mb;
+	R->phase = 1;
+	while (!R->paused)
+		;
+	/* a request as U's entry posts one: the call, its sequence number,
+	 * and a wake-up for T on its eventfd (T may sleep by now) */
+	mb->nr = SANDPIT_NR_THREAD_EXIT;
+	for (int i = 0; i < 6; i++)
+		mb->args[i] = 0;
+	__atomic_add_fetch(&mb->req_seq, 1, __ATOMIC_SEQ_CST);
+	R->writes = write(state_of(mb)->t_fd, &one, sizeof(one));
+	/* T took it to B: it waits for B's verdict (or B accepted it) */
+	const struct secure_page *sp = state_of(mb)->sp;
+	for (int i = 0; i < 1000 && !__atomic_load_n(&mb->t_wait_b, __ATOMIC_ACQUIRE) &&
+			!__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+	R->landed = __atomic_load_n(&mb->t_wait_b, __ATOMIC_ACQUIRE);
+	R->victim_slot = (int)__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE);
+	R->phase = 2;
+	pthread_join(v, NULL);
+	return 7; /* P lives on after its thread's end */
+}
+
+/* Any thread can post an exit request into another's mailbox; T takes it
+ * to B, which accepts an exit only from a thread the kernel shows waiting
+ * where nothing but exit can follow.  The victim never does: strict mode,
+ * the kernel kills it for the call the patcher missed, and P dies as for
+ * any U the kernel kills (invariant 5); filter mode, the filter refuses
+ * that call itself (socket(AF_INET) is the policy's deny), and B ends P
+ * when the thread does not come to its exit. */
+TEST(inv5_exit_posted_for_another_thread_never_hides_its_death)
+{
+	char msg[4096];
+	R = shared_page(4096);
+	ASSERT_NE(NULL, R);
+	int o = run_capture(body_posted_exit, NULL, NULL, 20, msg, sizeof(msg));
+	TH_LOG("calls %ld; posted %ld, T waited for B %ld, accepted %d; the missed call returned %d "
+	       "(%ld); outcome %d; %s",
+	       R->calls, R->writes, R->landed, R->victim_slot, R->stopped, R->bad, o, msg);
+	/* the attack ran: T was awake, the request posted and taken to B */
+	EXPECT_LT(0, R->calls);
+	EXPECT_EQ(8, R->writes);
+	EXPECT_EQ(1, R->landed);
+	/* B never accepted it, and P died of the thread that went on */
+	EXPECT_EQ(0, R->victim_slot);
+	EXPECT_EQ(KILLED(SIGKILL), o);
+	if (suite_mode() == SANDPIT_MODE_STRICT) {
+		/* the kernel killed the thread at its call */
+		EXPECT_EQ(0, R->stopped);
+		EXPECT_TRUE(strstr(msg, "sandpit: a sandboxed thread ended without exit (killed by the "
+					"kernel for a system call that escaped the sandbox?) (slot 1); "
+					"killing the process\n") != NULL);
+	} else {
+		/* the filter refused the call (the policy's deny), and B ended P
+		 * for the thread that did not come to its exit */
+		EXPECT_EQ(1, R->stopped);
+		EXPECT_EQ(-EAFNOSUPPORT, R->bad);
+		EXPECT_TRUE(strstr(msg, "sandpit: a thread that asked to exit did not end (slot 1); "
+					"killing the process\n") != NULL);
+	}
 }
 
 /* ------------------------------------------------- forged ctid words */
@@ -441,8 +551,10 @@ static int body_forged_u_cpu(void *a)
 	struct moves *m = a;
 	pthread_t w, t;
 	victim_mb = my_mailbox();
-	const volatile struct secure_page *sp = state_of(victim_mb)->sp;
-	pid_t ttid = ((const volatile int32_t *)(uintptr_t)sp->tids)[sp->slot];
+	/* T's tid, as the kernel writes it when T first runs */
+	pid_t ttid;
+	while ((ttid = (pid_t)__atomic_load_n(&victim_mb->t_ctid, __ATOMIC_RELAXED)) == -1)
+		sched_yield();
 	if (pthread_create(&w, NULL, forge_u_cpu, m))
 		return 1;
 	while (m->writes < 1000)
@@ -791,6 +903,9 @@ static void *rewrite_sigaction(void *a)
 		where[3] = evil.mask;
 		R->writes++;
 	}
+	/* never ends: see body_segv_dfl */
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -817,10 +932,11 @@ static int body_segv_dfl(void *a)
 		R->paused = 0;
 		R->pause = 0;
 	}
-	/* Not joined: SIGSEGV is at the kernel's default now, a state sandpit
-	 * reaches only as P is about to die of it, and in which it can no
-	 * longer change a thread's mask (its SIGSEGV handler answers those,
-	 * sandpit_ask_self); glibc's thread exit changes the writer's. */
+	/* Not joined, and the writer never ends: SIGSEGV is at the kernel's
+	 * default now, a state sandpit reaches only as P is about to die of
+	 * it, and in which it can no longer change a thread's mask (its
+	 * SIGSEGV handler answers those, sandpit_ask_self), which a thread's
+	 * exit does (u_exit blocks every signal). */
 	R->done = 1;
 	return 0;
 }

@@ -74,7 +74,7 @@ static const char *const x_allow_calls[] = {
 		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
 #define NO_EXEC(a) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = PROT_EXEC, .err = EACCES }
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
-#define NOT_TID(a) { .op = RULE_NOT_TID, .arg = (a), .arg2 = N, .carg = N }
+#define U_TID(a) { .op = RULE_U_TID, .arg = (a), .arg2 = N, .carg = N, .err = ESRCH }
 
 /* fcntl commands 0..7 are F_DUPFD .. F_SETLKW; the others allowed are
  * F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS
@@ -157,7 +157,7 @@ static const struct thread_call {
 	{ "socketpair", EACCES, { EQ(0, AF_UNIX) } },
 	/* signals stay within P and never reach a trusted thread */
 	{ "kill", EPERM, { SELF_PID(0) } },
-	{ "tgkill", EPERM, { SELF_PID(0), NOT_TID(1) } },
+	{ "tgkill", EPERM, { SELF_PID(0), U_TID(1) } },
 	{ "prlimit64", EPERM, { EQ(2, 0) } },
 	{ "prctl", EPERM,
 	  { BITSET(0, 0, BIT(PR_GET_DUMPABLE, 0) | BIT(PR_SET_NAME, 0) | BIT(PR_GET_NAME, 0)) } },

@@ -60,7 +60,7 @@ static const char *unsafe(const struct syscall_kinds *k, const struct policy_gua
 				return "memory it changes";
 			break;
 		case SK_TID:
-			if (!has_rule(g, RULE_NOT_TID, a))
+			if (!has_rule(g, RULE_U_TID, a))
 				return "a thread";
 			break;
 		case SK_PID:

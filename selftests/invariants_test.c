@@ -199,7 +199,7 @@ static int body_tgkill_t(void *a)
 	closedir(d);
 	if (!other)
 		return 2;
-	if (syscall(SYS_tgkill, getpid(), other, SIGKILL) != -1 || errno != EPERM)
+	if (syscall(SYS_tgkill, getpid(), other, SIGKILL) != -1 || errno != ESRCH)
 		return 3;
 	if (syscall(SYS_tkill, other, SIGKILL) != -1)
 		return 4;

@@ -48,6 +48,7 @@ static const struct tt_entry *entry(const struct tt_table *t, const char *name)
 
 /* What T sees of the world in these tests. */
 #define SELF_PID  1000
+#define U_TID     1002 /* a thread of the program's that B knows */
 #define T_TID     1001
 #define SANDPIT_FD 900
 #define PROT_LO   0x70000000ULL /* sandpit's protected pages */
@@ -59,10 +60,10 @@ static long tt_eval(const char *name, uint64_t a0, uint64_t a1, uint64_t a2, uin
 		    uint64_t a4, uint64_t a5)
 {
 	static const struct rule_range prot[] = { { PROT_LO, PROT_HI } };
-	static const int32_t trusted[] = { T_TID };
+	static const int32_t known[] = { SELF_PID, U_TID };
 	static const struct rule_world world = {
 		.rt = { .pid = SELF_PID, .fd_lo = SANDPIT_FD, .fd_hi = SANDPIT_FD },
-		.t_facts = 1, .nranges = 1, .ranges = prot, .ntids = 1, .tids = trusted,
+		.t_facts = 1, .nranges = 1, .ranges = prot, .ntids = 2, .tids = known,
 	};
 	const uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
 
@@ -333,14 +334,21 @@ TEST(close_and_dup2_cannot_touch_sandpit_descriptors)
 	EXPECT_EQ(-EBADF, EVAL("epoll_ctl", 5, EPOLL_CTL_ADD, SANDPIT_FD, 0x1000, 0, 0));
 }
 
+/* a thread-directed signal only to a thread B knows as a U: never a T,
+ * nor a thread just made, nor a tid of no thread (ESRCH, as the kernel) */
 TEST(signals_only_to_self_never_to_a_trusted_thread)
 {
 	EXPECT_EQ(0, EVAL("kill", SELF_PID, 15, 0, 0, 0, 0));
 	EXPECT_EQ(-EPERM, EVAL("kill", 1, 9, 0, 0, 0, 0));
 	EXPECT_EQ(-EPERM, EVAL("kill", 0, 9, 0, 0, 0, 0));
 	EXPECT_EQ(-EPERM, EVAL("kill", (uint64_t)-1, 9, 0, 0, 0, 0));
-	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, SELF_PID + 5, 10, 0, 0, 0));
-	EXPECT_EQ(-EPERM, EVAL("tgkill", SELF_PID, T_TID, 10, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, SELF_PID, 10, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, U_TID, 10, 0, 0, 0));
+	EXPECT_EQ(-ESRCH, EVAL("tgkill", SELF_PID, SELF_PID + 5, 10, 0, 0, 0));
+	EXPECT_EQ(-ESRCH, EVAL("tgkill", SELF_PID, T_TID, 10, 0, 0, 0));
+	/* tids <= 0: the kernel's EINVAL */
+	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, 0, 10, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("tgkill", SELF_PID, (uint32_t)-1, 10, 0, 0, 0));
 	EXPECT_EQ(-EPERM, EVAL("tgkill", 1, 1, 10, 0, 0, 0));
 	EXPECT_EQ(-EPERM, EVAL("tkill", T_TID, 10, 0, 0, 0, 0));
 }

@@ -755,7 +755,7 @@ TEST(inv3_protection_rules_cannot_be_removed)
 	EXPECT_TRUE(has_rule(c, RULE_FD_FREE, 0));
 	EXPECT_TRUE(has_rule(c, RULE_FD_FREE, 1));
 	EXPECT_TRUE(has_rule(call(p, "tgkill"), RULE_SELF_PID, 0));
-	EXPECT_TRUE(has_rule(call(p, "tgkill"), RULE_NOT_TID, 1));
+	EXPECT_TRUE(has_rule(call(p, "tgkill"), RULE_U_TID, 1));
 
 	c = call(p, "futex"); /* the file's op excludes the requeues: only range_free is left */
 	ASSERT_EQ(2, c->nrules);

@@ -4,8 +4,9 @@
  * of the T table the sandbox runs with, in the world T reads from its
  * secure page: refused -> the rule's errno, allowed -> the kernel's result.
  * Run in every mode: in strict mode every call is T's; in filter mode BPF
- * decides what it can and T the rest (protected ranges, trusted tids). */
+ * decides what it can and T the rest (protected ranges, the program's tids). */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -35,7 +36,7 @@ static const char rule_lines[] =
 	"sched_yield: arg4 & 0x8000000000000001 && arg5 < 0x100000000; deny(ENOTTY)\n";
 
 /* and, as the default policy has them, with sandpit's own rules: kill
- * (arg0 == $pid) and tgkill (arg0 == $pid, arg1 not a trusted thread),
+ * (arg0 == $pid) and tgkill (arg0 == $pid, arg1 a thread B knows as a U),
  * with signal 0, which only asks whether the target exists */
 enum { GETPPID, GETUID, GETGID, GETEUID, GETEGID, GETPGRP, SCHED_YIELD, KILL, TGKILL, NCALLS };
 static const long call_nr[NCALLS] = { SYS_getppid, SYS_getuid,  SYS_getgid,	 SYS_geteuid, SYS_getegid,
@@ -50,7 +51,7 @@ struct shared {
 	long allowed[NCALLS], refused[NCALLS];
 	long t_requests;  /* requests T received meanwhile */
 	long bpf_blind;   /* cases whose answer needs what only T knows */
-	long t_refused;   /* ... and refused (a protected range, a trusted tid) */
+	long t_refused;   /* ... and refused (a protected range, a tid not a U's) */
 	long nranges, ntids, facts_changed;
 	struct {
 		int call;
@@ -98,6 +99,9 @@ static uint64_t rule_edge(const struct tt_table *t, long nr, int k)
 	}
 }
 
+/* the sandboxed thread's T, which the kernel named in its mailbox */
+static int32_t t_tid;
+
 /* An argument near an edge some rule or fact has, or anything at all. */
 static uint64_t pick(const struct tt_table *t, long nr, int k, const struct rule_world *w,
 		     int32_t u_tid)
@@ -120,8 +124,10 @@ static uint64_t pick(const struct tt_table *t, long nr, int k, const struct rule
 		v = (uint32_t)(w->rt.fd_lo - 1 + (int)(rnd() % (uint64_t)(w->rt.fd_hi - w->rt.fd_lo + 3)));
 		return v | hi;
 	case 4: return ((uint32_t)w->rt.pid ^ (rnd() % 3 ? 0 : 1)) | hi;
-	case 5: /* U's tid, a trusted one, a neighbour */
-		v = rnd() % 2 || !w->ntids ? (uint32_t)u_tid : (uint32_t)w->tids[rnd() % w->ntids];
+	case 5: /* U's tid, one of the table's, its T's, a neighbour */
+		v = rnd() % 3 == 0 ? (uint32_t)u_tid
+		    : rnd() % 2 || !w->ntids ? (uint32_t)t_tid
+					     : (uint32_t)w->tids[rnd() % w->ntids];
 		return (v + (rnd() % 4 ? 0 : 1)) | hi;
 	case 6: /* near a protected range's ends */
 		if (!w->nranges)
@@ -166,7 +172,7 @@ static void world_of(const struct secure_page *sp, struct rule_world *w, struct 
 
 	for (size_t i = 0; i < nr; i++)
 		ranges[i] = (struct rule_range){ sp->ranges[i].lo, sp->ranges[i].hi };
-	/* the table has a word per slot, 0 where no T is; T skips tids <= 0 */
+	/* the table has a word per slot, 0 where B knows no U; T skips tids <= 0 */
 	for (size_t i = 0; i < SM_NSLOTS; i++)
 		if (table[i] > 0)
 			tids[nt++] = table[i];
@@ -186,6 +192,10 @@ static int body_differential(void *arg)
 	struct rule_world w, w2, blind;
 	int32_t u_tid = sp->u_tid;
 	uint64_t seq0 = mb->req_seq;
+
+	/* the kernel writes it when T first runs */
+	while ((t_tid = (int32_t)__atomic_load_n(&mb->t_ctid, __ATOMIC_RELAXED)) == -1)
+		sched_yield();
 
 	(void)arg;
 	world_of(sp, &w, ranges, tids);
@@ -267,7 +277,7 @@ TEST(t_answers_every_register_rule_as_its_definition_says)
 		       (unsigned long long)S->bad[i].a[3], (unsigned long long)S->bad[i].a[4],
 		       (unsigned long long)S->bad[i].a[5], S->bad[i].got, S->bad[i].want);
 	TH_LOG("%ld cases, %ld requests reached T, %ld need what only T knows (%ld refused); %ld "
-	       "protected ranges, %ld trusted tids", S->cases, S->t_requests, S->bpf_blind,
+	       "protected ranges, %ld tids of U's", S->cases, S->t_requests, S->bpf_blind,
 	       S->t_refused, S->nranges, S->ntids);
 	/* every case ran, and each was a register-rule call */
 	ASSERT_EQ((long)NCALLS * PER_CALL, S->cases);

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "u_state.h"
 
 #define NT 8
 
@@ -660,6 +661,196 @@ TEST(calls_on_this_thread_act_on_the_programs_thread_not_t)
 	EXPECT_EQ(IOPRIO_BE_6, t->ioprio);
 	EXPECT_EQ(1, t->cpus_ok);
 	EXPECT_EQ(1, t->same_as_tid);
+}
+
+/* ---- invariant 7: signals to the tids of threads being made ---- */
+
+/* One thread makes threads, one at a time, and signals each right after
+ * pthread_create (it must get the signal); another guesses the tids the
+ * kernel hands out next (the highest tid of the program's it has seen, plus
+ * 1 to 4: a new thread's T comes right after it) and the tids in
+ * /proc/self/task that are no thread of the program's it knows, each with
+ * tgkill(pid, tid, 0) and with a real, blockable signal. */
+#define GUESS_THREADS 300
+#define GUESS_LOG 100000
+struct guess {
+	int32_t tid, err; /* err 0: the call succeeded */
+	uint8_t listed;   /* the tid was in /proc/self/task when it was tried */
+};
+struct guessing {
+	volatile int done;
+	volatile int32_t top; /* the highest tid of a U of the program's seen so far */
+	volatile int nu;
+	int32_t u_tids[GUESS_THREADS + 2], t_tids[GUESS_THREADS + 2]; /* each made thread's, and its T's */
+	volatile long created, kill_failed, kill_errno, delivered, usr2;
+	volatile long n;
+	struct guess log[GUESS_LOG];
+};
+static struct guessing *G;
+static __thread volatile int got_usr1;
+
+static void on_guess_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+	__atomic_add_fetch(&G->delivered, 1, __ATOMIC_SEQ_CST);
+}
+
+static void on_guess_usr2(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&G->usr2, 1, __ATOMIC_SEQ_CST);
+}
+
+static void saw_u(int32_t tid)
+{
+	int32_t top = G->top;
+	while (tid > top && !__atomic_compare_exchange_n(&G->top, &top, tid, 0, __ATOMIC_SEQ_CST,
+							 __ATOMIC_SEQ_CST))
+		;
+}
+
+static void *guessed_child(void *a)
+{
+	int i = (int)(intptr_t)a;
+	G->u_tids[i] = (int32_t)syscall(SYS_gettid);
+	/* the kernel wrote this thread's T's tid into its mailbox */
+	G->t_tids[i] = (int32_t)__atomic_load_n(&my_mailbox()->t_ctid, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&G->nu, i + 1, __ATOMIC_SEQ_CST);
+	saw_u(G->u_tids[i]);
+	/* the creator's SIGUSR1 comes to this thread */
+	for (int k = 0; k < 100000 && !got_usr1; k++)
+		sched_yield();
+	return NULL;
+}
+
+static int known_u(int32_t tid)
+{
+	for (int i = 0; i < GUESS_THREADS + 2; i++)
+		if (G->u_tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void try_tid(pid_t pid, int32_t tid, int listed)
+{
+	static const int sigs[2] = { 0, SIGUSR2 };
+	for (int k = 0; k < 2 && G->n < GUESS_LOG; k++) {
+		long r = syscall(SYS_tgkill, pid, tid, sigs[k]);
+		G->log[G->n] = (struct guess){ tid, r == 0 ? 0 : errno, (uint8_t)listed };
+		G->n++;
+	}
+}
+
+static void *guesser(void *a)
+{
+	(void)a;
+	pid_t pid = getpid();
+	int32_t self = (int32_t)syscall(SYS_gettid);
+	G->u_tids[GUESS_THREADS + 1] = self;
+	G->t_tids[GUESS_THREADS + 1] = (int32_t)my_mailbox()->t_ctid;
+	saw_u(self);
+	for (long round = 0; !G->done && G->n < GUESS_LOG; round++) {
+		if (round % 16 == 0) {
+			DIR *d = opendir("/proc/self/task");
+			struct dirent *e;
+			while (d && (e = readdir(d)))
+				if (e->d_name[0] != '.' && !known_u(atoi(e->d_name)))
+					try_tid(pid, atoi(e->d_name), 1);
+			if (d)
+				closedir(d);
+			continue;
+		}
+		int32_t top = G->top;
+		for (int k = 1; k <= 4; k++)
+			try_tid(pid, top + k, 0);
+	}
+	return NULL;
+}
+
+static int body_guess_tids(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_guess_usr1, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	sa.sa_handler = on_guess_usr2;
+	if (sigaction(SIGUSR2, &sa, NULL))
+		return 1;
+	G->u_tids[GUESS_THREADS] = getpid();
+	saw_u(getpid());
+	pthread_t g;
+	if (pthread_create(&g, NULL, guesser, NULL))
+		return 2;
+	/* this thread's T has run (it made the guesser): the kernel wrote its
+	 * tid into the mailbox when it first did */
+	G->t_tids[GUESS_THREADS] = (int32_t)my_mailbox()->t_ctid;
+	while (!G->n)
+		sched_yield();
+	for (int i = 0; i < GUESS_THREADS; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, guessed_child, (void *)(intptr_t)i))
+			return 3;
+		G->created++;
+		/* right after pthread_create: the new thread must be signalled */
+		int r = pthread_kill(t, SIGUSR1);
+		if (r) {
+			G->kill_failed++;
+			G->kill_errno = r;
+		}
+		pthread_join(t, NULL);
+	}
+	G->done = 1;
+	pthread_join(g, NULL);
+	return 0;
+}
+
+/* A thread of P gets a signal only if it is one of the program's own that
+ * sandpit knows: never a T, from its first instruction on, nor a thread
+ * being made; every other tid gets ESRCH, as a tid of no thread does.  A
+ * thread the program made is known before pthread_create returns. */
+TEST(inv7_signals_to_the_tids_of_threads_being_made_reach_only_the_programs)
+{
+	G = shared_page(sizeof(*G));
+	ASSERT_NE(NULL, G);
+	struct sandpit_options o = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_guess_tids, NULL, &o, 60)));
+	long hits = 0, not_u = 0, on_t = 0, t_hits = 0, listed_other = 0, refused = 0, wrong_errno = 0;
+	for (long i = 0; i < G->n; i++) {
+		const struct guess *q = &G->log[i];
+		int u = known_u(q->tid), t = 0;
+		for (int j = 0; j < GUESS_THREADS + 2 && !t; j++)
+			t = G->t_tids[j] == q->tid;
+		on_t += t;
+		listed_other += q->listed && !u;
+		if (q->err == 0) {
+			hits++;
+			not_u += !u;
+			t_hits += t;
+		} else {
+			refused++;
+			wrong_errno += q->err != ESRCH;
+		}
+	}
+	TH_LOG("%ld threads made, %ld signalled right after (%ld failed, last %ld); %ld guesses: %ld "
+	       "on a T, %ld on a listed thread that is no U; %ld reached a thread (%ld no U, %ld a T), "
+	       "%ld refused (%ld not ESRCH); %ld SIGUSR2 handled",
+	       G->created, G->delivered, G->kill_failed, G->kill_errno, G->n, on_t, listed_other, hits,
+	       not_u, t_hits, refused, wrong_errno, G->usr2);
+	/* the attack ran: many guesses, on T's among them, the live ones
+	 * /proc/self/task shows too */
+	EXPECT_EQ(GUESS_THREADS, G->created);
+	EXPECT_LT(1000, G->n);
+	EXPECT_LT(0, on_t);
+	EXPECT_LT(0, listed_other);
+	/* and never reached a thread that is not one of the program's */
+	EXPECT_EQ(0, not_u);
+	EXPECT_EQ(0, t_hits);
+	EXPECT_EQ(0, wrong_errno);
+	/* every new thread got the signal sent right after pthread_create */
+	EXPECT_EQ(0, G->kill_failed);
+	EXPECT_EQ(GUESS_THREADS, G->delivered);
 }
 
 TEST_HARNESS_MAIN

@@ -61,8 +61,9 @@ _Static_assert(sizeof(struct u_state) <= SM_PAGE - MB_U_STATE, "u_state fits its
  * purpose and sandpit's SIGSEGV handler answers in the fault's frame.  It
  * lives on the asker's stack, so a handler that asks meanwhile has its own. */
 #define SELF_ASK_AGAIN 1
+#define SELF_BLOCK_ALL 4 /* how: every signal blocked, sandpit's too (the thread's exit) */
 struct self_request {
-	int32_t how, err;         /* how: 0-2 a mask change, -1 a query, 3 sigaltstack;
+	int32_t how, err;         /* how: 0-2 a mask change, -1 a query, 3 sigaltstack, SELF_BLOCK_ALL;
 				   * err SELF_ASK_AGAIN: ask through SANDPIT_SIG */
 	uint64_t set, old;
 	uint64_t ss[3], old_ss[3]; /* stack_t: ss_sp, ss_flags, ss_size */
@@ -185,6 +186,12 @@ extern const char sandpit_wait_begin[], sandpit_wait_end[], sandpit_wait_eintr[]
 	__attribute__((visibility("hidden")));
 void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
 	__attribute__((visibility("hidden")));
+/* a thread's end: read(fd) until *exiting, then exit(code), with every
+ * signal blocked; B finds the thread blocked at sandpit_exit_site before
+ * it accepts the exit */
+void sandpit_exit_wait(int fd, const volatile uint32_t *exiting, long code)
+	__attribute__((visibility("hidden"), noreturn));
+extern const char sandpit_exit_site[] __attribute__((visibility("hidden")));
 extern const char sandpit_wake_begin[], sandpit_wake_end[] __attribute__((visibility("hidden")));
 
 /* Facts the signal handlers need and may not take from memory U can

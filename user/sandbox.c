@@ -230,7 +230,7 @@ static const struct tt_table *shortcut_table;
  * descriptor in or above sandpit's block, a refusal that may be EBADF, a
  * clause cut) it traps, and the SIGSYS handler takes the call to T, the
  * same path as a site the patcher missed.  Rules on address ranges or
- * trusted tids are T's alone: those sites are patched. */
+ * the program's tids are T's alone: those sites are patched. */
 static int leave_native(void *ctx, long nr)
 {
 	(void)ctx;
@@ -243,7 +243,7 @@ static int leave_native(void *ctx, long nr)
 		return 0;
 	for (unsigned i = 0; i < e->nrules; i++) {
 		uint8_t op = shortcut_table->rules[e->first + i].op;
-		if (op == TR_RANGE_FREE || op == TR_NOT_TID)
+		if (op == TR_RANGE_FREE || op == TR_U_TID)
 			return 0;
 	}
 	return 1;
@@ -499,6 +499,9 @@ static int configure(struct start *s)
 	trusted_process_init_slot(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
+	/* the U tid table's first U: this thread, known before it is
+	 * sandboxed (B keeps the table from now on) */
+	((int32_t *)(uintptr_t)sp->tids)[0] = s->tid;
 	st->tid = s->tid;
 	mb->ctid = (uint32_t)s->tid;
 	mb->t_ctid = 0xffffffffu; /* T is not there yet: B waits for its tid */
@@ -674,7 +677,6 @@ static int clone_trusted_thread(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
 	}
-	((int32_t *)(uintptr_t)s->sp->tids)[0] = (int32_t)ttid; /* B keeps the table from now */
 	return 0;
 }
 

@@ -48,10 +48,14 @@
 #define SP_CFG_FDS_NEW  108  /* u32: SP_V_CLONE: the new slot's descriptors are
                               * made for the first time (their numbers must
                               * be free); else they replace its last ones */
-#define SP_CFG_TIDS     112  /* u64: the T tid table (SM_NSLOTS x i32, 0 free) */
+#define SP_CFG_TIDS     112  /* u64: the U tid table (SM_NSLOTS x i32, 0: none) */
 #define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_ALL + 1), 0: T never moves */
 #define SP_CFG_MAPS_FD  128  /* i32: /proc/self/maps, opened in P before the sandbox */
-#define SP_CFG_PAD0     132
+#define SP_STARTED      132  /* u32: bumped by B when it has decided the slot's
+                              * start (its threads confirmed and its U in the
+                              * U tid table, or the slot free again); kept
+                              * when the slot is set up again */
+#define SP_CFG_PAD0     136
 #define SP_CFG_TABLE    176  /* u64: address of the T table                    */
 #define SP_CFG_MAILBOX  184  /* u64: address of this thread's mailbox          */
 #define SP_NEW_SP       192  /* u64: SP_V_CLONE: the new thread's secure page  */
@@ -61,7 +65,7 @@
 #define SP_ALTSTACK     984  /* stack_t of T's alternate signal stack (24)      */
 #define SP_FPROG        1008 /* struct sock_fprog of filter mode (len 0: strict) */
 #define SP_POLLFD       1024 /* 2 x struct pollfd T sleeps on: {T_FD, TB_FD}    */
-#define SP_EXITING      1040 /* u32: B knows this slot's U is exiting (T said so) */
+#define SP_EXITING      1040 /* u32: B accepted U's exit (U waits in sandpit_exit_wait) */
 #define SP_CFG_U_FD     1044 /* U's eventfd: U sleeps on it, T wakes it        */
 #define SP_DATA         1048 /* B's copies of memory arguments                  */
 #define SP_DATA_SIZE    (SM_PAGE - SP_DATA)
@@ -74,8 +78,10 @@
 #define SM_ALT_SHIFT    14
 #define SM_ALT_REGION   (SM_NSLOTS * SM_ALT_SIZE)
 #define SM_REGION_ALIGN 0x2000000 /* > SM_ALT_REGION */
-/* after the secure pages, in the same sealed memfd: the T tid table, one
- * i32 per slot, written by B, read by T's NOT_TID rule */
+/* after the secure pages, in the same sealed memfd: the U tid table, one
+ * i32 per slot, the slot's U once B knows it (0 otherwise, and from the
+ * moment B accepts its exit), written by B, read by T's U_TID rule: a
+ * signal goes only to a thread that is in it (invariant 7) */
 #define SM_TID_PAGES    ((SM_NSLOTS * 4 + SM_PAGE - 1) / SM_PAGE)
 /* then one page of CPU masks, written by P before the seal: entry c (c <
  * 64) is the process's CPUs at start without CPU c, for T to leave U's CPU
@@ -211,7 +217,8 @@ struct secure_page {
 	uint64_t tids; /* int32_t[SM_NSLOTS] */
 	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
 	int32_t maps_fd;
-	uint32_t pad0[11];
+	uint32_t started;
+	uint64_t pad0[5];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];
@@ -292,6 +299,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, tids) == SP_CFG_TIDS, "SP_
 _Static_assert(__builtin_offsetof(struct secure_page, cpu_masks) == SP_CFG_CPU_MASKS, "SP_CFG_CPU_MASKS");
 _Static_assert(__builtin_offsetof(struct secure_page, maps_fd) == SP_CFG_MAPS_FD, "SP_CFG_MAPS_FD");
 _Static_assert(__builtin_offsetof(struct secure_page, slot) == SP_CFG_SLOT, "SP_CFG_SLOT");
+_Static_assert(__builtin_offsetof(struct secure_page, started) == SP_STARTED, "SP_STARTED");
 _Static_assert(__builtin_offsetof(struct secure_page, table) == SP_CFG_TABLE, "SP_CFG_TABLE");
 _Static_assert(__builtin_offsetof(struct secure_page, new_sp) == SP_NEW_SP, "SP_NEW_SP");
 _Static_assert(__builtin_offsetof(struct secure_page, glibc_ctid) == SP_GLIBC_CTID, "SP_GLIBC_CTID");

@@ -34,6 +34,7 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/denial_log.h"
+#include "user/exit_check.h"
 #include "user/fs_base.h"
 #include "user/b_checks.h"
 #include "user/slots.h"
@@ -102,7 +103,7 @@ static void kill_p(void)
 
 static void say(const char *fmt, long a)
 {
-	char msg[256];
+	char msg[384];
 	int n = snprintf(msg, sizeof(msg), fmt, a);
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
 		return;
@@ -143,24 +144,47 @@ static int exiting_slots(void)
 	return n;
 }
 
-/* The T tid table every T's NOT_TID rule reads (after the secure pages,
- * read-only in P): slot s's T, 0 when free. */
+static void wake_all(uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The U tid table every T's U_TID rule reads (after the secure pages,
+ * read-only in P): a signal goes only to a thread in it (invariant 7).
+ * Slot s's U from the moment the kernel confirmed it (watch_step) until B
+ * accepts its exit, 0 otherwise; a slot that is starting keeps what it
+ * has: 0, or for slot 0 the thread that started the sandbox, which
+ * sandpit_start wrote.  With the lock held. */
 static void publish_tids(void)
 {
 	int32_t *tab = (int32_t *)(uintptr_t)cfg->sp[0].tids;
-	for (int s = 0; s < SM_NSLOTS; s++)
-		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != t_tids[s])
-			__atomic_store_n(&tab[s], t_tids[s], __ATOMIC_RELEASE);
+	for (int s = 0; s < SM_NSLOTS; s++) {
+		if (slots[s].state == SLOT_STARTING)
+			continue;
+		int32_t v = slots[s].state == SLOT_ACTIVE && !slots[s].exiting ? u_tids[s] : 0;
+		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != v)
+			__atomic_store_n(&tab[s], v, __ATOMIC_RELEASE);
+	}
+}
+
+/* B has decided slot s's start (after publish_tids): the T that cloned
+ * into it waits for its count to change before the program gets the new
+ * thread's tid (.Lclone_known in trusted_thread.S) */
+static void slot_start_decided(int s)
+{
+	__atomic_add_fetch(&cfg->sp[s].started, 1, __ATOMIC_RELEASE);
+	wake_all(&cfg->sp[s].started);
 }
 
 /* Watching the slots (invariant 5, invariant 8).  A U that ends without
- * its T having said it exits was killed by the kernel (strict mode's
- * SIGKILL for a forbidden call, DESIGN §9): end P.  The clear-child-tid
- * words in the mailbox are written by the kernel, but U can write them
- * too, so they only ever wake the watcher or tell it where to look: that a
- * thread is gone, and which threads a slot's are, B learns from the kernel
- * (tgkill(P, tid, 0) failing with ESRCH; /proc for the thread-group leader,
- * which lingers as a zombie).  Each slot goes through the steps below;
+ * B having accepted its exit (accept_exit) was killed by the kernel
+ * (strict mode's SIGKILL for a forbidden call, DESIGN §9): end P.  The
+ * clear-child-tid words in the mailbox are written by the kernel, but U
+ * can write them too, so they only ever wake the watcher or tell it where
+ * to look: that a thread is gone, and which threads a slot's are, B
+ * learns from the kernel (tgkill(P, tid, 0) failing with ESRCH; /proc
+ * for the thread-group leader, which lingers as a zombie).  Each slot
+ * goes through the steps below;
  * watch_step takes as many as it can without waiting and says which word
  * to wait on next.  With futex_waitv a watcher waits on the words of 127
  * slots at once (watch_group); without it each slot has its own. */
@@ -171,16 +195,15 @@ static struct {
 	int32_t u, t; /* the tids the slot's words named, being confirmed */
 } watch[SM_NSLOTS];
 static uint32_t watch_gen; /* bumped and woken when a slot starts */
+/* how often a starting slot is looked at: nothing wakes the watcher when
+ * the kernel writes a new thread's tid or puts it in seccomp, and the
+ * thread that made it waits for B to know it (.Lclone_known) */
+#define START_POLL_NS 50000
 
 struct watch_wait {
 	uint32_t *word, val;
 	long ns; /* look again after this long even without a wake */
 };
-
-static void wake_all(uint32_t *w)
-{
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 static int before(const struct timespec *a, const struct timespec *b)
 {
@@ -267,11 +290,18 @@ static int unrecorded_thread(void)
 
 static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
 {
+	/* one line, from the first of B's threads to see it (a watcher and a
+	 * server may see the same death), which ends P unless P is ending by
+	 * itself, and then B */
+	static int raised;
+	if (__atomic_exchange_n(&raised, 1, __ATOMIC_SEQ_CST))
+		for (;;)
+			pause();
 	if (p_is_exiting()) {
 		denial_final(cfg);
 		_exit(0);
 	}
-	char msg[200]; /* the longest reason whole (it was cut at 128) */
+	char msg[320]; /* the longest reason whole */
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	say(msg, s);
 	kill_p();
@@ -305,7 +335,7 @@ static void watch_step(int s, struct watch_wait *w)
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if ((u == START_MARK || t == START_MARK) && before(&now, &watch[s].start_by)) {
 				*w = (struct watch_wait){ u == START_MARK ? &mb->ctid : &mb->t_ctid,
-							  START_MARK, 500000 };
+							  START_MARK, START_POLL_NS };
 				return;
 			}
 			pthread_mutex_lock(&lock);
@@ -315,6 +345,7 @@ static void watch_step(int s, struct watch_wait *w)
 				if (unrecorded_thread())
 					slot_alarm("a new thread did not say who it is", s);
 				slots[s].state = SLOT_FREE;
+				slot_start_decided(s);
 				pthread_cond_broadcast(&slot_freed);
 				pthread_mutex_unlock(&lock);
 				watch[s].step = W_IDLE;
@@ -339,7 +370,7 @@ static void watch_step(int s, struct watch_wait *w)
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (m == 0 && before(&now, &watch[s].start_by)) {
 				*w = (struct watch_wait){ &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE),
-							  500000 };
+							  START_POLL_NS };
 				return;
 			}
 			if (m == 0 || m == -1 || (m != -2 && task_status(cfg->pid, watch[s].t, "Seccomp:") != 0))
@@ -351,8 +382,12 @@ static void watch_step(int s, struct watch_wait *w)
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
 			t_pidfds[s] = thread_pidfd(t_tids[s]);
-			cfg->sp[s].u_tid = watch[s].u;
+			/* U in the table first: its T serves it once it sees its
+			 * tid here, the creating T returns it once the count moves */
 			publish_tids();
+			__atomic_store_n(&cfg->sp[s].u_tid, watch[s].u, __ATOMIC_RELEASE);
+			wake_all((uint32_t *)&cfg->sp[s].u_tid);
+			slot_start_decided(s);
 			pthread_cond_broadcast(&slot_freed); /* the next slot may start */
 			pthread_mutex_unlock(&lock);
 			watch[s].step = W_U;
@@ -505,9 +540,11 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	struct secure_page *sp = &c->sp[s], *sp0 = &c->sp[0];
 	struct mailbox *mb = &c->mb[s];
 	uint64_t seq = sp->seq;
+	uint32_t started = sp->started;
 	if (s != 0)
 		memcpy(sp, sp0, SP_DATA); /* the configuration, not B's data area */
 	sp->seq = seq;
+	sp->started = started; /* a T may wait for it to move (slot_start_decided) */
 	sp->verdict = 0;
 	sp->slot = (uint32_t)s;
 	sp->t_fd = slots_t_fd(c->fd_lo, s);
@@ -771,11 +808,51 @@ static void publish(int s, const struct secure_page *out)
 		syscall(SYS_futex, &sp->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* Until the kernel shows slot s's U (tid) where it can only end by exit
+ * (user/exit_check.h), for about as long as T gives an accepted U to end.
+ * The exit request that rang the bell is a word in the mailbox, which any
+ * thread of P can write: the U it names may never have asked, and run on.
+ * If it ends meanwhile, the kernel killed it: P ends, as it does for any U
+ * the kernel kills (invariant 5). */
+static void wait_exit_site(int s, int32_t tid)
+{
+	struct timespec until, now;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	for (int i = 0;; i++) {
+		int r = exit_check_waits_at(cfg->pid, tid, (uintptr_t)sandpit_exit_site);
+		if (r > 0)
+			return;
+		if (r == -ESRCH || (r == 0 && thread_gone(tid)))
+			slot_alarm("a sandboxed thread ended without exit (killed by the kernel for a "
+				   "system call that escaped the sandbox?)",
+				   s);
+		if (r < 0) {
+			char why[160];
+			snprintf(why, sizeof(why),
+				 "the kernel does not show where a thread that asks to exit waits "
+				 "(/proc/TID/syscall: %s)",
+				 strerror(-r));
+			slot_alarm(why, s);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!before(&now, &until))
+			slot_alarm("a thread that asked to exit did not end", s);
+		/* U is a few instructions from its read: yield at first */
+		if (i < 20)
+			sched_yield();
+		else
+			usleep(i < 200 ? 50 : 1000);
+	}
+}
+
 /* T rang the slot's exit bell: U asks to exit.  Only T can ring it (a
  * FUTEX_WAKE), so this is never learned from the mailbox.  B waits until
  * the kernel has confirmed the slot's threads (T needs U's tid to see it
- * go), then marks the slot exiting: from now on U's end is no alarm, and T
- * serves nothing more (SP_V_EXIT). */
+ * go), then until U waits where it can only end by exit (wait_exit_site),
+ * then marks the slot exiting: from now on U's end is no alarm, its tid
+ * is out of the U tid table (no signal reaches it, nor a thread that
+ * might get its tid later), and T serves nothing more (SP_V_EXIT). */
 static void accept_exit(int s)
 {
 	struct secure_page out;
@@ -786,7 +863,14 @@ static void accept_exit(int s)
 	while (slots[s].state == SLOT_STARTING &&
 	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
 		;
+	int32_t tid = slots[s].state == SLOT_ACTIVE ? u_tids[s] : 0;
+	pthread_mutex_unlock(&lock);
+	if (!tid)
+		slot_alarm("a thread asked to exit before its start was confirmed", s);
+	wait_exit_site(s, tid);
+	pthread_mutex_lock(&lock);
 	__atomic_store_n(&slots[s].exiting, 1, __ATOMIC_RELEASE);
+	publish_tids();
 	pthread_mutex_unlock(&lock);
 	__atomic_store_n(&cfg->sp[s].exiting, 1, __ATOMIC_RELEASE);
 	memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */

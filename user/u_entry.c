@@ -236,15 +236,19 @@ static long u_sigaltstack(const uint64_t *ss, uint64_t *old)
 
 /* A thread's exit: tell T (and through it B) first, so that its end is no
  * alarm; T then waits for it and cleans up after it.  T gives no result:
- * U ends once its secure page says B knows (T wakes it with a byte), so a
- * request rewritten into an exit by another thread leaves its caller
- * waiting, never running on without T.  Handlers wait (depth). */
+ * U ends once its secure page says B accepted (T wakes it with a byte), so
+ * a request rewritten into an exit by another thread leaves its caller
+ * waiting, never running on without T.  B accepts only a thread that
+ * waits in sandpit_exit_wait with every signal blocked, from where it can
+ * only end by exit (invariant 5): so the mask first, and nothing of the
+ * program's runs in this thread again. */
 static long __attribute__((noreturn)) u_exit(long code)
 {
 	struct u_state *st = u_self();
 	struct mailbox *mb = st->mb;
-	char drain[64];
+	struct self_request rq = { .how = SELF_BLOCK_ALL };
 	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	sandpit_ask_self(&rq);
 	mb->nr = SANDPIT_NR_THREAD_EXIT;
 	for (int i = 0; i < 6; i++)
 		mb->args[i] = 0;
@@ -254,10 +258,7 @@ static long __attribute__((noreturn)) u_exit(long code)
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
 		wake_t(st);
-	while (!__atomic_load_n(&st->sp->exiting, __ATOMIC_ACQUIRE))
-		sandpit_raw_syscall6(__NR_read, st->u_fd, (long)drain, sizeof(drain), 0, 0, 0);
-	for (;;)
-		sandpit_raw_syscall6(__NR_exit, code, 0, 0, 0, 0, 0);
+	sandpit_exit_wait(st->u_fd, &st->sp->exiting, code);
 }
 
 /* rt_sigaction goes to B, which gives the kernel sandpit's wrapper for a

@@ -339,6 +339,12 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 		}
 		return;
 	}
+	/* a thread on its way out (u_exit): nothing may run in it any more,
+	 * sandpit's own handlers included (sandpit_exit_wait) */
+	if (rq->how == SELF_BLOCK_ALL) {
+		*(uint64_t *)&uc->uc_sigmask = ~(SANDPIT_SIGBIT(9) | SANDPIT_SIGBIT(19));
+		return;
+	}
 	/* the program's view: the real mask, and its own bits for the signals
 	 * sandpit never lets be blocked for real (DESIGN §6: U cannot take
 	 * them away) */

@@ -158,6 +158,43 @@ sandpit_wake_end:
 	.cfi_endproc
 	.size sandpit_wait_result, .-sandpit_wait_result
 
+/* void sandpit_exit_wait(int fd, const volatile uint32_t *exiting, long code)
+ * A thread's last instructions (invariant 5): read(fd) until *exiting (its
+ * secure page's word, which only B writes) says that B accepted the exit,
+ * then exit(code).  Entered with every signal blocked, sandpit's too.  B
+ * accepts the exit only once the kernel shows the thread blocked in the
+ * read here (at sandpit_exit_site, where the syscall returns to) with that
+ * mask (user/exit_check.h).  From there no handler can run, nothing but
+ * this loop and the exit follows (sandpit's code, in protected memory),
+ * and a fault (a register pointing nowhere) meets a blocked SIGSEGV, which
+ * the kernel turns into its default action: P dies.  So a thread B
+ * accepted ends by exit and by nothing else, whatever its registers hold
+ * (a thread may jump here with its own), and a U the kernel kills for a
+ * forbidden call was never accepted: B ends P. */
+	.globl sandpit_exit_wait, sandpit_exit_site
+	.hidden sandpit_exit_wait, sandpit_exit_site
+	.type sandpit_exit_wait,@function
+sandpit_exit_wait:
+	.cfi_startproc
+	mov %edi, %ebx
+	mov %rsi, %r12
+	mov %rdx, %r13
+1:	cmpl $0, (%r12)
+	jne 2f
+	mov %ebx, %edi
+	lea -64(%rsp), %rsi
+	mov $64, %edx
+	mov $__NR_read, %eax
+	syscall
+sandpit_exit_site:
+	jmp 1b
+2:	mov %r13, %rdi
+	mov $__NR_exit, %eax
+	syscall
+	jmp 2b
+	.cfi_endproc
+	.size sandpit_exit_wait, .-sandpit_exit_wait
+
 /* long sandpit_put_user64(uint64_t *p, uint64_t v): 0, or -EFAULT when p
  * is not writable.  The store is the only instruction that may fault; U's
  * SIGSEGV handler sees the fault at sandpit_put_user64_insn and resumes at

@@ -261,6 +261,24 @@ trusted_thread_main:
 	test %rax, %rax
 	jnz .Ldie_proto
 
+	/* T serves its U only once B knows it (invariant 7, .Lop_u_tid): B
+	 * writes U's tid here when the kernel has confirmed the slot's
+	 * threads, and wakes T.  Until then U's calls wait, a signal to itself
+	 * among them.  Slot 0's U is known from the start. */
+.Lknown:
+	mov SP_CFG_U_TID(%r15), %edx
+	test %edx, %edx
+	jnz .Lknown_done
+	lea SP_CFG_U_TID(%r15), %rdi
+	mov $FUTEX_WAIT, %esi
+	lea futex_timeout(%rip), %r10
+	mov $__NR_futex, %eax
+	syscall
+	cmp $-ETIMEDOUT, %rax
+	jne .Lknown
+	CHECK_B
+	jmp .Lknown
+.Lknown_done:
 	xor %ebp, %ebp /* T has not tried to leave U's CPU (.Lshared) */
 
 /* ---- wait for U's next request: spin while U runs on another CPU, then block */
@@ -440,8 +458,8 @@ trusted_thread_main:
 	je .Lop_range_free
 	cmp $TR_SELF_PID, %eax
 	je .Lop_self_pid
-	cmp $TR_NOT_TID, %eax
-	je .Lop_not_tid
+	cmp $TR_U_TID, %eax
+	je .Lop_u_tid
 	cmp $TR_LE, %eax
 	je .Lop_le
 	cmp $TR_BITSET, %eax
@@ -532,19 +550,28 @@ trusted_thread_main:
 	cmp SP_CFG_PID(%r15), %ecx
 	jne .Lrule_fail
 	jmp .Lrule_next
-/* the T tid table (SM_NSLOTS entries, 0 for a free slot) is B's, in the
- * sealed memfd after the secure pages; its address comes from S */
-.Lop_not_tid:
+/* Invariant 7: a signal goes to a thread only if it is one of the
+ * program's that B knows, in the U tid table (SM_NSLOTS entries, a slot's
+ * U or 0; B's, in the sealed memfd after the secure pages, its address
+ * from S).  Every other tid of P is refused alike: a T (from its clone on:
+ * a list of T's would have to be written before the kernel gives T its
+ * first instruction, which only the kernel could do), a thread just made
+ * and not yet confirmed by B, a U whose exit B accepted.  B puts a new U
+ * there before its T serves it (trusted_thread_main) and before the
+ * clone's result reaches the program (.Lclone_known), so a thread can
+ * signal itself, and its creator can signal it, as natively.  A tid <= 0
+ * is the kernel's to refuse. */
+.Lop_u_tid:
 	test %ecx, %ecx
 	jle .Lrule_next
 	mov SP_CFG_TIDS(%r15), %rsi
 	mov $SM_NSLOTS, %edx
 2:	cmp (%rsi), %ecx
-	je .Lrule_fail
+	je .Lrule_next
 	add $4, %rsi
 	dec %edx
 	jnz 2b
-	jmp .Lrule_next
+	jmp .Lrule_fail
 /* invariant 3: [a, a+len) rounded out to pages must miss every protected
  * range (S, the T table, T's code, the trampolines) */
 .Lop_range_free:
@@ -955,6 +982,8 @@ trusted_thread_main:
 	movq %xmm14, %r9
 	mov %rbx, %r11
 	xor %esi, %esi
+	/* B's count of the slot's starts before this one (.Lclone_known) */
+	mov SP_STARTED(%rbx), %ebp
 	movq %r15, %xmm7
 	mov %r11, %r15
 	mov SP_CFG_MAILBOX(%r15), %r14
@@ -964,7 +993,7 @@ trusted_thread_main:
 	movq %xmm7, %r15
 	mov SP_CFG_MAILBOX(%r15), %r14
 	test %rax, %rax
-	jns .Lresult
+	jns .Lclone_known
 	/* no thread: a new slot's descriptors are placeholders again (B
 	 * marks a slot's descriptors made only once its thread has run) */
 	movq %rax, %xmm15
@@ -973,6 +1002,30 @@ trusted_thread_main:
 	PLACEHOLDER SP_CFG_T_FD
 	PLACEHOLDER SP_CFG_U_FD
 1:	movq %xmm15, %rax
+	jmp .Lresult
+/* The child is a thread of the program's from the clone on, and its tid
+ * goes back to the program: it must be in the U tid table first, or a
+ * signal sent to it at once (pthread_kill right after pthread_create)
+ * would be refused (.Lop_u_tid).  B puts it there when the kernel has
+ * confirmed the child's threads, then bumps the child's SP_STARTED and
+ * wakes it.  T waits for the count to differ from the one it read before
+ * the clone (by then the slot may have been another thread's, so no tid
+ * is compared), the child's tid in xmm15, the child's secure page in rbx. */
+.Lclone_known:
+	movq %rax, %xmm15
+1:	mov SP_STARTED(%rbx), %edx
+	cmp %edx, %ebp
+	jne 2f
+	lea SP_STARTED(%rbx), %rdi
+	mov $FUTEX_WAIT, %esi
+	lea futex_timeout(%rip), %r10
+	mov $__NR_futex, %eax
+	syscall
+	cmp $-ETIMEDOUT, %rax
+	jne 1b
+	CHECK_B
+	jmp 1b
+2:	movq %xmm15, %rax
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax
