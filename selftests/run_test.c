@@ -361,6 +361,21 @@ TEST_F(run, a_write_grant_through_a_symlink_is_refused_and_nothing_written)
 	EXPECT_EQ(0, r.status);
 	EXPECT_STREQ("13\n17\n13\n13\n", result_text(&r)); /* EACCES, EEXIST, EACCES, EACCES */
 	free(r.out);
+	/* the log says why no grant would help */
+	const char *wl[] = { opt, "--log=denials", NULL };
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, wl, (char *const[]){ "/usr/bin/python3", "-c", py, NULL },
+			       NULL, NULL, NULL, &r));
+	EXPECT_EQ(0, r.status);
+	result_text(&r);
+	snprintf(text, sizeof text, "rmdir(\"%s\") = -EACCES", g);
+	char *line = strstr(r.out, text), *eol = line ? strchr(line, '\n') : NULL;
+	ASSERT_NE(NULL, eol) TH_LOG("%s", r.out);
+	*eol = '\0';
+	EXPECT_NE(NULL, strstr(line, ": a grant's root, or a directory above one")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "allow with")) TH_LOG("%s", line);
+	free(r.out);
+	want_stderr = 0;
 	ASSERT_EQ(0, lstat(g, &after));
 	EXPECT_TRUE(S_ISDIR(after.st_mode));
 	EXPECT_EQ(before.st_ino, after.st_ino);

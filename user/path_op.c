@@ -226,6 +226,24 @@ static long read_times(const struct trusted_process_config *cfg, uint64_t addr,
 	return 0;
 }
 
+static const char device_why[] = "a device node's metadata",
+		  root_why[] = "a grant's root, or a directory above one",
+		  file_why[] = "a file grant is of its data, not its metadata";
+
+/* Why no grant added would let a metadata call on path (refused by
+ * policy_check_metadata) through: a grant's root, or a file under a file
+ * grant; NULL where one would. */
+static const char *metadata_refusal(const struct trusted_process_config *cfg, const char *path)
+{
+	if (policy_path_denied(cfg->policy, cfg->pid, path))
+		return NULL; /* the deny says it */
+	if (policy_path_holds_grant(cfg->policy, cfg->pid, path))
+		return root_why;
+	if (policy_check_path(cfg->policy, cfg->pid, path, PA_WRITE) == 0)
+		return file_why;
+	return NULL;
+}
+
 /* utimensat(fd, NULL, ...): B takes the object itself through P's
  * /proc/P/fd/N (a dup2 over N after the check cannot change what B acts
  * on) and checks the path of what it holds. */
@@ -245,15 +263,20 @@ static long utimens_fd(const struct trusted_process_config *cfg, int s,
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	long r = n > 0 ? 0 : -EACCES;
 	struct stat st;
+	const char *why = NULL;
 	if (n > 0) {
 		path[n] = '\0';
 		r = path[0] == '/' ? policy_check_metadata(cfg->policy, cfg->pid, path) : -EACCES;
 		if (r == -EINVAL)
 			r = -EACCES;
+		else if (r == -EACCES)
+			why = metadata_refusal(cfg, path);
 	}
 	if (r == 0 && (fstat(mine, &st) < 0 || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-		r = -EACCES; /* a device node's times are the machine's */
-	if (r == -EACCES)
+		r = -EACCES, why = device_why; /* its times are the machine's */
+	if (why)
+		b_path_refused(s, pa, sp, path, path, why);
+	else if (r == -EACCES)
 		b_path_denial(s, pa, sp, n > 0 ? path : "", NULL, PA_WRITE,
 			      n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
 	if (r == 0 && utimensat(AT_FDCWD, link, tsp, 0) < 0)
@@ -452,14 +475,17 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		int a_in = !meta && policy_check_namespace(cfg->policy, cfg->pid, a->res, NULL) == 0;
 		struct end *bad = a_in ? b : a;
 		r = refused(cfg, bad, a_in ? seen_b : seen_a);
-		/* no --allow-write hint where that grant would not help: a
-		 * grant's root or a directory above one, a file grant's
-		 * metadata */
-		int no_hint = policy_path_holds_grant(cfg->policy, cfg->pid, bad->res) ||
-			      (meta && policy_check_path(cfg->policy, cfg->pid, a->res, PA_WRITE) == 0);
-		if (r == -EACCES)
-			b_path_denial(s, pa, sp, bad->path, no_hint ? NULL : bad->res, PA_WRITE,
-				      policy_path_holds_denied(cfg->policy, cfg->pid, bad->res));
+		/* where no grant added would let it through, the log says why
+		 * instead of naming one */
+		const char *deny = policy_path_holds_denied(cfg->policy, cfg->pid, bad->res);
+		const char *why = deny ? NULL
+			: meta ? metadata_refusal(cfg, a->res)
+			: policy_path_holds_grant(cfg->policy, cfg->pid, bad->res) ? root_why
+										    : NULL;
+		if (r == -EACCES && why)
+			b_path_refused(s, pa, sp, bad->path, bad->res, why);
+		else if (r == -EACCES)
+			b_path_denial(s, pa, sp, bad->path, bad->res, PA_WRITE, deny);
 	}
 	if (r < 0)
 		goto out;
@@ -474,7 +500,7 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	if (r == 0)
 		r = act(cfg, c, sp, a, b, flags, val, tsp, &device) < 0 ? -errno : SP_V_ACK;
 	if (device)
-		b_path_denial(s, pa, sp, a->path, NULL, PA_WRITE, NULL);
+		b_path_refused(s, pa, sp, a->path, a->res, device_why);
 out:
 	if (a->dfd >= 0)
 		close(a->dfd);
