@@ -122,6 +122,20 @@ static void say_translated(const char *file)
 	free(text);
 }
 
+/* A read grant through a symbolic link also grants where the link leads,
+ * which may not be what was meant (the link may be another program's
+ * doing): one line says where.  A write grant through one is refused
+ * (policy_grant says why, through sandpit_start). */
+static void say_read_links(const struct run_args *a)
+{
+	char to[PATH_MAX];
+
+	for (int i = 0; i < a->nread; i++)
+		if (policy_grant_target(a->read[i], to, sizeof to) == 1)
+			fprintf(stderr, "sandpit: --allow-read=%s goes through a symbolic link; it "
+					"resolves to %s, which is what it grants\n", a->read[i], to);
+}
+
 static int parse(int argc, char **argv, struct run_args *a)
 {
 	const char *v;
@@ -392,6 +406,7 @@ int run_main(int argc, char **argv)
 	int r = parse(argc, argv, &a);
 	if (r)
 		return r;
+	say_read_links(&a);
 	if ((r = run_find_program(a.prog[0], path, sizeof path)) < 0)
 		return run_fail(r == -ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT, "%s: %s", a.prog[0],
 				r == -EACCES ? "not executable" : strerror(-r));

@@ -433,6 +433,46 @@ const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const ch
 	return NULL;
 }
 
+/* Whether path lies strictly below the directory grant (the grant's own
+ * root excluded). */
+static int below(const char *grant, const char *path)
+{
+	size_t n = strlen(grant);
+
+	if (n == 1) /* "/" */
+		return path[1] != '\0';
+	return !strncmp(grant, path, n) && path[n] == '/';
+}
+
+/* Whether gr is a directory write grant that holds path strictly below its
+ * root: where names may be made, changed and removed, and metadata set. */
+static int grant_holds_below(const struct policy_grant *gr, pid_t pid, const char *path)
+{
+	char g[PATH_MAX];
+	const char *gp;
+
+	if (!gr->writable || gr->exact)
+		return 0;
+	gp = for_pid(gr->path, pid, g, sizeof(g));
+	return gp && below(gp, path);
+}
+
+int policy_path_holds_grant(const struct policy *p, pid_t pid, const char *path)
+{
+	char g[PATH_MAX];
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < policy_ngrants(p); i++) {
+		const char *gp = for_pid(policy_grant_at(p, i)->path, pid, g, sizeof(g));
+
+		if (!gp) /* cannot say: refuse */
+			return 1;
+		if (!strcmp(gp, path) || n == 1 || (!strncmp(gp, path, n) && gp[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether grant gr gives `access` to the (checked) path. */
 static int grant_covers(const struct policy_grant *gr, pid_t pid, const char *path, int access)
 {
@@ -488,11 +528,14 @@ int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path)
 }
 
 /* A grant of a file (exact) lets U write the file, never remove, rename or
- * link it: names are made and changed only under directory grants.  A name
- * that is denied, or a directory that holds what a deny matches, is never
- * made, removed, renamed or linked: moving /etc/ssh would take its host
- * keys out of their pattern's reach, a link would give a secret a second
- * name. */
+ * link it: names are made and changed only strictly below directory write
+ * grants.  A grant's root, and every directory above one, is never made,
+ * removed, renamed, replaced or linked: the next run resolves its grants
+ * anew, and would follow a link U left where a granted directory was.  A
+ * name that is denied, or a directory that holds what a deny matches, is
+ * never made, removed, renamed or linked: moving /etc/ssh would take its
+ * host keys out of their pattern's reach, a link would give a secret a
+ * second name. */
 int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b)
 {
 	int in_a = 0, in_b = 0;
@@ -503,10 +546,12 @@ int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, con
 		return -EACCES;
 	if (policy_path_holds_denied(p, pid, a) || (b && policy_path_holds_denied(p, pid, b)))
 		return -EACCES;
+	if (policy_path_holds_grant(p, pid, a) || (b && policy_path_holds_grant(p, pid, b)))
+		return -EACCES;
 	for (size_t i = 0; i < policy_ngrants(p); i++) {
 		const struct policy_grant *gr = policy_grant_at(p, i);
-		int ca = !gr->exact && grant_covers(gr, pid, a, PA_WRITE);
-		int cb = b && !gr->exact && grant_covers(gr, pid, b, PA_WRITE);
+		int ca = grant_holds_below(gr, pid, a);
+		int cb = b && grant_holds_below(gr, pid, b);
 
 		if (ca && (!b || cb))
 			return 0;
@@ -514,4 +559,21 @@ int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, con
 		in_b |= cb;
 	}
 	return in_a && in_b ? -EXDEV : -EACCES;
+}
+
+/* A grant of a file is a grant of its data: its mode, owner, times,
+ * attributes and size are the file's owner's, and for /dev/null the
+ * machine's.  Metadata is set only strictly below a directory write grant
+ * (where U may make names anyway); the caller also refuses device nodes
+ * there, from the object it acts on. */
+int policy_check_metadata(const struct policy *p, pid_t pid, const char *path)
+{
+	if (!checkable(path))
+		return -EINVAL;
+	if (proc_mem(path) || policy_path_denied(p, pid, path))
+		return -EACCES;
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (grant_holds_below(policy_grant_at(p, i), pid, path))
+			return 0;
+	return -EACCES;
 }

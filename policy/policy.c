@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
 
@@ -262,10 +263,32 @@ static int under_proc(const char *path)
 	return !strncmp(path, "/proc", 5) && (path[5] == '/' || !path[5]);
 }
 
-/* A grant is kept as written (normalised) and, when it names an existing
- * path through a symlink, also as its target: path_resolve hands the checks
- * resolved paths, so /lib must also grant /usr/lib.  Nothing under /proc is
- * resolved here: /proc/self would mean this process, not P. */
+int policy_grant_target(const char *path, char *out, size_t outlen)
+{
+	char norm[PATH_MAX];
+	int rc;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	if ((rc = path_normalise(path, norm, sizeof(norm))) < 0)
+		return rc;
+	if (under_proc(norm))
+		return 0;
+	/* component by component, a dangling link and a missing tail
+	 * included: realpath would say nothing of either */
+	if ((rc = path_resolve(getpid(), "/", norm, 0, out, outlen)) < 0)
+		return rc;
+	return strcmp(out, norm) != 0;
+}
+
+/* A read grant is kept as written (normalised) and, when it names an
+ * existing path through a symlink, also as its target: path_resolve hands
+ * the checks resolved paths, so /lib must also grant /usr/lib.  A write
+ * grant through a symlink is refused: the program may have made that link
+ * in an earlier run, where the grant was a directory it could replace (it
+ * no longer can: policy_check_namespace), and would be given what it
+ * points to.  Nothing under /proc is resolved here: /proc/self would mean
+ * this process, not P. */
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen)
 {
 	char norm[PATH_MAX], real[PATH_MAX];
@@ -278,12 +301,23 @@ int policy_grant(struct policy *p, const char *path, int writable, char *err, si
 	rc = path_normalise(path, norm, sizeof(norm));
 	if (rc < 0)
 		return fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc));
+	if (writable && !under_proc(norm)) {
+		rc = policy_grant_target(norm, real, sizeof(real));
+		if (rc == 1)
+			return fail(err, errlen, -ELOOP,
+				    "write grant '%s' goes through a symbolic link to '%s': a write "
+				    "grant never follows one; grant '%s' if that is meant",
+				    path, real, real);
+		if (rc < 0)
+			return fail(err, errlen, rc, "write grant '%s': cannot tell where it leads: %s",
+				    path, strerror(-rc));
+	}
 	if (under_proc(norm)) {
 		rc = add_grant(p, norm, writable, 0);
 	} else {
 		exact = !stat(norm, &st) && !S_ISDIR(st.st_mode);
 		rc = add_grant(p, norm, writable, exact);
-		if (rc == 0 && realpath(norm, real) && strcmp(real, norm))
+		if (rc == 0 && !writable && realpath(norm, real) && strcmp(real, norm))
 			rc = add_grant(p, real, writable, exact);
 	}
 	return rc < 0 ? fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc)) : 0;

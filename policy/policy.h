@@ -147,7 +147,16 @@ int policy_add_rule(struct policy *p, const char *name, const struct policy_rule
 		    char *err, size_t errlen);        /* the call must be POLICY_THREAD */
 int policy_set_process(struct policy *p, const char *name, const struct policy_proc_arg *a,
 		       char *err, size_t errlen);
+/* A grant of `path` (absolute).  A write grant whose path goes through a
+ * symbolic link is refused, its message naming where it leads: U may have
+ * left that link in an earlier run.  A read grant through one also grants
+ * where it leads. */
 int policy_grant(struct policy *p, const char *path, int writable, char *err, size_t errlen);
+/* Where an absolute grant path leads: 1 if it goes through a symbolic
+ * link (`out` then holds the path it resolves to, a missing tail kept as
+ * it is), 0 if not (nothing under /proc is resolved), or a negative errno
+ * (not absolute, a loop, a component that cannot be read). */
+int policy_grant_target(const char *path, char *out, size_t outlen);
 int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen);
 /* Checks a deny pattern and writes it normalised: absolute, no '.' or '..'
  * component, no "**", every '[' closed within its component, no '\' at
@@ -402,9 +411,20 @@ const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const ch
 int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
 
 /* For a namespace call B makes (user/path_op.c): 0 if one write grant of a
- * directory covers `a` and `b` (NULL: a alone), -EXDEV if two different
- * ones do (as rename across mounts), -EACCES otherwise. */
+ * directory holds `a` and `b` (NULL: a alone) strictly below its root,
+ * -EXDEV if two different ones do (as rename across mounts), -EACCES
+ * otherwise, and always for a grant's root or a directory above one
+ * (policy_path_holds_grant). */
 int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, const char *b);
+/* 1 if `path` is the root of a grant (any: read or write, file or
+ * directory) or a directory above one: never U's to remove, rename,
+ * replace or make; else 0. */
+int policy_path_holds_grant(const struct policy *p, pid_t pid, const char *path);
+/* For a call that sets metadata (mode, times, size; user/path_op.c): 0 if
+ * a directory write grant holds `path` strictly below its root, else
+ * -EACCES (a file grant is a grant of the file's data only), -EINVAL for a
+ * path that is not normalised. */
+int policy_check_metadata(const struct policy *p, pid_t pid, const char *path);
 
 /* A path U sent as bytes with its request (the mailbox's copy, B's own copy
  * of it): `len` says how long it is, `bytes` holds `cap` bytes.  Its length

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -23,6 +25,10 @@
 #include "u_state.h"
 
 #define NRES 64
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
 
 /* write grants need openat2; a forced legacy kernel has none (sandpit_start
  * refuses them: api_write_grant_refused_without_openat2) */
@@ -277,6 +283,10 @@ static int ops_attrs(void *a)
 	R(utimensat(AT_FDCWD, "f", NULL, 0));       /* touch: now */
 	R(mknod("p", S_IFIFO | 0666, 0));
 	R(mkfifo("p", 0600));                       /* EEXIST */
+	R(mknod("r0", 0, 0));                       /* type 0: a regular file */
+	R(mknod("r1", S_IFREG | 0640, 0));
+	R(mknod("r0", 0644, 0));                    /* EEXIST */
+	R(mknodat(AT_FDCWD, "r2", 0600, 0));
 	fd = open(".", O_TMPFILE | O_RDWR, 0600);
 	R(fd >= 0 ? 0 : -1);
 	R(write(fd, "tmp", 3));
@@ -300,7 +310,7 @@ static int ops_never(void *a)
 	R(chmod("f", 04755));                              /* EPERM: set-uid */
 	R(chmod("f", 02755));                              /* EPERM: set-gid */
 	R(mknod("c", S_IFCHR | 0666, makedev(1, 3)));      /* EPERM: a device */
-	R(mknod("r", S_IFREG | 0666, 0));                  /* EPERM: FIFOs only */
+	R(mknod("r", S_IFBLK | 0666, makedev(7, 0)));      /* EPERM: a device */
 	return 0;
 }
 
@@ -487,6 +497,583 @@ TEST(read_grants_allow_statfs_xattrs_and_readlink_as_natively)
 	EXPECT_EQ(-EACCES, box->res[6]);
 	EXPECT_EQ(-EACCES, box->res[8]);
 	rm_rf(box->grant);
+}
+
+/* ---------------------------------------------- a grant's own root */
+
+/* The review's attack: the program empties its write grant G, removes G
+ * and puts a symlink to OUTSIDE in its place, so that the next run given
+ * the same --allow-write=G writes into OUTSIDE; or renames G away, or
+ * something onto it.  A grant's root is never U's: each of these is
+ * refused, and G stays the directory it was (same inode). */
+static int ops_root(void *a)
+{
+	struct box *b = a;
+	char p[192], q[192];
+	R(unlink(AT(p, b->grant, "f")));                                   /* 0: emptied */
+	R(rmdir(AT(p, b->grant, "x")));                                    /* 0 */
+	R(rmdir(b->grant));                                                /* EACCES */
+	R(symlink(b->outside, b->grant));                                  /* EEXIST */
+	R(rename(b->grant, AT(p, b->grant2, "moved")));                    /* EACCES */
+	R(rename(AT(p, b->grant2, "y"), b->grant));                        /* EACCES */
+	R(syscall(SYS_renameat2, AT_FDCWD, AT(p, b->grant2, "y"), AT_FDCWD, b->grant,
+		  RENAME_EXCHANGE));                                         /* EACCES */
+	R(mkdir(b->grant, 0755));                                          /* EEXIST */
+	R(mknod(b->grant, S_IFIFO | 0600, 0));                             /* EEXIST */
+	R(link(AT(p, b->grant2, "g"), b->grant));                          /* EEXIST */
+	R(chdir(b->grant));                                                /* 0 */
+	snprintf(q, sizeof(q), "../%s", strrchr(b->grant, '/') + 1);
+	R(rmdir(q));                                                       /* EACCES */
+	R(rmdir("."));                                                     /* EINVAL */
+	R(unlinkat(AT_FDCWD, b->grant, AT_REMOVEDIR));                     /* EACCES */
+	R(symlink(b->outside, b->grant2));                                 /* EEXIST */
+	R(rmdir(b->grant2));                                               /* EACCES */
+	return 0;
+}
+
+TEST(a_write_grants_root_is_never_removed_renamed_or_replaced)
+{
+	NEED_OPENAT2();
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(box->grant2, "/tmp/sandpit-grant2-XXXXXX");
+	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, box->grant);
+	make_dir(_metadata, box->grant2);
+	make_dir(_metadata, box->outside);
+	char p[192];
+	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	ASSERT_EQ(0, mkdir(AT(p, box->grant, "x"), 0755));
+	ASSERT_EQ(0, mkdir(AT(p, box->grant2, "y"), 0755));
+	ASSERT_EQ(0, make(AT(p, box->grant2, "g")));
+	struct stat before, after;
+	ASSERT_EQ(0, lstat(box->grant, &before));
+	const char *w[] = { box->grant, box->grant2, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_root, box, &o, 60)));
+	static const long want[] = { 0,       0,       -EACCES, -EEXIST, -EACCES, -EACCES,
+				     -EACCES, -EEXIST, -EEXIST, -EEXIST, 0,       -EACCES,
+				     -EINVAL, -EACCES, -EEXIST, -EACCES };
+	ASSERT_EQ((int)(sizeof(want) / sizeof(want[0])), box->n); /* every attempt made */
+	for (int i = 0; i < box->n; i++) {
+		EXPECT_EQ(want[i], box->res[i]) TH_LOG("call %d", i);
+	}
+	ASSERT_EQ(0, lstat(box->grant, &after));
+	EXPECT_TRUE(S_ISDIR(after.st_mode));
+	EXPECT_EQ(before.st_ino, after.st_ino);
+	EXPECT_EQ(before.st_dev, after.st_dev);
+	EXPECT_EQ(0, access(AT(p, box->grant2, "y"), F_OK));
+	EXPECT_EQ(-1, access(AT(p, box->grant2, "moved"), F_OK));
+	char sig[1024] = "";
+	tree_signature(box->outside, "", sig, sizeof(sig));
+	EXPECT_STREQ("", sig);
+	rm_rf(box->grant);
+	rm_rf(box->grant2);
+	rm_rf(box->outside);
+}
+
+/* Grants inside a write grant A: A/B/C written, A/R a file read.  Their
+ * roots and the directories above them (A/B) are not A's to remove,
+ * rename, exchange or replace; below them, and elsewhere in A, names
+ * change as before. */
+static int ops_nested(void *a)
+{
+	struct box *b = a;
+	char p[192], q[192];
+	R(mkdir(AT(p, b->grant, "D"), 0755));                               /* 0 */
+	R(rename(AT(p, b->grant, "B/C"), AT(q, b->grant, "D/C")));         /* EACCES */
+	R(rmdir(AT(p, b->grant, "B/C")));                                   /* EACCES */
+	R(rename(AT(p, b->grant, "B"), AT(q, b->grant, "E")));             /* EACCES */
+	R(rmdir(AT(p, b->grant, "B")));                                     /* EACCES */
+	R(rename(AT(p, b->grant, "D"), AT(q, b->grant, "B/C")));           /* EACCES */
+	R(syscall(SYS_renameat2, AT_FDCWD, AT(p, b->grant, "D"), AT_FDCWD, AT(q, b->grant, "B"),
+		  RENAME_EXCHANGE));                                          /* EACCES */
+	R(symlink(b->outside, AT(p, b->grant, "B/C")));                    /* EEXIST */
+	R(unlink(AT(p, b->grant, "R")));                                    /* EACCES */
+	R(rename(AT(p, b->grant, "R"), AT(q, b->grant, "R2")));            /* EACCES */
+	R(link(AT(p, b->grant, "R"), AT(q, b->grant, "R3")));              /* EACCES */
+	R(rename(AT(p, b->grant, "D"), AT(q, b->grant, "F")));             /* 0 */
+	R(mkdir(AT(p, b->grant, "B/C/n"), 0755));                           /* 0 */
+	R(rename(AT(p, b->grant, "B/C/n"), AT(q, b->grant, "B/m")));       /* 0 */
+	return 0;
+}
+
+TEST(roots_of_grants_inside_a_write_grant_and_the_directories_above_them_stay)
+{
+	NEED_OPENAT2();
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, box);
+	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
+	make_dir(_metadata, box->grant);
+	make_dir(_metadata, box->outside);
+	char ab[192], abc[192], ar[192], p[192];
+	ASSERT_EQ(0, mkdir(AT(ab, box->grant, "B"), 0755));
+	ASSERT_EQ(0, mkdir(AT(abc, box->grant, "B/C"), 0755));
+	ASSERT_EQ(0, make(AT(ar, box->grant, "R")));
+	struct stat b0, c0, r0, st;
+	ASSERT_EQ(0, lstat(ab, &b0));
+	ASSERT_EQ(0, lstat(abc, &c0));
+	ASSERT_EQ(0, lstat(ar, &r0));
+	const char *w[] = { box->grant, abc, NULL }, *r[] = { ar, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w, .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_nested, box, &o, 60)));
+	static const long want[] = { 0,       -EACCES, -EACCES, -EACCES, -EACCES, -EACCES, -EACCES,
+				     -EEXIST, -EACCES, -EACCES, -EACCES, 0,       0,       0 };
+	ASSERT_EQ((int)(sizeof(want) / sizeof(want[0])), box->n);
+	for (int i = 0; i < box->n; i++) {
+		EXPECT_EQ(want[i], box->res[i]) TH_LOG("call %d", i);
+	}
+	ASSERT_EQ(0, lstat(ab, &st));
+	EXPECT_EQ(b0.st_ino, st.st_ino);
+	ASSERT_EQ(0, lstat(abc, &st));
+	EXPECT_EQ(c0.st_ino, st.st_ino);
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(0, lstat(ar, &st));
+	EXPECT_EQ(r0.st_ino, st.st_ino);
+	EXPECT_EQ(1u, (unsigned)st.st_nlink);
+	EXPECT_EQ(0, access(AT(p, box->grant, "F"), F_OK));
+	EXPECT_EQ(0, access(AT(p, box->grant, "B/m"), F_OK));
+	EXPECT_EQ(-1, access(AT(p, box->grant, "E"), F_OK));
+	EXPECT_EQ(-1, access(AT(p, box->grant, "R2"), F_OK));
+	rm_rf(box->grant);
+	rm_rf(box->outside);
+}
+
+/* The next run: a write grant whose path goes through a symlink (one the
+ * program could have left) is refused before anything is applied, the
+ * message naming where it leads; from a policy file too, in every mode.
+ * A read grant through one is kept (and also grants the target). */
+struct started {
+	long r, r2;
+	int seccomp, mode;
+	char err[512], err2[512];
+	int n;
+	long res[4];
+};
+
+static int start_and_tell(struct started *s, const struct sandpit_options *o)
+{
+	s->r = sandpit_start(o);
+	snprintf(s->err, sizeof(s->err), "%s", sandpit_error());
+	s->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	s->mode = sandpit_mode();
+	return 0;
+}
+
+static void start_in_child(struct __test_metadata *_metadata, struct started *s,
+			   const struct sandpit_options *o)
+{
+	memset(s, 0, sizeof(*s));
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0)
+		_exit(start_and_tell(s, o));
+	int st;
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	ASSERT_EQ(0, outcome(st));
+}
+
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
+
+/* dir/name: the default policy's text and then `lines` */
+static void policy_with(struct __test_metadata *_metadata, char *out, size_t n, const char *dir,
+			const char *name, const char *lines)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+	FILE *f = fopen(out, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1u, fwrite(sandpit_default_policy, sandpit_default_policy_len, 1, f));
+	fprintf(f, "\n%s", lines);
+	ASSERT_EQ(0, fclose(f));
+}
+
+static int read_through_link(void *a)
+{
+	struct box *b = a;
+	char p[192];
+	int fd = open(AT(p, b->grant, "f"), O_RDONLY);
+	R(fd < 0 ? -1 : 0);
+	close(fd);
+	return 0;
+}
+
+TEST(a_write_grant_through_a_symlink_is_refused_naming_where_it_leads)
+{
+	struct started *s = shared_page(sizeof(*s));
+	struct box *box = shared_page(sizeof(*box));
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, box);
+	char dir[] = "/tmp/sandpit-link-XXXXXX", real[96], link[96], dangling[96], nowhere[96];
+	char file[160], lines[400], p[192];
+	make_dir(_metadata, dir);
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(dangling, sizeof(dangling), "%s/dangling", dir);
+	snprintf(nowhere, sizeof(nowhere), "%s/nowhere", dir);
+	ASSERT_EQ(0, mkdir(real, 0755));
+	ASSERT_EQ(0, make(AT(p, real, "f")));
+	ASSERT_EQ(0, symlink(real, link));
+	ASSERT_EQ(0, symlink(nowhere, dangling));
+	int attempts = 0;
+
+	/* --allow-write: before openat2 is asked about, the link is named */
+	const char *w[] = { link, NULL }, *wd[] = { dangling, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	start_in_child(_metadata, s, &o);
+	attempts++;
+	if (suite_has_openat2()) {
+		EXPECT_EQ(-ELOOP, s->r);
+		EXPECT_NE(NULL, strstr(s->err, real)) TH_LOG("%s", s->err);
+		EXPECT_NE(NULL, strstr(s->err, "symbolic link")) TH_LOG("%s", s->err);
+	} else {
+		EXPECT_EQ(-EOPNOTSUPP, s->r); /* no write grant at all without openat2 */
+	}
+	EXPECT_EQ(NULL, strchr(s->err, '\n'));
+	EXPECT_EQ(0, s->seccomp); /* nothing applied */
+	EXPECT_EQ(SANDPIT_MODE_NONE, s->mode);
+	o.allow_write = wd;
+	start_in_child(_metadata, s, &o);
+	attempts++;
+	if (suite_has_openat2()) {
+		EXPECT_EQ(-ELOOP, s->r);
+		EXPECT_NE(NULL, strstr(s->err, nowhere)) TH_LOG("%s", s->err);
+	}
+	EXPECT_EQ(0, s->seccomp);
+
+	/* from a policy file: its line, and where the link leads */
+	snprintf(lines, sizeof(lines), "path write %s\n", link);
+	policy_with(_metadata, file, sizeof(file), dir, "link.policy", lines);
+	struct sandpit_options of = { .mode = suite_mode(), .policy_file = file };
+	start_in_child(_metadata, s, &of);
+	attempts++;
+	EXPECT_GT(0, s->r);
+	EXPECT_NE(NULL, strstr(s->err, file)) TH_LOG("%s", s->err);
+	EXPECT_NE(NULL, strstr(s->err, real)) TH_LOG("%s", s->err);
+	EXPECT_EQ(0, s->seccomp);
+	EXPECT_EQ(SANDPIT_MODE_NONE, s->mode);
+	EXPECT_EQ(3, attempts);
+	EXPECT_EQ(-1, access(AT(p, nowhere, ""), F_OK));
+
+	/* a read grant through it: kept, and it reads what the link leads to */
+	strcpy(box->grant, link);
+	const char *r[] = { link, NULL };
+	struct sandpit_options or = { .mode = suite_mode(), .allow_read = r };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(read_through_link, box, &or, 60)));
+	ASSERT_EQ(1, box->n);
+	EXPECT_EQ(0, box->res[0]);
+	rm_rf(dir);
+}
+
+/* ------------------------------------ a file grant is its data only */
+
+/* A file grant (`path write F`, --allow-write=F, the default policy's
+ * /dev/null) lets U write the file, never set its mode, owner, times,
+ * attributes or size: for /dev/null as root these are the whole machine's.
+ * Every such call is EACCES and the file is as it was; opening for writing
+ * (O_TRUNC included: a shell's `> /dev/null`) and writing still work.  The
+ * real /dev/null is asked only what would change nothing if let through
+ * (its own mode, no size, UTIME_OMIT both). */
+struct meta {
+	char dir[64], f[96], data[96], node[96];
+	mode_t null_mode;
+	long res[NRES];
+	int n;
+};
+#define M(call) (m->n < NRES ? (void)(m->res[m->n++] = (call) < 0 ? -errno : 0) : (void)0)
+
+static void meta_calls(struct meta *m, const char *path, int is_node)
+{
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1100000000, 0 } };
+	M(chmod(path, 0600));
+	M(fchmodat(AT_FDCWD, path, 0600, 0));
+	M(syscall(SYS_fchmodat2, AT_FDCWD, path, 0600, 0));
+	M(utimensat(AT_FDCWD, path, ts, 0));
+	M(utimensat(AT_FDCWD, path, NULL, 0));
+	M(truncate(path, 0));
+	M(syscall(SYS_chown, path, getuid(), getgid()));
+	M(syscall(SYS_lchown, path, -1, -1));
+	M(syscall(SYS_fchownat, AT_FDCWD, path, -1, -1, 0));
+	M(syscall(SYS_utimes, path, NULL));
+	M(syscall(SYS_utime, path, NULL));
+	M(syscall(SYS_futimesat, AT_FDCWD, path, NULL));
+	M(setxattr(path, "user.sandpit", "v", 1, 0));
+	M(lsetxattr(path, "user.sandpit", "v", 1, 0));
+	M(removexattr(path, "user.sandpit"));
+	int fd = open(path, O_WRONLY | (is_node ? O_TRUNC : 0));
+	M(fd);
+	M(futimens(fd, ts));
+	M(fchmod(fd, 0600));
+	M(fchown(fd, -1, -1));
+	M(fsetxattr(fd, "user.sandpit", "v", 1, 0));
+	M(write(fd, "gone", 4) == 4 ? 0 : -1);
+	close(fd);
+}
+#define META_CALLS 21
+/* what meta_calls answers: EACCES, but for the opens and writes */
+static long meta_want(int i)
+{
+	return i == 15 || i == 20 ? 0 : -EACCES;
+}
+
+static int ops_file_grant(void *a)
+{
+	struct meta *m = a;
+	struct timespec omit[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+	meta_calls(m, m->f, 0);
+	if (m->node[0])
+		meta_calls(m, m->node, 1);
+	int fd = open(m->data, O_WRONLY | O_TRUNC);
+	M(fd);
+	M(write(fd, "new\n", 4) == 4 ? 0 : -1);
+	close(fd);
+	M(chmod("/dev/null", m->null_mode));
+	M(truncate("/dev/null", 0));
+	M(utimensat(AT_FDCWD, "/dev/null", omit, 0));
+	M(syscall(SYS_chown, "/dev/null", -1, -1));
+	fd = open("/dev/null", O_WRONLY | O_TRUNC);
+	M(fd);
+	M(write(fd, "x", 1) == 1 ? 0 : -1);
+	close(fd);
+	return 0;
+}
+
+static void expect_same_meta(struct __test_metadata *_metadata, const char *path,
+			     const struct stat *a)
+{
+	struct stat b;
+	char v[8];
+	ASSERT_EQ(0, lstat(path, &b));
+	EXPECT_EQ(a->st_ino, b.st_ino);
+	EXPECT_EQ(a->st_mode, b.st_mode) TH_LOG("%s", path);
+	EXPECT_EQ(a->st_uid, b.st_uid);
+	EXPECT_EQ(a->st_gid, b.st_gid);
+	EXPECT_EQ(a->st_rdev, b.st_rdev);
+	EXPECT_EQ(a->st_mtim.tv_sec, b.st_mtim.tv_sec) TH_LOG("%s", path);
+	EXPECT_EQ(a->st_mtim.tv_nsec, b.st_mtim.tv_nsec);
+	EXPECT_EQ(a->st_atim.tv_sec, b.st_atim.tv_sec) TH_LOG("%s", path);
+	EXPECT_EQ(a->st_atim.tv_nsec, b.st_atim.tv_nsec);
+	EXPECT_EQ(a->st_ctim.tv_sec, b.st_ctim.tv_sec) TH_LOG("%s", path);
+	EXPECT_EQ(a->st_ctim.tv_nsec, b.st_ctim.tv_nsec);
+	EXPECT_EQ(a->st_size, b.st_size);
+	EXPECT_EQ(-1, lgetxattr(path, "user.sandpit", v, sizeof(v)));
+}
+
+/* a file with fixed times, well in the past */
+static void make_dated(struct __test_metadata *_metadata, const char *path, const char *text)
+{
+	struct timespec ts[2] = { { 900000000, 0 }, { 900000000, 0 } };
+	ASSERT_EQ(0, make(path));
+	if (text) {
+		int fd = open(path, O_WRONLY | O_TRUNC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ((ssize_t)strlen(text), write(fd, text, strlen(text)));
+		close(fd);
+	}
+	ASSERT_EQ(0, chmod(path, 0644));
+	ASSERT_EQ(0, utimensat(AT_FDCWD, path, ts, 0));
+}
+
+TEST(a_file_grant_gives_the_files_data_never_its_metadata)
+{
+	struct meta *m = shared_page(sizeof(*m));
+	ASSERT_NE(NULL, m);
+	strcpy(m->dir, "/tmp/sandpit-meta-XXXXXX");
+	make_dir(_metadata, m->dir);
+	snprintf(m->f, sizeof(m->f), "%s/f", m->dir);
+	snprintf(m->data, sizeof(m->data), "%s/data", m->dir);
+	make_dated(_metadata, m->f, "data\n");
+	make_dated(_metadata, m->data, "old data\n");
+	/* a scratch null device stands in for /dev/null, so that a broken
+	 * build changes nothing of the machine's: made outside the sandbox,
+	 * which takes root */
+	if (mknod(AT(m->node, m->dir, "null"), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+		ASSERT_EQ(0, chmod(m->node, 0666));
+	} else {
+		m->node[0] = '\0';
+	}
+	struct stat f0, n0, null0;
+	ASSERT_EQ(0, lstat(m->f, &f0));
+	if (m->node[0]) {
+		ASSERT_EQ(0, lstat(m->node, &n0));
+	}
+	ASSERT_EQ(0, stat("/dev/null", &null0));
+	m->null_mode = null0.st_mode & 07777;
+	char file[160], lines[400];
+	snprintf(lines, sizeof(lines), "path write %s\npath write %s\n%s%s%s", m->f, m->data,
+		 m->node[0] ? "path write " : "", m->node, m->node[0] ? "\n" : "");
+	policy_with(_metadata, file, sizeof(file), m->dir, "file.policy", lines);
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_file_grant, m, &o, 60)));
+	int calls = META_CALLS * (m->node[0] ? 2 : 1);
+	ASSERT_EQ(calls + 2 + 6, m->n); /* every attempt made */
+	for (int i = 0; i < calls; i++) {
+		EXPECT_EQ(meta_want(i % META_CALLS), m->res[i]) TH_LOG("call %d", i);
+	}
+	static const long tail[] = { 0, 0, -EACCES, -EACCES, -EACCES, -EACCES, 0, 0 };
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(tail[i], m->res[calls + i]) TH_LOG("call %d", calls + i);
+	}
+	/* the regular file: written (times), nothing else */
+	struct stat st;
+	ASSERT_EQ(0, lstat(m->f, &st));
+	EXPECT_EQ(f0.st_mode, st.st_mode);
+	EXPECT_EQ(f0.st_uid, st.st_uid);
+	EXPECT_EQ(f0.st_size, st.st_size); /* "data\n" written over: "gone\n" */
+	EXPECT_EQ(f0.st_atim.tv_sec, st.st_atim.tv_sec);
+	EXPECT_EQ(-1, lgetxattr(m->f, "user.sandpit", lines, sizeof(lines)));
+	if (m->node[0])
+		expect_same_meta(_metadata, m->node, &n0);
+	else
+		TH_LOG("not root: no device node to grant (mknod needs CAP_MKNOD)");
+	struct stat null1;
+	ASSERT_EQ(0, stat("/dev/null", &null1));
+	EXPECT_EQ(null0.st_mode, null1.st_mode);
+	EXPECT_EQ(null0.st_uid, null1.st_uid);
+	ASSERT_EQ(0, lstat(m->data, &st));
+	EXPECT_EQ(4, st.st_size); /* "new\n": opened with O_TRUNC and written */
+	rm_rf(m->dir);
+}
+
+/* Strictly below a directory grant metadata is U's, as natively, but never
+ * a device node's (whichever directory holds it: a grant of /dev would
+ * hold /dev/sda), nor the grant's own root's. */
+static int ops_dir_device(void *a)
+{
+	struct meta *m = a;
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1100000000, 0 } };
+	M(chmod(m->node, 0600));                                    /* EACCES */
+	M(fchmodat(AT_FDCWD, m->node, 0600, AT_SYMLINK_NOFOLLOW));  /* EACCES */
+	M(utimensat(AT_FDCWD, m->node, ts, 0));                     /* EACCES */
+	M(utimensat(AT_FDCWD, m->node, NULL, AT_SYMLINK_NOFOLLOW)); /* EACCES */
+	M(truncate(m->node, 0));                                    /* EACCES */
+	int fd = open(m->node, O_WRONLY | O_TRUNC);
+	M(fd);                                                      /* 0 */
+	M(futimens(fd, ts));                                        /* EACCES */
+	M(write(fd, "gone", 4) == 4 ? 0 : -1);                      /* 0 */
+	close(fd);
+	M(chmod(m->f, 0600));                                       /* 0 */
+	M(truncate(m->f, 2));                                       /* 0 */
+	M(utimensat(AT_FDCWD, m->f, ts, 0));                        /* 0 */
+	M(chmod(m->dir, 0700));                                     /* EACCES: the root */
+	M(utimensat(AT_FDCWD, m->dir, ts, 0));                      /* EACCES */
+	return 0;
+}
+
+TEST(a_device_node_below_a_directory_grant_keeps_its_metadata)
+{
+	NEED_OPENAT2();
+	struct meta *m = shared_page(sizeof(*m));
+	ASSERT_NE(NULL, m);
+	strcpy(m->dir, "/tmp/sandpit-meta-XXXXXX");
+	make_dir(_metadata, m->dir);
+	if (mknod(AT(m->node, m->dir, "null"), S_IFCHR | 0666, makedev(1, 3)) < 0) {
+		rm_rf(m->dir);
+		SKIP(return, "making a device node takes root (CAP_MKNOD)");
+	}
+	ASSERT_EQ(0, chmod(m->node, 0666));
+	snprintf(m->f, sizeof(m->f), "%s/f", m->dir);
+	make_dated(_metadata, m->f, "data\n");
+	struct stat n0, d0, st;
+	ASSERT_EQ(0, lstat(m->node, &n0));
+	ASSERT_EQ(0, lstat(m->dir, &d0));
+	const char *w[] = { m->dir, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_dir_device, m, &o, 60)));
+	static const long want[] = { -EACCES, -EACCES, -EACCES, -EACCES, -EACCES, 0, -EACCES,
+				     0,       0,       0,       0,       -EACCES, -EACCES };
+	ASSERT_EQ((int)(sizeof(want) / sizeof(want[0])), m->n);
+	for (int i = 0; i < m->n; i++) {
+		EXPECT_EQ(want[i], m->res[i]) TH_LOG("call %d", i);
+	}
+	expect_same_meta(_metadata, m->node, &n0);
+	ASSERT_EQ(0, lstat(m->dir, &st));
+	EXPECT_EQ(d0.st_mode, st.st_mode);
+	ASSERT_EQ(0, lstat(m->f, &st));
+	EXPECT_EQ(0600u, st.st_mode & 07777);
+	EXPECT_EQ(2, st.st_size);
+	EXPECT_EQ(1100000000, st.st_mtim.tv_sec);
+	rm_rf(m->dir);
+}
+
+/* The same, raced: a second process exchanges DIR/f, a regular file, with
+ * DIR/null, a device node, again and again, while the sandboxed body sets
+ * DIR/f's mode, times and size.  What B acts on is the object it checked:
+ * some calls change the file, others meet the device and are refused, and
+ * the device's metadata never changes. */
+struct dev_race {
+	struct meta m;
+	volatile int stop;
+	int calls, acted, refused, other;
+};
+
+static int dev_race_body(void *a)
+{
+	struct dev_race *r = a;
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1100000000, 0 } };
+	time_t until = time(NULL) + 20;
+	for (int i = 0; i < 3000 || ((!r->acted || !r->refused) && time(NULL) < until); i++) {
+		long v = i % 3 == 0 ? chmod(r->m.f, i & 1 ? 0600 : 0640)
+			 : i % 3 == 1 ? utimensat(AT_FDCWD, r->m.f, ts, 0)
+				      : truncate(r->m.f, 1);
+		r->calls++;
+		if (v == 0)
+			r->acted++;
+		else if (errno == EACCES)
+			r->refused++;
+		else
+			r->other++;
+	}
+	return 0;
+}
+
+TEST(race_a_device_node_exchanged_for_a_file_below_a_grant_never_gets_its_metadata_set)
+{
+	NEED_OPENAT2();
+	struct dev_race *r = shared_page(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	struct meta *m = &r->m;
+	strcpy(m->dir, "/tmp/sandpit-meta-XXXXXX");
+	make_dir(_metadata, m->dir);
+	if (mknod(AT(m->node, m->dir, "null"), S_IFCHR | 0666, makedev(1, 3)) < 0) {
+		rm_rf(m->dir);
+		SKIP(return, "making a device node takes root (CAP_MKNOD)");
+	}
+	ASSERT_EQ(0, chmod(m->node, 0666));
+	snprintf(m->f, sizeof(m->f), "%s/f", m->dir);
+	make_dated(_metadata, m->f, "data\n");
+	struct stat n0;
+	ASSERT_EQ(0, lstat(m->node, &n0));
+	pid_t swapper = swap_race_start(m->f, m->node, &r->stop);
+	ASSERT_LE(0, swapper);
+	const char *w[] = { m->dir, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int st = run_sandboxed_opts(dev_race_body, r, &o, 120);
+	r->stop = 1;
+	waitpid(swapper, NULL, 0);
+	EXPECT_EQ(0, outcome(st));
+	/* whichever name it has now, the device is as it was */
+	struct stat a, b, *dev = NULL;
+	ASSERT_EQ(0, lstat(m->node, &a));
+	ASSERT_EQ(0, lstat(m->f, &b));
+	dev = S_ISCHR(a.st_mode) ? &a : &b;
+	ASSERT_TRUE(S_ISCHR(dev->st_mode));
+	EXPECT_EQ(n0.st_ino, dev->st_ino);
+	EXPECT_EQ(n0.st_mode, dev->st_mode);
+	EXPECT_EQ(n0.st_mtim.tv_sec, dev->st_mtim.tv_sec);
+	EXPECT_EQ(n0.st_mtim.tv_nsec, dev->st_mtim.tv_nsec);
+	EXPECT_EQ(n0.st_atim.tv_sec, dev->st_atim.tv_sec); /* (its ctime is the renames') */
+	EXPECT_EQ(n0.st_atim.tv_nsec, dev->st_atim.tv_nsec);
+	EXPECT_LE(3000, r->calls);
+	EXPECT_LT(0, r->acted);   /* the file was reached */
+	EXPECT_LT(0, r->refused); /* and so was the device, after the check */
+	EXPECT_EQ(0, r->other);
+	TH_LOG("of %d calls, %d acted on the file, %d met the device", r->calls, r->acted,
+	       r->refused);
+	rm_rf(m->dir);
 }
 
 /* ------------------------------------------------------------ races */

@@ -600,6 +600,51 @@ TEST_F(tmpdir, symlink_out_of_a_write_grant_resolves_to_its_target_and_is_refuse
 	policy_free(p);
 }
 
+TEST_F(tmpdir, a_write_grant_through_a_symlink_is_refused_naming_its_target)
+{
+	char w[PATH_MAX], link[PATH_MAX], text[2 * PATH_MAX], err[PATH_MAX + 256] = "";
+	struct policy *p, *q = NULL;
+
+	ASSERT_EQ(0, mkdir(at(w, self->dir, "w"), 0700));
+	ASSERT_EQ(0, symlink(w, at(link, self->dir, "out")));
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-ELOOP, policy_grant(p, link, 1, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, w)) TH_LOG("%s", err);
+	EXPECT_EQ(0u, policy_ngrants(p)); /* nothing kept */
+	/* below the link too, and a tail that is not there yet */
+	snprintf(text, sizeof(text), "%s/sub/new", link);
+	EXPECT_EQ(-ELOOP, policy_grant(p, text, 1, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, w)) TH_LOG("%s", err);
+	/* a read grant through it is kept, with its target */
+	EXPECT_EQ(0, policy_grant(p, link, 0, NULL, 0));
+	EXPECT_EQ(2u, policy_ngrants(p));
+	EXPECT_EQ(1, policy_grant_target(link, self->out, sizeof(self->out)));
+	EXPECT_STREQ(w, self->out);
+	EXPECT_EQ(0, policy_grant_target(w, self->out, sizeof(self->out)));
+	EXPECT_EQ(0, policy_grant(p, w, 1, NULL, 0));
+	policy_free(p);
+	/* from a policy file: its line, and the target */
+	snprintf(text, sizeof(text), "path write %s\n", link);
+	EXPECT_GT(0, policy_parse_text("w.policy", text, strlen(text), &q, NULL, NULL, err,
+				       sizeof(err)));
+	EXPECT_EQ(NULL, q);
+	EXPECT_NE(NULL, strstr(err, "w.policy:1")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, w)) TH_LOG("%s", err);
+}
+
+TEST_F(tmpdir, a_dangling_symlink_in_a_write_grant_is_refused_too)
+{
+	char link[PATH_MAX], target[PATH_MAX], err[PATH_MAX + 256] = "";
+	struct policy *p;
+
+	ASSERT_EQ(0, symlink(at(target, self->dir, "file"), at(link, self->dir, "rel")));
+	ASSERT_EQ(0, policy_new(&p));
+	EXPECT_EQ(-ELOOP, policy_grant(p, link, 1, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, target)) TH_LOG("%s", err);
+	EXPECT_EQ(0u, policy_ngrants(p));
+	policy_free(p);
+}
+
 TEST_F(tmpdir, relative_symlinks_resolve_against_their_directory)
 {
 	char sub[PATH_MAX], link[PATH_MAX], expect[PATH_MAX];
@@ -768,6 +813,58 @@ TEST(write_implies_read_but_read_is_not_write)
 	EXPECT_EQ(0, policy_check_path(p, getpid(), "/var/tmp/x", PA_READ));
 	EXPECT_EQ(0, policy_check_path(p, getpid(), "/var/tmp/x", PA_WRITE));
 	EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), "/usr/x", PA_WRITE));
+	policy_free(p);
+}
+
+TEST(a_grants_root_and_the_directories_above_it_are_never_namespace_targets)
+{
+	struct policy *p;
+	pid_t pid = getpid();
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/nonexistent/a", 1, NULL, 0));
+	ASSERT_EQ(0, policy_grant(p, "/nonexistent/a/b/c", 1, NULL, 0));
+	ASSERT_EQ(0, policy_grant(p, "/nonexistent/a/r", 0, NULL, 0));
+	EXPECT_EQ(0, policy_check_namespace(p, pid, "/nonexistent/a/x", NULL));
+	EXPECT_EQ(0, policy_check_namespace(p, pid, "/nonexistent/a/b/x", NULL));
+	EXPECT_EQ(0, policy_check_namespace(p, pid, "/nonexistent/a/b/c/x", "/nonexistent/a/y"));
+	/* the roots, of write and read grants alike, and what is above them */
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a", NULL));
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a/b/c", NULL));
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a/b", NULL));
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a/r", NULL));
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a/x", "/nonexistent/a/b"));
+	EXPECT_EQ(-EACCES, policy_check_namespace(p, pid, "/nonexistent/a/b", "/nonexistent/a/x"));
+	EXPECT_EQ(1, policy_path_holds_grant(p, pid, "/nonexistent"));
+	EXPECT_EQ(1, policy_path_holds_grant(p, pid, "/"));
+	EXPECT_EQ(0, policy_path_holds_grant(p, pid, "/nonexistent/a/bb"));
+	EXPECT_EQ(0, policy_path_holds_grant(p, pid, "/nonexistent/a/r/x"));
+	/* reads and writes of the roots themselves are as before */
+	EXPECT_EQ(0, policy_check_path(p, pid, "/nonexistent/a", PA_WRITE));
+	policy_free(p);
+}
+
+TEST(a_file_grant_is_its_data_metadata_only_strictly_below_a_directory_grant)
+{
+	struct policy *p;
+	pid_t pid = getpid();
+
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_grant(p, "/dev/null", 1, NULL, 0));
+	ASSERT_EQ(0, policy_grant(p, "/nonexistent/w", 1, NULL, 0));
+	ASSERT_EQ(0, policy_grant(p, "/nonexistent/r", 0, NULL, 0));
+	EXPECT_EQ(0, policy_check_path(p, pid, "/dev/null", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_metadata(p, pid, "/dev/null"));
+	EXPECT_EQ(0, policy_check_metadata(p, pid, "/nonexistent/w/f"));
+	EXPECT_EQ(-EACCES, policy_check_metadata(p, pid, "/nonexistent/w"));
+	EXPECT_EQ(-EACCES, policy_check_metadata(p, pid, "/nonexistent/r/f"));
+	EXPECT_EQ(-EACCES, policy_check_metadata(p, pid, "/nonexistent/wx"));
+	EXPECT_EQ(-EINVAL, policy_check_metadata(p, pid, "/nonexistent/w/../f"));
+	policy_free(p);
+	/* the default policy's /dev/null: written, never changed otherwise */
+	p = default_policy();
+	EXPECT_EQ(0, policy_check_path(p, pid, "/dev/null", PA_WRITE));
+	EXPECT_EQ(-EACCES, policy_check_metadata(p, pid, "/dev/null"));
 	policy_free(p);
 }
 

@@ -319,6 +319,113 @@ TEST_F(run, own_errors_have_their_own_status)
 	free(r.out);
 }
 
+/* The review's attack on a write grant, across two runs.  In the first,
+ * the program under --allow-write=G tries to put a symlink where G is: it
+ * can neither remove G, nor rename it away, nor make a link over it, and G
+ * stays the directory it was.  Where G is a symlink all the same (made by
+ * hand here, as an older sandpit let the program do), the next run given
+ * --allow-write=G (or a policy file's `path write G`) refuses to start,
+ * sandpit's status and one line naming where G leads, and nothing is
+ * written there.  --allow-read through a link runs, with one line saying
+ * where it leads. */
+TEST_F(run, a_write_grant_through_a_symlink_is_refused_and_nothing_written)
+{
+	char g[160], real[160], opt[PATH_MAX], py[2048], sh[400], pol[200], text[PATH_MAX + 256];
+	struct stat before, after;
+	struct result r;
+	snprintf(g, sizeof g, "%s/g", self->dir);
+	snprintf(real, sizeof real, "%s/real", self->dir);
+	ASSERT_EQ(0, mkdir(g, 0755));
+	ASSERT_EQ(0, mkdir(real, 0755));
+	snprintf(text, sizeof text, "%s/data", real);
+	write_file(_metadata, text, "hello\n", 0644);
+	ASSERT_EQ(0, lstat(g, &before));
+
+	/* the first run: each attempt prints its errno (0: done) */
+	snprintf(opt, sizeof opt, "--allow-write=%s", g);
+	snprintf(py, sizeof py,
+		 "import os\n"
+		 "def t(f, *a):\n"
+		 "    try:\n"
+		 "        f(*a)\n"
+		 "        print(0)\n"
+		 "    except OSError as e:\n"
+		 "        print(e.errno)\n"
+		 "t(os.rmdir, '%s')\n"
+		 "t(os.symlink, '%s', '%s')\n"
+		 "t(os.rename, '%s', '%s/away')\n"
+		 "t(os.rename, '%s', '%s.away')\n",
+		 g, real, g, g, g, g, g);
+	const char *w[] = { opt, NULL };
+	ASSERT_EQ(0, sandboxed(variant->mode, w, (char *const[]){ "/usr/bin/python3", "-c", py, NULL },
+			       NULL, NULL, NULL, &r));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("13\n17\n13\n13\n", result_text(&r)); /* EACCES, EEXIST, EACCES, EACCES */
+	free(r.out);
+	/* the log says why no grant would help */
+	const char *wl[] = { opt, "--log=denials", NULL };
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, wl, (char *const[]){ "/usr/bin/python3", "-c", py, NULL },
+			       NULL, NULL, NULL, &r));
+	EXPECT_EQ(0, r.status);
+	result_text(&r);
+	snprintf(text, sizeof text, "rmdir(\"%s\") = -EACCES", g);
+	char *line = strstr(r.out, text), *eol = line ? strchr(line, '\n') : NULL;
+	ASSERT_NE(NULL, eol) TH_LOG("%s", r.out);
+	*eol = '\0';
+	EXPECT_NE(NULL, strstr(line, ": a grant's root, or a directory above one")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "allow with")) TH_LOG("%s", line);
+	free(r.out);
+	want_stderr = 0;
+	ASSERT_EQ(0, lstat(g, &after));
+	EXPECT_TRUE(S_ISDIR(after.st_mode));
+	EXPECT_EQ(before.st_ino, after.st_ino);
+
+	/* the next run, G a link to real */
+	snprintf(text, sizeof text, "%s.old", g);
+	ASSERT_EQ(0, rename(g, text));
+	ASSERT_EQ(0, symlink(real, g));
+	snprintf(sh, sizeof sh, "echo x > %s/f", g);
+	char *write_f[] = { "sh", "-c", sh, NULL };
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, w, write_f, NULL, NULL, NULL, &r));
+	EXPECT_EQ(125, r.status);
+	result_text(&r);
+	EXPECT_NE(NULL, strstr(r.out, real)) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "symbolic link")) TH_LOG("%s", r.out);
+	EXPECT_EQ(r.out + r.len - 1, strchr(r.out, '\n')) TH_LOG("one line: %s", r.out);
+	free(r.out);
+	snprintf(text, sizeof text, "%s/f", real);
+	EXPECT_EQ(-1, access(text, F_OK));
+
+	/* the same grant from a policy file */
+	snprintf(pol, sizeof pol, "%s/w.policy", self->dir);
+	snprintf(text, sizeof text, "@include %s/../policy/default.policy\npath write %s\n", bindir, g);
+	write_file(_metadata, pol, text, 0644);
+	snprintf(opt, sizeof opt, "--policy=%s", pol);
+	ASSERT_EQ(0, sandboxed(variant->mode, w, write_f, NULL, NULL, NULL, &r));
+	EXPECT_EQ(125, r.status);
+	result_text(&r);
+	EXPECT_NE(NULL, strstr(r.out, real)) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "w.policy:2")) TH_LOG("%s", r.out);
+	free(r.out);
+	snprintf(text, sizeof text, "%s/f", real);
+	EXPECT_EQ(-1, access(text, F_OK));
+
+	/* --allow-read through the link: said, and run */
+	snprintf(opt, sizeof opt, "--allow-read=%s", g);
+	snprintf(text, sizeof text, "%s/data", g);
+	ASSERT_EQ(0, sandboxed(variant->mode, w, (char *const[]){ "cat", text, NULL }, NULL, NULL,
+			       NULL, &r));
+	EXPECT_EQ(0, r.status);
+	result_text(&r);
+	snprintf(text, sizeof text, "sandpit: --allow-read=%s goes through a symbolic link; it "
+				    "resolves to %s, which is what it grants\n", g, real);
+	EXPECT_STREQ(text, r.out);
+	free(r.out);
+	want_stderr = 0;
+}
+
 /* --policy=FILE: the file's grants apply; a bad file is sandpit's error */
 TEST_F(run, policy_file)
 {

@@ -143,6 +143,16 @@ void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_
 	denial_note(b_cfg(), &d);
 }
 
+void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
+		    const char *path, const char *resolved, const char *why)
+{
+	struct denial d = { .nr = (int)sp->nr, .result = -EACCES, .rule = -1,
+			    .caller = slot_caller(s), .pa = pa, .path = path,
+			    .resolved = resolved, .access = PA_WRITE, .why = why };
+	memcpy(d.args, sp->args, sizeof(d.args));
+	denial_note(b_cfg(), &d);
+}
+
 /* a refusal by one of B's own checks of a memory argument */
 void b_denial(int s, const struct secure_page *sp, long r, const char *why)
 {

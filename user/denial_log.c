@@ -349,7 +349,9 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 		snprintf(w.decided, sizeof(w.decided), "not in the policy: default (%s:%d)",
 			 pc->file, pc->line);
 	char allow[sizeof(report.last.allow)] = "";
-	if (d->pa && d->resolved && !d->deny) /* a deny wins over every grant */
+	/* a deny wins over every grant; what B refused for its own reason
+	 * (why), no grant would allow */
+	if (d->pa && d->resolved && !d->deny && !d->why)
 		policy_grant_hint(d->resolved, d->access, allow, sizeof(allow));
 
 	char *sys = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, d->nr);

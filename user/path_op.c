@@ -226,6 +226,24 @@ static long read_times(const struct trusted_process_config *cfg, uint64_t addr,
 	return 0;
 }
 
+static const char device_why[] = "a device node's metadata",
+		  root_why[] = "a grant's root, or a directory above one",
+		  file_why[] = "a file grant is of its data, not its metadata";
+
+/* Why no grant added would let a metadata call on path (refused by
+ * policy_check_metadata) through: a grant's root, or a file under a file
+ * grant; NULL where one would. */
+static const char *metadata_refusal(const struct trusted_process_config *cfg, const char *path)
+{
+	if (policy_path_denied(cfg->policy, cfg->pid, path))
+		return NULL; /* the deny says it */
+	if (policy_path_holds_grant(cfg->policy, cfg->pid, path))
+		return root_why;
+	if (policy_check_path(cfg->policy, cfg->pid, path, PA_WRITE) == 0)
+		return file_why;
+	return NULL;
+}
+
 /* utimensat(fd, NULL, ...): B takes the object itself through P's
  * /proc/P/fd/N (a dup2 over N after the check cannot change what B acts
  * on) and checks the path of what it holds. */
@@ -244,13 +262,21 @@ static long utimens_fd(const struct trusted_process_config *cfg, int s,
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", mine);
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	long r = n > 0 ? 0 : -EACCES;
+	struct stat st;
+	const char *why = NULL;
 	if (n > 0) {
 		path[n] = '\0';
-		r = path[0] == '/' ? policy_check_path(cfg->policy, cfg->pid, path, PA_WRITE) : -EACCES;
+		r = path[0] == '/' ? policy_check_metadata(cfg->policy, cfg->pid, path) : -EACCES;
 		if (r == -EINVAL)
 			r = -EACCES;
+		else if (r == -EACCES)
+			why = metadata_refusal(cfg, path);
 	}
-	if (r == -EACCES)
+	if (r == 0 && (fstat(mine, &st) < 0 || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+		r = -EACCES, why = device_why; /* its times are the machine's */
+	if (why)
+		b_path_refused(s, pa, sp, path, path, why);
+	else if (r == -EACCES)
 		b_path_denial(s, pa, sp, n > 0 ? path : "", NULL, PA_WRITE,
 			      n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
 	if (r == 0 && utimensat(AT_FDCWD, link, tsp, 0) < 0)
@@ -259,9 +285,33 @@ static long utimens_fd(const struct trusted_process_config *cfg, int s,
 	return r;
 }
 
+/* The object a metadata call acts on, held (O_PATH) so that what is
+ * checked here is what is changed: a name swapped since cannot move the
+ * call.  Never a device node (EACCES, *device set): its mode, owner, times
+ * and size are the machine's, whichever directory holds it.  A link found
+ * where the call follows its last name was swapped in since B resolved it
+ * (ELOOP); where it does not follow it (link_ok), the link itself. */
+static int held(const struct end *a, int link_ok, struct stat *st, int *device)
+{
+	int fd = openat(a->dfd, a->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int err = fstat(fd, st) < 0 ? errno : 0;
+	if (!err && (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)))
+		err = EACCES, *device = 1;
+	else if (!err && S_ISLNK(st->st_mode) && !link_ok)
+		err = ELOOP;
+	if (err) {
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 static long act(const struct trusted_process_config *cfg, const struct op_call *c,
 		const struct secure_page *sp, struct end *a, struct end *b, uint64_t flags,
-		uint64_t val, const struct timespec *tsp)
+		uint64_t val, const struct timespec *tsp, int *device)
 {
 	char target[PATH_MAX], proc[64];
 	struct stat st;
@@ -272,7 +322,11 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 	case OP_MKDIR:
 		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~p_umask(cfg));
 	case OP_MKNOD:
-		return mknodat(a->dfd, a->name, S_IFIFO | ((mode_t)val & 07777 & ~p_umask(cfg)), 0);
+		/* a FIFO, or a regular file (type 0 is one, as natively) */
+		return mknodat(a->dfd, a->name,
+			       (((mode_t)val & S_IFMT) == S_IFIFO ? S_IFIFO : S_IFREG) |
+				       ((mode_t)val & 07777 & ~p_umask(cfg)),
+			       0);
 	case OP_UNLINK:
 		return unlinkat(a->dfd, a->name, (int)flags);
 	case OP_RENAME:
@@ -288,29 +342,40 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 		return symlinkat(target, a->dfd, a->name);
 	case OP_TRUNCATE:
 		/* as truncate(2): EISDIR for a directory, EINVAL for what is not
-		 * a regular file (a FIFO without a reader answers ENXIO) */
-		fd = openat(a->dfd, a->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0)
-			return errno == ENXIO ? (errno = EINVAL, -1) : -1;
-		r = fstat(fd, &st) < 0 ? -1 : !S_ISREG(st.st_mode) ? (errno = EINVAL, -1)
-								    : ftruncate(fd, (off_t)val);
+		 * a regular file, and only then opened for writing (through the
+		 * held object: no device or FIFO is ever opened here) */
+		if ((fd = held(a, 0, &st, device)) < 0)
+			return -1;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		r = S_ISDIR(st.st_mode) ? (errno = EISDIR, -1)
+		    : !S_ISREG(st.st_mode) ? (errno = EINVAL, -1)
+					    : open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		close(fd);
+		if (r < 0)
+			return -1;
+		fd = (int)r;
+		r = ftruncate(fd, (off_t)val);
 		close(fd);
 		return r;
 	case OP_CHMOD:
-		fd = openat(a->dfd, a->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+		if ((fd = held(a, 1, &st, device)) < 0)
 			return -1;
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		if (fstat(fd, &st) < 0)
-			r = -1;
-		else if (S_ISLNK(st.st_mode)) /* asked for, or swapped in since the check */
+		if (S_ISLNK(st.st_mode)) /* asked for, or swapped in since the check */
 			r = (errno = (flags & AT_SYMLINK_NOFOLLOW) ? EOPNOTSUPP : ELOOP, -1);
 		else
 			r = chmod(proc, (mode_t)val & 07777);
 		close(fd);
 		return r;
 	case OP_UTIMENS:
-		return utimensat(a->dfd, a->name, tsp, AT_SYMLINK_NOFOLLOW);
+		/* the held object's magic link: the walk jumps to it and stops
+		 * there, a link included (AT_SYMLINK_NOFOLLOW's) */
+		if ((fd = held(a, !!(flags & AT_SYMLINK_NOFOLLOW), &st, device)) < 0)
+			return -1;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		r = utimensat(AT_FDCWD, proc, tsp, 0);
+		close(fd);
+		return r;
 	}
 	return errno = ENOSYS, -1;
 }
@@ -335,8 +400,9 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		seen_a = SEEN_CREATE;
 		break;
 	case OP_MKNOD:
-		if (((mode_t)val & S_IFMT) != S_IFIFO)
-			return -EPERM; /* FIFOs only: as the kernel without CAP_MKNOD */
+		if (((mode_t)val & S_IFMT) != S_IFIFO && ((mode_t)val & S_IFMT) != S_IFREG &&
+		    ((mode_t)val & S_IFMT) != 0)
+			return -EPERM; /* no devices: as the kernel without CAP_MKNOD */
 		seen_a = SEEN_CREATE;
 		break;
 	case OP_UNLINK:
@@ -400,19 +466,26 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		r = seen_a == SEEN_CREATE ? -EEXIST : c->op == OP_RENAME ? -EBUSY : -EINVAL;
 		goto out;
 	}
-	if (c->op == OP_TRUNCATE || c->op == OP_CHMOD || c->op == OP_UTIMENS)
-		r = policy_check_path(cfg->policy, cfg->pid, a->res, PA_WRITE);
+	int meta = c->op == OP_TRUNCATE || c->op == OP_CHMOD || c->op == OP_UTIMENS;
+	if (meta)
+		r = policy_check_metadata(cfg->policy, cfg->pid, a->res);
 	else
 		r = policy_check_namespace(cfg->policy, cfg->pid, a->res, b ? b->res : NULL);
 	if (r == -EACCES) {
-		int a_in = policy_check_namespace(cfg->policy, cfg->pid, a->res, NULL) == 0 ||
-			   (c->op >= OP_TRUNCATE &&
-			    policy_check_path(cfg->policy, cfg->pid, a->res, PA_WRITE) == 0);
+		int a_in = !meta && policy_check_namespace(cfg->policy, cfg->pid, a->res, NULL) == 0;
 		struct end *bad = a_in ? b : a;
 		r = refused(cfg, bad, a_in ? seen_b : seen_a);
-		if (r == -EACCES)
-			b_path_denial(s, pa, sp, bad->path, bad->res, PA_WRITE,
-				      policy_path_holds_denied(cfg->policy, cfg->pid, bad->res));
+		/* where no grant added would let it through, the log says why
+		 * instead of naming one */
+		const char *deny = policy_path_holds_denied(cfg->policy, cfg->pid, bad->res);
+		const char *why = deny ? NULL
+			: meta ? metadata_refusal(cfg, a->res)
+			: policy_path_holds_grant(cfg->policy, cfg->pid, bad->res) ? root_why
+										    : NULL;
+		if (r == -EACCES && why)
+			b_path_refused(s, pa, sp, bad->path, bad->res, why);
+		else if (r == -EACCES)
+			b_path_denial(s, pa, sp, bad->path, bad->res, PA_WRITE, deny);
 	}
 	if (r < 0)
 		goto out;
@@ -423,8 +496,11 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	r = open_parent(a);
 	if (r == 0 && b)
 		r = open_parent(b);
+	int device = 0;
 	if (r == 0)
-		r = act(cfg, c, sp, a, b, flags, val, tsp) < 0 ? -errno : SP_V_ACK;
+		r = act(cfg, c, sp, a, b, flags, val, tsp, &device) < 0 ? -errno : SP_V_ACK;
+	if (device)
+		b_path_refused(s, pa, sp, a->path, a->res, device_why);
 out:
 	if (a->dfd >= 0)
 		close(a->dfd);

@@ -75,4 +75,8 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, con
  * resolved is B's resolution of path, deny the `path deny` that refused it */
 void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
 		   const char *path, const char *resolved, int access, const char *deny);
+/* the same, for a write that no grant added would allow: why says what
+ * refused it (a grant's root, a device node), and no grant is suggested */
+void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
+		    const char *path, const char *resolved, const char *why);
 #endif
