@@ -20,6 +20,7 @@
 #include "selftests/build_dir.h"
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
+#include "user/plan_file.h"
 
 
 FIXTURE(run) {
@@ -1488,6 +1489,246 @@ TEST_F(plan_cache, the_sandbox_cannot_write_the_cache)
 	free(err);
 	snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s | grep -v -e '\\.plan$' -e '\\.needs$')\"", self->cache);
 	EXPECT_EQ(0, system(cmd));
+}
+
+/* The cache as a program would find it that may write all of HOME (an
+ * ordinary --allow-write): HOME is a directory of the test's, the cache
+ * is the default one under it.  The fixture's SANDPIT_PLAN_CACHE and the
+ * caller's XDG_CACHE_HOME go (each test runs in a process of its own). */
+static void home_cache(struct __test_metadata *_metadata, const char *dir, char *home,
+		       size_t n, char *cache, size_t m)
+{
+	snprintf(home, n, "%s/home", dir);
+	snprintf(cache, m, "%s/.cache/sandpit/plans", home);
+	ASSERT_EQ(0, mkdir(home, 0700));
+	ASSERT_EQ(0, setenv("HOME", home, 1));
+	unsetenv("XDG_CACHE_HOME");
+	unsetenv("SANDPIT_PLAN_CACHE");
+}
+
+/* what a cache file is: its inode, size, times and bytes */
+static char *file_state(const char *path)
+{
+	struct stat st;
+	char *out = calloc(1, PLAN_MAX_FILE + 256);
+	int fd = open(path, O_RDONLY), n = 0;
+	if (fd >= 0 && !fstat(fd, &st)) {
+		n = snprintf(out, 256, "%lu %ld %ld.%ld %o\n", (unsigned long)st.st_ino, (long)st.st_size,
+			     (long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_mode);
+		ssize_t r = read(fd, out + n, PLAN_MAX_FILE);
+		for (ssize_t i = 0; i < r; i++) /* bytes as text: compared with strcmp */
+			out[n + i] = out[n + i] ? out[n + i] : '.';
+	}
+	if (fd >= 0)
+		close(fd);
+	return out;
+}
+
+/* The attacker has --allow-write=HOME: it tries to write, create, rename,
+ * unlink, link, symlink over and read the cache's directory and a plan,
+ * directly, through a link of its own, and from a descriptor of .cache.
+ * Every attempt reaches B and is refused with EACCES (a deny beats every
+ * grant, on the resolved path), and the plans are as sandpit wrote them. */
+TEST_F(plan_cache, a_program_that_may_write_home_can_neither_change_nor_read_the_cache)
+{
+	static const char *const kinds[] = { "attack_dyn", "attack_static" };
+	char home[128], cache[192], grant[160], prog[PATH_MAX + 32], path[512];
+	char names[8][256];
+	int st, n;
+	if (!suite_has_openat2())
+		SKIP(return, "write grants need openat2");
+	home_cache(_metadata, self->dir, home, sizeof home, cache, sizeof cache);
+	snprintf(grant, sizeof grant, "--allow-write=%s", home);
+	free(plan_run(variant->mode, plan_sh_argv, &st));
+	ASSERT_EQ(0, st);
+	for_each_plan(_metadata, cache, names, &n);
+	ASSERT_EQ(3, n);
+	char *before[3];
+	for (int i = 0; i < 3; i++)
+		before[i] = file_state(names[i]);
+	for (int k = 0; k < 2; k++) {
+		struct result r;
+		const char *extra[] = { grant, NULL };
+		snprintf(prog, sizeof prog, "%s/selftests/%s", bindir, kinds[k]);
+		char *argv[] = { prog, "plan-cache", cache, strrchr(names[k], '/') + 1, NULL };
+		snprintf(path, sizeof path, "%s/alias", home);
+		unlink(path);
+		ASSERT_EQ(0, sandboxed(variant->mode, extra, argv, NULL, NULL, NULL, &r));
+		result_text(&r);
+		int tries = count(r.out, "plan-cache: "), refused = count(r.out, ": EACCES\n");
+		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", kinds[k], r.out);
+		ASSERT_LT(0, tries) TH_LOG("%s: %s", kinds[k], r.out);
+		EXPECT_EQ(21, tries) TH_LOG("%s: %s", kinds[k], r.out);
+		EXPECT_EQ(tries, refused) TH_LOG("%s: %s", kinds[k], r.out);
+		free(r.out);
+	}
+	for (int i = 0; i < 3; i++) {
+		char *now = file_state(names[i]);
+		EXPECT_STREQ(before[i], now) TH_LOG("%s", names[i]);
+		free(now), free(before[i]);
+	}
+	static const char *const never[] = { "%s/.cache/sandpit/plans/new.plan",
+					     "%s/.cache/sandpit/moved", "%s/.cache/sandpit/plans" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, never[i], home);
+		EXPECT_EQ(i == 2 ? 0 : -1, access(path, F_OK)) TH_LOG("%s", path);
+	}
+	/* and a warm run takes every plan, whole */
+	char *err = plan_run(variant->mode, plan_sh_argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(3, count(err, "plan from cache (verified)")) TH_LOG("%s", err);
+	free(err);
+}
+
+/* Before sandpit has made the cache's directory (the cache off for this
+ * run, HOME without .cache), the program cannot make it, or a link in
+ * its place; and a link or a directory another may write, planted there
+ * from outside (as an older sandpit let a program do), is not used: no
+ * plan is read or written through it. */
+TEST_F(plan_cache, the_cache_directory_is_made_by_sandpit_alone_and_never_through_a_link)
+{
+	char home[128], cache[192], grant[160], prog[PATH_MAX + 32], path[512], cmd[2048];
+	int st;
+	if (!suite_has_openat2())
+		SKIP(return, "write grants need openat2");
+	/* a cache of good plans elsewhere, to plant */
+	free(plan_run(variant->mode, plan_sh_argv, &st));
+	ASSERT_EQ(0, st);
+	home_cache(_metadata, self->dir, home, sizeof home, cache, sizeof cache);
+	ASSERT_EQ(0, setenv("SANDPIT_PLAN_CACHE", "off", 1));
+	snprintf(grant, sizeof grant, "--allow-write=%s", home);
+	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
+	char *argv[] = { prog, "plan-cache-make", home, NULL };
+	const char *extra[] = { grant, NULL };
+	struct result r;
+	ASSERT_EQ(0, sandboxed(variant->mode, extra, argv, NULL, NULL, NULL, &r));
+	result_text(&r);
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	ASSERT_LT(0, count(r.out, "plan-cache: ")) TH_LOG("%s", r.out);
+	EXPECT_EQ(3, count(r.out, "plan-cache: ")) TH_LOG("%s", r.out);
+	EXPECT_EQ(3, count(r.out, ": EACCES\n")) TH_LOG("%s", r.out);
+	free(r.out);
+	snprintf(path, sizeof path, "%s/.cache", home);
+	EXPECT_EQ(-1, access(path, F_OK));
+	unsetenv("SANDPIT_PLAN_CACHE");
+	/* sandpit/ a link; plans/ a link; sandpit/ writable by the group */
+	static const char *const plant[] = {
+		"mkdir -p %1$s/.cache %1$s/elsewhere && cp -a %2$s %1$s/elsewhere/plans && chmod 700 %1$s/elsewhere && ln -s %1$s/elsewhere %1$s/.cache/sandpit",
+		"rm %1$s/.cache/sandpit && mkdir -m 700 %1$s/.cache/sandpit && ln -s %1$s/elsewhere/plans %1$s/.cache/sandpit/plans",
+		"rm %1$s/.cache/sandpit/plans && mv %1$s/elsewhere/plans %1$s/.cache/sandpit/plans && chmod 770 %1$s/.cache/sandpit",
+	};
+	static const char *const why[] = { "the cache directory is a symbolic link",
+					   "the cache directory is a symbolic link",
+					   "the cache directory is not ours alone" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(cmd, sizeof cmd, plant[i], home, self->cache);
+		ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+		snprintf(cmd, sizeof cmd, "ls -A %s/elsewhere/plans %s/.cache/sandpit/plans 2>/dev/null | wc -l > %s/count.%d",
+			 home, home, self->dir, i);
+		ASSERT_EQ(0, system(cmd));
+		char *err = plan_run(variant->mode, plan_sh_argv, &st);
+		EXPECT_EQ(0, st);
+		EXPECT_NE(NULL, strstr(err, "planned-ok"));
+		EXPECT_LE(1, count(err, why[i])) TH_LOG("%d: %s", i, err);
+		EXPECT_EQ(0, count(err, "from cache")) TH_LOG("%d: %s", i, err);
+		free(err);
+		/* nothing written there either */
+		snprintf(cmd, sizeof cmd, "ls -A %s/elsewhere/plans %s/.cache/sandpit/plans 2>/dev/null | wc -l | cmp -s - %s/count.%d",
+			 home, home, self->dir, i);
+		EXPECT_EQ(0, system(cmd)) TH_LOG("%d", i);
+	}
+}
+
+/* Rewrites the plan file `name` as an attacker who could write the cache
+ * would (an older sandpit let a program with --allow-write=$HOME): the
+ * same key, a valid checksum, and each record
+ *   "native":    left unpatched, as if no window fitted,
+ *   "sigreturn": left native, as an rt_sigreturn,
+ *   "none":      gone (every syscall left out),
+ *   "number":    its window kept, its number one the filter allows
+ *                (getppid), so that filter mode would leave it native.
+ * *had: how many records it had. */
+static void poison_plan(struct __test_metadata *_metadata, const char *name, const char *how,
+			unsigned *had)
+{
+	static uint8_t buf[PLAN_MAX_FILE], out[PLAN_MAX_FILE];
+	static const uint8_t syscall_bytes[2] = { 0x0f, 0x05 };
+	struct plan_file f;
+	struct plan_rec r;
+	const char *why;
+	int fd = open(name, O_RDWR);
+	ASSERT_LE(0, fd);
+	ssize_t n = read(fd, buf, sizeof buf);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, plan_file_parse(buf, (size_t)n, &f, &why)) TH_LOG("%s: %s", name, why);
+	*had = f.n_rec;
+	uint8_t *p = plan_file_begin(out, &f.key, strcmp(how, "none") ? f.n_rec : 0);
+	for (const uint8_t *pos = f.rec; strcmp(how, "none") && plan_file_next(&f, &pos, &r);) {
+		struct plan_rec w = r;
+		if (!strcmp(how, "number")) {
+			if (r.status == PLAN_FIT)
+				w.nr = 110; /* getppid */
+		} else {
+			w = (struct plan_rec){ .off = r.off, .nr = strcmp(how, "sigreturn") ? r.nr : 15,
+					       .after = 2, .method = r.method, .bytes = syscall_bytes,
+					       .status = strcmp(how, "sigreturn") ? PLAN_SKIP_OTHER
+										 : PLAN_NATIVE_SIGRETURN };
+		}
+		p = plan_file_put(p, &w);
+	}
+	p = plan_file_end(out, p);
+	ASSERT_EQ(0, plan_file_parse(out, (size_t)(p - out), &f, &why)) TH_LOG("%s", why);
+	ASSERT_EQ(p - out, pwrite(fd, out, (size_t)(p - out), 0));
+	ASSERT_EQ(0, ftruncate(fd, p - out));
+	close(fd);
+}
+
+/* A plan rewritten with a valid checksum to leave every site native (or
+ * to leave them all out, or to give them numbers the filter allows) is
+ * checked against the code it describes and refused, in every mode: the
+ * program runs as it does natively, patched as on a cold run, in strict
+ * mode too, where the sites left native would have killed it. */
+TEST_F(plan_cache, a_plan_poisoned_to_leave_every_site_native_is_refused)
+{
+	static const char *const how[] = { "native", "sigreturn", "none", "number" };
+	static const char *const why[] = { "cache refused: a site it leaves unpatched is one the planner patches",
+					   "cache refused: a site it leaves native is no rt_sigreturn",
+					   "cache refused: it leaves out a syscall of the code",
+					   "cache refused: a site it leaves native has another number" };
+	char names[8][256];
+	int st, n;
+	char *cold = plan_run(variant->mode, plan_sh_argv, &st), *want = site_list(cold);
+	ASSERT_EQ(0, st);
+	for_each_plan(_metadata, self->cache, names, &n);
+	ASSERT_EQ(3, n);
+	for (size_t h = 0; h < sizeof how / sizeof how[0]; h++) {
+		unsigned had, with_sites = 0;
+		for (int i = 0; i < n; i++) {
+			poison_plan(_metadata, names[i], how[h], &had);
+			with_sites += had > 0;
+		}
+		/* ld.so and libc (sh makes no system call of its own) */
+		ASSERT_EQ(2u, with_sites);
+		char *err = plan_run(variant->mode, plan_sh_argv, &st), *got = site_list(err);
+		EXPECT_EQ(0, st) TH_LOG("%s: %s", how[h], err);
+		EXPECT_NE(NULL, strstr(err, "planned-ok")) TH_LOG("%s", how[h]);
+		EXPECT_STREQ(want, got) TH_LOG("%s", how[h]);
+		/* ld.so's refused by sandpit_start, libc's inside the sandbox and
+		 * again by the parent before it plans libc afresh; sh's kept */
+		char ld[256], libc[256];
+		snprintf(ld, sizeof ld, "ld-linux-x86-64.so.2: %s", why[h]);
+		snprintf(libc, sizeof libc, "libc.so.6: %s", why[h]);
+		EXPECT_EQ(1, count(err, ld)) TH_LOG("%s: %s", how[h], err);
+		EXPECT_LE(1, count(err, libc)) TH_LOG("%s: %s", how[h], err);
+		EXPECT_EQ(count(err, "cache refused"), count(err, why[h])) TH_LOG("%s: %s", how[h], err);
+		EXPECT_EQ(1, count(err, "plan from cache (verified)")) TH_LOG("%s: %s", how[h], err);
+		free(err), free(got);
+	}
+	/* each refused plan was replaced by a good one */
+	char *err = plan_run(variant->mode, plan_sh_argv, &st);
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(3, count(err, "plan from cache (verified)")) TH_LOG("%s", err);
+	free(err), free(cold), free(want);
 }
 
 TEST_HARNESS_MAIN

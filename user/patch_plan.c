@@ -62,46 +62,72 @@ static bool go_table(struct planner *p)
 	return p->go_state > 0;
 }
 
+/* The stretch the planner decodes candidate c in, from a known instruction
+ * boundary: [*lo, *end) and how lo was found.  0: none can be trusted; 1:
+ * a function (or the gap after one); 2: the whole object (no table at all). */
+static int stretch_for(struct planner *p, uintptr_t c, uintptr_t *lo, uintptr_t *end,
+		       uint8_t *how)
+{
+	const struct span *s = &p->fn;
+	uintptr_t hi;
+	int r;
+
+	if (p->whole.n_ins && c >= p->whole.lo && c < p->whole.end) {
+		*lo = p->whole.lo, *end = p->whole.end, *how = p->whole.method;
+		return 2;
+	}
+	if (s->n_ins && c >= s->lo && c < s->end) {
+		*lo = s->lo, *end = s->end, *how = s->method;
+		return 1;
+	}
+	*how = PATCH_BY_EH_FRAME;
+	r = p->has_eh ? elf_fde_lookup(&p->eh, c, lo, &hi) : -1;
+	if (r == 1)
+		;
+	else if (p->has_sym && elf_sym_find(&p->sym, c, lo, &hi))
+		*how = PATCH_BY_SYMTAB;
+	else if (go_table(p) && elf_gofunc_lookup(&p->go, c, lo, &hi) == 1)
+		*how = PATCH_BY_GOPCLNTAB;
+	else if (r == 0 && *lo == 0)
+		return 0;       /* before the first function: headers, not code */
+	else if (r == 0)
+		*how = PATCH_BY_LINEAR; /* the gap after an FDE, decoded from its end */
+	else if (p->go_state > 0)
+		return 0;       /* a Go program's code outside its functions */
+	else {
+		/* no table at all: one linear decode of everything */
+		*lo = p->mod.lo, *end = p->mod.hi, *how = PATCH_BY_LINEAR;
+		return 2;
+	}
+	*lo = *lo < p->mod.lo ? p->mod.lo : *lo;
+	*end = hi > p->mod.hi ? p->mod.hi : hi;
+	return *lo < *end;
+}
+
 /* The stretch that holds candidate c, NULL if none can be trusted. */
 static struct span *span_for(struct planner *p, uintptr_t c)
 {
-	struct span *s = &p->fn;
-	uintptr_t lo, hi;
-	int r;
+	uintptr_t lo, end;
+	uint8_t how;
 
-	if (p->whole.n_ins && c >= p->whole.lo && c < p->whole.end)
-		return &p->whole;
-	if (s->n_ins && c >= s->lo && c < s->end)
-		return s;
-	uint8_t how = PATCH_BY_EH_FRAME;
-
-	r = p->has_eh ? elf_fde_lookup(&p->eh, c, &lo, &hi) : -1;
-	if (r == 1)
-		;
-	else if (p->has_sym && elf_sym_find(&p->sym, c, &lo, &hi))
-		how = PATCH_BY_SYMTAB;
-	else if (go_table(p) && elf_gofunc_lookup(&p->go, c, &lo, &hi) == 1)
-		how = PATCH_BY_GOPCLNTAB;
-	else if (r == 0 && lo == 0)
-		return NULL;    /* before the first function: headers, not code */
-	else if (r == 0)
-		how = PATCH_BY_LINEAR; /* the gap after an FDE, decoded from its end */
-	else if (p->go_state > 0)
-		return NULL;    /* a Go program's code outside its functions */
-	else {
-		/* no table at all: one linear decode of everything, kept */
-		span_start(&p->whole, &p->fast, p->mod.lo, p->mod.hi);
-		p->whole.method = PATCH_BY_LINEAR;
-		span_extend(&p->whole, p->mod.hi);
-		return p->whole.err ? NULL : &p->whole;
-	}
-	lo = lo < p->mod.lo ? p->mod.lo : lo;
-	hi = hi > p->mod.hi ? p->mod.hi : hi;
-	if (lo >= hi)
+	switch (stretch_for(p, c, &lo, &end, &how)) {
+	case 0:
 		return NULL;
-	span_start(s, &p->fast, lo, hi);
-	s->method = how;
-	return s;
+	case 2:
+		/* one linear decode of everything, kept */
+		if (!p->whole.n_ins) {
+			span_start(&p->whole, &p->fast, lo, end);
+			p->whole.method = how;
+			span_extend(&p->whole, end);
+		}
+		return p->whole.err ? NULL : &p->whole;
+	default:
+		if (!(p->fn.n_ins && p->fn.lo == lo && p->fn.end == end)) {
+			span_start(&p->fn, &p->fast, lo, end);
+			p->fn.method = how;
+		}
+		return &p->fn;
+	}
 }
 
 /* Can this instruction run unchanged at another address (once re-encoded)? */
@@ -426,49 +452,210 @@ static void drop_skipped(const struct patch_config *cfg, uintptr_t *v, unsigned 
 	*n = j;
 }
 
+/* How far before a candidate the local check below starts: decodes from
+ * different offsets mostly fall into step within a few instructions, but
+ * padding (runs of 00, of nops) can keep two apart for longer. */
+#define NEAR_FIRST 64
+#define NEAR_LAST 4096
+
+/* Does the planner's decode of c's stretch start an instruction at c?
+ * Told without decoding the stretch from its start: that decode has an
+ * instruction start within any ZYDIS_MAX_INSTRUCTION_LENGTH bytes, so it
+ * passes through one of the first that many offsets `near` bytes before c
+ * and goes on from there as a decode from that offset does.  Every such
+ * decode is followed (each address once) up to c: if none reaches c
+ * exactly, the planner's does not either (0); if all do, and through the
+ * same instruction, so does the planner's (1, *prev that instruction, 0 if
+ * c starts the stretch); else it is tried from further back, and at last
+ * -1: only the planner's own decode can tell.  A decode that stops at a
+ * byte that is no instruction never reaches c, and is left out: were it
+ * the planner's, the planner would make no record of c and leave it as it
+ * is, which is what a plan's claim that needs a 1 here (a number before a
+ * site left native) comes to as well. */
+static int starts_insn(struct planner *p, uintptr_t c, uintptr_t *prev)
+{
+	uint64_t reach[(NEAR_LAST + 63) / 64];
+	uintptr_t lo, end;
+	uint8_t how;
+
+	*prev = 0;
+	if (!stretch_for(p, c, &lo, &end, &how) || c < lo || c >= end)
+		return 0;
+	if (c == lo)
+		return 1;
+	for (uintptr_t near = NEAR_FIRST; near <= NEAR_LAST; near *= 4) {
+		uintptr_t from = c - lo > near ? c - near : lo, before = 0;
+		unsigned n_from = from == lo ? 1 : ZYDIS_MAX_INSTRUCTION_LENGTH;
+		bool hit = false, miss = false;
+
+		memset(reach, 0, sizeof reach);
+		for (unsigned i = 0; i < n_from; i++)
+			reach[i / 64] |= 1ULL << (i % 64);
+		for (uintptr_t a = from; a < c; a++) {
+			ZydisDecodedInstruction in;
+			uintptr_t next;
+
+			if (!(reach[(a - from) / 64] >> ((a - from) % 64) & 1))
+				continue;
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&p->fast, NULL, (const void *)a,
+									end - a, &in)))
+				continue;
+			next = a + in.length;
+			if (next < c)
+				reach[(next - from) / 64] |= 1ULL << ((next - from) % 64);
+			else if (next > c || (hit && before != a))
+				miss = true; /* past c, or a second instruction that ends at c */
+			else
+				hit = true, before = a;
+		}
+		if (!hit)
+			return 0;
+		if (!miss) {
+			*prev = before;
+			return 1;
+		}
+		if (from == lo)
+			break;
+	}
+	return -1;
+}
+
+/* What the planner itself makes of candidate c (plan_candidate's decision,
+ * nothing planned): false if c starts no instruction of its span (or no
+ * span can be trusted there), else true with r's nr, status and method as
+ * the planner would record them.  It decodes c's function up to c: a
+ * cached plan asks it only for the sites it says stay as they are. */
+static bool derive(struct planner *p, uintptr_t c, struct plan_rec *r)
+{
+	struct span *s = span_for(p, c);
+	int i = s ? span_index(s, c) : -1;
+	struct patch_site x;
+	int why;
+
+	if (i < 0)
+		return false;
+	r->nr = (int32_t)(i > 0 ? static_nr(p, span_insn(s, i - 1)) : -1);
+	r->method = s->method;
+	if (r->nr == 15) {
+		r->status = PLAN_NATIVE_SIGRETURN;
+		return true;
+	}
+	why = pick_region(p, s, i, &x);
+	r->status = why == FIT ? PLAN_FIT : why == SKIP_TARGET ? PLAN_SKIP_TARGET : PLAN_SKIP_OTHER;
+	return true;
+}
+
+/* The static number the planner finds before candidate c: -1 none, -2 c
+ * starts no instruction (its decode has no record there). */
+static long nr_before(struct planner *p, uintptr_t c)
+{
+	struct plan_rec own;
+	uintptr_t prev;
+
+	switch (starts_insn(p, c, &prev)) {
+	case 0:
+		return -2;
+	case 1:
+		return prev ? static_nr(p, prev) : -1;
+	default:
+		return derive(p, c, &own) ? own.nr : -2;
+	}
+}
+
+/* Candidate c starts no instruction of the planner's decode (the planner
+ * makes no record of it)? */
+static bool no_syscall(struct planner *p, uintptr_t c)
+{
+	struct plan_rec own;
+	uintptr_t prev;
+	int r = starts_insn(p, c, &prev);
+
+	return !r || (r < 0 && !derive(p, c, &own));
+}
+
 /* Does record r of a cached plan hold in memory: its bytes are the mapped
- * ones, and (for a window that is to be patched) a decode from its first
- * instruction reaches the syscall exactly, over simple instructions, and
- * ends where the window ends? */
-static bool rec_holds(struct planner *p, const struct plan_rec *r)
+ * ones; a window that is to be patched decodes from its first instruction
+ * to the syscall exactly, over simple instructions, and ends where the
+ * window ends; and a site it says stays native is one the planner leaves
+ * native for these bytes.  NULL, or why not. */
+static const char *rec_holds(struct planner *p, const struct plan_rec *r)
 {
 	uintptr_t c = p->mod.lo + r->off, a = c - r->before;
-	const struct decoded *d;
+	const struct decoded *d = NULL;
+	struct plan_rec own;
+	long last_nr = -1;
 
 	if (a < p->lo || c + r->after > p->hi || memcmp((const void *)a, r->bytes,
 							(size_t)r->before + r->after))
-		return false;
+		return "a record's bytes are not the mapped code";
 	if (c < p->cfg->skip_hi && c + 2 > p->cfg->skip_lo)
-		return false;
-	if (r->status != PLAN_FIT || left_native(p, r->nr))
-		return true;
+		return "a record lies in sandpit's own code";
+	/* left native for rt_sigreturn: the planner finds `mov $15` before it */
+	if (r->status == PLAN_NATIVE_SIGRETURN)
+		return r->nr == 15 && nr_before(p, c) == 15
+			       ? NULL : "a site it leaves native is no rt_sigreturn";
+	/* left unpatched for want of a window: the planner must say so too */
+	if (r->status != PLAN_FIT)
+		return derive(p, c, &own) && own.status == r->status && own.nr == r->nr
+			       ? NULL : "a site it leaves unpatched is one the planner patches";
 	if (a < p->cfg->skip_hi && c + r->after > p->cfg->skip_lo)
-		return false;
-	for (unsigned j = 0; j < r->n_pre; j++, a += d->in.length)
+		return "a record's window overlaps sandpit's own code";
+	for (unsigned j = 0; j < r->n_pre; j++, a += d->in.length) {
 		if (a >= c || !(d = planner_decode(p, a)) || !is_simple(p, d))
-			return false;
+			return "a window does not decode to its syscall";
+		last_nr = static_nr(p, a);
+	}
 	if (a != c || !(d = planner_decode(p, a)) || d->in.mnemonic != ZYDIS_MNEMONIC_SYSCALL ||
 	    d->in.length != SYSCALL_LEN)
-		return false;
+		return "a window does not decode to its syscall";
 	a += SYSCALL_LEN;
 	for (unsigned j = 0; j < r->n_post; j++, a += d->in.length)
 		if (a >= c + r->after || !(d = planner_decode(p, a)) || !is_simple(p, d))
-			return false;
-	return a == c + r->after;
+			return "a window does not decode to its syscall";
+	if (a != c + r->after)
+		return "a window does not end where it says";
+	/* filter mode leaves the site native by its recorded number: the
+	 * number must be the one before the syscall (in the window, or as
+	 * the planner finds it), in every mode, so that a plan holds or not
+	 * whatever the run that checks it */
+	if ((r->n_pre ? last_nr : nr_before(p, c)) != r->nr)
+		return "a site it leaves native has another number";
+	return NULL;
 }
 
-/* The plan of a cache file, checked whole against memory first: 0, or -1
- * and nothing of it used. */
-static int plan_from_cache(struct planner *p, const struct plan_file *f)
+/* The plan of a cache file, checked whole against memory first: NULL, or
+ * why it does not hold and nothing of it used.  Its records must be the
+ * `syscall`s of the code: each of the n candidates (the 0f 05 pairs the
+ * scan found, ascending) has its record, or the planner would find no
+ * instruction starting there; and no record is anywhere else. */
+static const char *plan_from_cache(struct planner *p, const struct plan_file *f,
+				   const uintptr_t *cand, unsigned n)
 {
 	struct patch_plan *pl = p->plan;
 	struct patch_stats *st = &pl->st;
 	const uint8_t *pos = f->rec;
+	const char *why = NULL;
 	struct plan_rec r;
+	unsigned k = 0;
 
-	while (plan_file_next(f, &pos, &r))
-		if (!rec_holds(p, &r))
-			return -1;
+	while (!why && plan_file_next(f, &pos, &r)) {
+		uintptr_t c = p->mod.lo + r.off;
+
+		for (; !why && k < n && cand[k] < c; k++)
+			if (!no_syscall(p, cand[k]))
+				why = "it leaves out a syscall of the code";
+		if (!why && (k == n || cand[k] != c))
+			why = "a record is no candidate of the code";
+		if (!why)
+			why = rec_holds(p, &r);
+		k++;
+	}
+	for (; !why && k < n; k++)
+		if (!no_syscall(p, cand[k]))
+			why = "it leaves out a syscall of the code";
+	if (why)
+		return why;
+	st->candidates = n;
 	for (pos = f->rec; plan_file_next(f, &pos, &r);) {
 		uintptr_t c = p->mod.lo + r.off;
 
@@ -497,15 +684,16 @@ static int plan_from_cache(struct planner *p, const struct plan_file *f)
 			patch_note_site(c, r.method, "not patched (no window fits)");
 		}
 	}
-	return 0;
+	return NULL;
 }
 
-/* The cache's plan for the object, taken before any scan of its code: true
- * if it held whole in memory and is p's plan now.  It has a record for
- * every `syscall` the analysis found in the file's code, which the key
- * says is this code, so a scan would find nothing more (a site it misses
- * is no hole: strict mode kills it, the filter judges it). */
-static bool try_cache(struct planner *p)
+/* The cache's plan for the object, given the scan's n candidates: true if
+ * it held whole in memory and is p's plan now.  The scan reads all of the
+ * code (a big object's pages are mapped for it), but a plan that only the
+ * key tied to the code could leave out any syscall, or leave it native,
+ * and every later run of every program using that object would be killed
+ * there (strict mode) or trapped at each call (filter mode). */
+static bool try_cache(struct planner *p, const uintptr_t *cand, unsigned n)
 {
 	struct patch_plan *pl = p->plan;
 	struct plan_file f;
@@ -515,11 +703,11 @@ static bool try_cache(struct planner *p)
 		: p->cacheable ? plan_cache_get(&p->key, p->path, &f, &mem) : 0;
 
 	if (r == 1 && (pl->site = p_calloc(f.n_rec ? f.n_rec : 1, sizeof *pl->site))) {
-		taken = !plan_from_cache(p, &f);
-		pl->st.candidates = f.n_rec;
-		plan_cache_note(p->path, taken ? "plan from cache (verified)" : "cache refused",
-				taken ? NULL : "its plan does not match the mapped code");
-		if (!taken) { /* planned from the scan below */
+		const char *why = plan_from_cache(p, &f, cand, n);
+
+		taken = !why;
+		plan_cache_note(p->path, taken ? "plan from cache (verified)" : "cache refused", why);
+		if (!taken) { /* nothing of it kept: planned from the scan below */
 			p_free(pl->site);
 			pl->site = NULL;
 		}
@@ -543,11 +731,13 @@ int planner_analyse(struct planner *p)
 	int r;
 
 	p->plan->st.modules = 1;
-	if (try_cache(p))
-		return 0;
 	if ((r = scan(p->lo, p->hi, p->clock, &cand, &n)))
 		return r;
 	drop_skipped(p->cfg, cand, &n);
+	if (try_cache(p, cand, n)) {
+		p_free(cand);
+		return 0;
+	}
 	p->plan->st.candidates = n;
 	p->plan->site = p_calloc(n ? n : 1, sizeof *p->plan->site);
 	if (!p->plan->site) {

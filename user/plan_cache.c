@@ -135,31 +135,78 @@ int plan_cache_pristine(const struct module *mod, const struct plan_key *k, cons
 	return r;
 }
 
-/* The cache directory, opened and checked: 0700 (no group or other
- * access), a directory owned by us.  -1 (and *why) if there is none to
- * use; *why is NULL when the cache is simply off or absent. */
-static int open_dir(bool create, const char **why)
+/* The directories the cache may be in, as the environment names them:
+ * SANDPIT_PLAN_CACHE (as given), XDG_CACHE_HOME/sandpit/plans,
+ * HOME/.cache/sandpit/plans, those it names, in that order, each with how
+ * many of its last components are sandpit's own (made by it, never a
+ * symbolic link).  *in_use: the index of the one this run uses, -1 none
+ * ("off", or a name too long). */
+struct cache_dir {
+	char path[PLAN_PATH_MAX];
+	unsigned own;
+};
+
+static int cache_dirs(struct cache_dir d[3], int *in_use)
 {
 	const char *env = getenv("SANDPIT_PLAN_CACHE"), *base;
-	char dir[PLAN_PATH_MAX];
+	int n = 0, len;
+
+	*in_use = env && !strcmp(env, "off") ? -1 : 0;
+	if (env && *env && strcmp(env, "off")) {
+		len = snprintf(d[n].path, sizeof d[n].path, "%s", env);
+		/* "dir/" is dir */
+		while (len > 1 && d[n].path[len - 1] == '/')
+			d[n].path[--len] = 0;
+		if (len > 0 && (size_t)len < sizeof d[n].path && strcmp(d[n].path, "/"))
+			d[n++].own = 1;
+		else
+			*in_use = -1;
+	}
+	if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/' &&
+	    (len = snprintf(d[n].path, sizeof d[n].path, "%s/sandpit/plans", base)) > 0 &&
+	    (size_t)len < sizeof d[n].path)
+		d[n++].own = 2;
+	if ((base = getenv("HOME")) && base[0] == '/' &&
+	    (len = snprintf(d[n].path, sizeof d[n].path, "%s/.cache/sandpit/plans", base)) > 0 &&
+	    (size_t)len < sizeof d[n].path)
+		d[n++].own = 2;
+	if (!n)
+		*in_use = -1;
+	return n;
+}
+
+/* The cache directory, opened and checked: the user's part of its path
+ * (XDG_CACHE_HOME, HOME/.cache, or all but the last component of
+ * SANDPIT_PLAN_CACHE) followed as it is, made 0700 where missing; then
+ * sandpit's own components (sandpit, plans) each opened without following
+ * a symbolic link, a directory owned by us that no one else may write,
+ * the last one with no group or other access at all.  -1 (and *why) if
+ * there is none to use; *why is NULL when the cache is simply off or
+ * absent. */
+static int open_dir(bool create, const char **why)
+{
+	struct cache_dir d[3];
+	char *dir, *own[2], root[] = "/", dot[] = ".";
 	struct stat st;
-	int fd, n;
+	int in_use, fd;
 
 	*why = NULL;
-	if (env && !strcmp(env, "off"))
+	cache_dirs(d, &in_use);
+	if (in_use < 0)
 		return -1;
-	if (env && *env)
-		n = snprintf(dir, sizeof dir, "%s", env);
-	else if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/')
-		n = snprintf(dir, sizeof dir, "%s/sandpit/plans", base);
-	else if ((base = getenv("HOME")) && base[0] == '/')
-		n = snprintf(dir, sizeof dir, "%s/.cache/sandpit/plans", base);
-	else
-		return -1;
-	if (n <= 0 || (size_t)n >= sizeof dir)
-		return -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
+	dir = d[in_use].path;
+	for (unsigned i = d[in_use].own; i-- > 0;) {
+		char *slash = strrchr(dir, '/');
+
+		own[i] = slash ? slash + 1 : dir;
+		if (slash)
+			*slash = 0;
+	}
+	if (d[in_use].own == 1 && own[0] == dir)
+		dir = dot; /* a name relative to the working directory */
+	else if (!*dir)
+		dir = root;
+	if (create) {
 		for (char *s = dir + 1;; s++) {
 			if (*s == '/' || !*s) {
 				char c = *s;
@@ -171,16 +218,52 @@ static int open_dir(bool create, const char **why)
 			if (!*s)
 				break;
 		}
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		*why = "the cache directory is not ours alone (owner, or group/other access)";
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned i = 0; fd >= 0 && i < d[in_use].own; i++) {
+		int next = openat(fd, own[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (next < 0 && errno == ENOENT && create && !mkdirat(fd, own[i], 0700))
+			next = openat(fd, own[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
+			*why = "the cache directory is a symbolic link or not a directory";
+		else if (next >= 0 && (fstat(next, &st) || st.st_uid != geteuid() ||
+				       (st.st_mode & (i + 1 < d[in_use].own ? 022 : 077))))
+			*why = "the cache directory is not ours alone (owner, or group/other access)";
 		close(fd);
-		return -1;
+		fd = next;
+		if (*why) {
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
 	}
 	return fd;
+}
+
+int plan_cache_dirs(char dirs[][PLAN_PATH_MAX], int max)
+{
+	struct cache_dir d[3];
+	char cwd[PLAN_PATH_MAX];
+	const char *why;
+	int in_use, n = cache_dirs(d, &in_use), fd;
+
+	/* the one in use made now, so that the directories above it exist
+	 * for the program too (it may make no name on the way to a deny) */
+	if (in_use >= 0 && (fd = open_dir(true, &why)) >= 0)
+		close(fd);
+	if (n > max)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (d[i].path[0] == '/')
+			memcpy(dirs[i], d[i].path, sizeof d[i].path);
+		else if (!getcwd(cwd, sizeof cwd))
+			return -errno;
+		else if ((size_t)snprintf(dirs[i], PLAN_PATH_MAX, "%s/%s", cwd, d[i].path) >=
+			 PLAN_PATH_MAX)
+			return -ENAMETOOLONG;
+	}
+	return n;
 }
 
 static void file_name(const struct plan_key *k, char *name, size_t n)

@@ -10,7 +10,9 @@
  * before sandpit_start (plan_cache_preload), and names the files it had to
  * plan itself for the `sandpit run` parent, which plans them from the
  * files (plan_cache_fill).  Every plan is verified against the mapped bytes
- * before use (patch_plan.c), and used whole or not at all. */
+ * before use (patch_plan.c), and used whole or not at all.  The sandboxed
+ * program can neither read nor change the directory, whatever its grants
+ * (plan_cache_dirs: start-up denies every place the cache may be in). */
 #ifndef SANDPIT_USER_PLAN_CACHE_H
 #define SANDPIT_USER_PLAN_CACHE_H
 #include <stdbool.h>
@@ -89,6 +91,14 @@ int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **m
  * them all; planned says it was planned here (no usable plan was
  * preloaded).  A name too long for the page is left out. */
 void plan_cache_hint(const char *path, bool planned);
+
+/* Every directory the plan cache may be in, as this environment names
+ * them (the one this run uses, and those a later run would use were
+ * SANDPIT_PLAN_CACHE or XDG_CACHE_HOME not set): at most PLAN_CACHE_DIRS
+ * absolute names, unresolved, into dirs; their number, or -errno.  The
+ * one in use is made (0700) when missing, and the directories above it. */
+#define PLAN_CACHE_DIRS 3
+int plan_cache_dirs(char dirs[][PLAN_PATH_MAX], int max);
 
 /* Under SANDPIT_DEBUG: "sandpit: plan cache: PATH: WHAT". */
 void plan_cache_note(const char *path, const char *what, const char *why);

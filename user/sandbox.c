@@ -355,6 +355,13 @@ static int build_policy(struct start *s)
 		if (r < 0)
 			return fail(r, "policy: %s", s->perr);
 	}
+	/* the plan cache is outside every grant, whatever the policy says */
+	s->perr[0] = 0;
+	if ((r = deny_plan_cache(policy, s->perr, sizeof(s->perr))) < 0) {
+		policy_free(policy);
+		policy = NULL;
+		return fail(r, "policy: %s", s->perr);
+	}
 	return 0;
 }
 

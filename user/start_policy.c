@@ -2,15 +2,79 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <string.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <seccomp.h>
 #include "compat/compat.h"
+#include "user/plan_cache.h"
 #include "user/secure_mem.h"
 #include "user/start_policy.h"
+
+/* A deny of exactly the path `path` (its wildcard characters quoted). */
+static int deny_exactly(struct policy *pol, const char *path, char *err, size_t errlen)
+{
+	char pat[2 * PATH_MAX];
+	size_t n = 0;
+
+	for (const char *c = path; *c; c++) {
+		if (n + 3 > sizeof pat)
+			return -ENAMETOOLONG;
+		if (strchr("*?[\\", *c))
+			pat[n++] = '\\';
+		pat[n++] = *c;
+	}
+	pat[n] = 0;
+	return policy_deny(pol, pat, err, errlen);
+}
+
+/* path with the longest head of it that resolves (realpath) resolved, the
+ * rest as it is: where B's resolution of the path ends (B follows the same
+ * links, and cannot go further where realpath could not). */
+static int resolve_existing(const char *path, char *out)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	size_t cut = strlen(path);
+
+	if (cut >= sizeof head)
+		return -ENAMETOOLONG;
+	memcpy(head, path, cut + 1);
+	while (!realpath(cut ? head : "/", real)) {
+		char *slash = strrchr(head, '/');
+
+		cut = slash ? (size_t)(slash - head) : 0;
+		head[cut] = 0;
+	}
+	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut) >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int deny_plan_cache(struct policy *pol, char *err, size_t errlen)
+{
+	char dirs[PLAN_CACHE_DIRS][PLAN_PATH_MAX], norm[PATH_MAX], real[PATH_MAX];
+	int n = plan_cache_dirs(dirs, PLAN_CACHE_DIRS), r = 0;
+
+	if (n < 0) {
+		snprintf(err, errlen, "the plan cache's directory: %s", strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n && !r; i++) {
+		r = path_normalise(dirs[i], norm, sizeof norm);
+		r = r ? r : deny_exactly(pol, norm, err, errlen);
+		r = r ? r : resolve_existing(norm, real);
+		if (!r && strcmp(real, norm))
+			r = deny_exactly(pol, real, err, errlen);
+		if (r < 0 && !err[0])
+			snprintf(err, errlen, "the plan cache's directory %s: %s", dirs[i],
+				 strerror(-r));
+	}
+	return r;
+}
 
 /* The T table in a memfd sealed against every write: mapped read-only,
  * it can never be made writable again (invariant 3). */

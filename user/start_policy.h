@@ -21,6 +21,13 @@ int make_table(const struct policy *pol, const struct tt_table **out, size_t *le
 int make_filter(const struct policy *pol, int builtin, const struct policy_runtime *rt,
 		uint64_t fprog[2], char *err, size_t errlen);
 
+/* Every directory the plan cache may be in (plan_cache_dirs), as named and
+ * as B would resolve it, denied in pol: what a sandboxed program could
+ * write there a later run would read (which sites it patches), and what it
+ * could read names the sites left native.  0 or -errno, with a message in
+ * err. */
+int deny_plan_cache(struct policy *pol, char *err, size_t errlen);
+
 /* Refusals are counted and explained by B (user/denial_log.c) when
  * --log=denials asks for lines (SANDPIT_LOG=denials) or `sandpit run` for
  * the count: SANDPIT_REPORT_FD, a descriptor only B keeps (-1: none). */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,87 @@ static int find_mapping(const char *what, unsigned long *lo, unsigned long *hi)
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/* one attempt on the plan cache: its name and what it returned, or the
+ * errno it failed with, on stdout (the test counts and checks each) */
+static void tried(const char *what, long r)
+{
+	printf("plan-cache: %s: %s\n", what, r >= 0 ? "done" : strerrorname_np(errno));
+	if (r >= 0 && what[0] == 'o') /* an open that worked */
+		close((int)r);
+}
+
+/* Every way to write, replace, move or read the plan cache's directory
+ * `dir` (HOME/.cache/sandpit/plans) and its file `plan`, from a program
+ * that may write all of HOME. */
+static int plan_cache(const char *dir, const char *plan)
+{
+	char home[1024], f[2048], x[2048], decoy[1100], alias[1100], cache[1100];
+	int fd;
+
+	snprintf(home, sizeof home, "%s", dir);
+	for (int up = 0; up < 3; up++)
+		*strrchr(home, '/') = 0;
+	snprintf(f, sizeof f, "%s/%s", dir, plan);
+	snprintf(x, sizeof x, "%s/new.plan", dir);
+	snprintf(decoy, sizeof decoy, "%s/decoy", home);
+	snprintf(alias, sizeof alias, "%s/alias", home);
+	snprintf(cache, sizeof cache, "%s/.cache", home);
+	/* a file of the attacker's own, in the grant */
+	fd = open(decoy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, "SPPLAN01", 8) != 8)
+		return 2;
+	close(fd);
+	tried("open a plan for writing", open(f, O_WRONLY | O_TRUNC));
+	tried("open a new plan", open(x, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	tried("open a plan for reading", open(f, O_RDONLY));
+	tried("open the directory", open(dir, O_RDONLY | O_DIRECTORY));
+	struct stat st;
+	tried("stat a plan", stat(f, &st));
+	tried("truncate a plan", truncate(f, 0));
+	tried("chmod the directory", chmod(dir, 0777));
+	tried("rename a plan", rename(f, x));
+	tried("rename a file over a plan", rename(decoy, f));
+	tried("rename .cache away", rename(cache, alias));
+	tried("unlink a plan", unlink(f));
+	tried("rmdir the directory", rmdir(dir));
+	tried("mkdir in the directory", mkdir(x, 0700));
+	tried("symlink over a plan", symlink(decoy, f));
+	tried("symlink as a new plan", symlink(decoy, x));
+	tried("link a plan out", link(f, alias));
+	/* a name of its own for the directory: what it leads to is checked */
+	if (symlink(dir, alias))
+		return 2;
+	snprintf(f, sizeof f, "%s/%s", alias, plan);
+	snprintf(x, sizeof x, "%s/new.plan", alias);
+	tried("open a plan for reading by a link", open(f, O_RDONLY));
+	tried("open a new plan by a link", open(x, O_WRONLY | O_CREAT, 0600));
+	fd = open(cache, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return 2;
+	snprintf(f, sizeof f, "sandpit/plans/%s", plan);
+	tried("openat a plan for reading", openat(fd, f, O_RDONLY));
+	tried("openat a plan for writing", openat(fd, f, O_WRONLY));
+	tried("renameat sandpit away", renameat(fd, "sandpit", fd, "moved"));
+	close(fd);
+	return 0;
+}
+
+/* Making the cache's directory before sandpit does, in a HOME without
+ * .cache (the cache off for this run): a directory, a link, a rename. */
+static int plan_cache_make(const char *home)
+{
+	char cache[1100], mine[1100];
+
+	snprintf(cache, sizeof cache, "%s/.cache", home);
+	snprintf(mine, sizeof mine, "%s/mine", home);
+	if (mkdir(mine, 0700))
+		return 2;
+	tried("mkdir .cache", mkdir(cache, 0700));
+	tried("symlink .cache", symlink(mine, cache));
+	tried("rename a directory to .cache", rename(mine, cache));
+	return 0;
 }
 
 static volatile long thread_result = 1;
@@ -153,6 +235,10 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return got;
 	}
+	if (!strcmp(a, "plan-cache"))
+		return argc > 3 ? plan_cache(arg, argv[3]) : 2;
+	if (!strcmp(a, "plan-cache-make"))
+		return plan_cache_make(arg);
 	if (!strcmp(a, "refusals")) {
 		/* one refusal of each kind, in a fixed order, each result said on
 		 * stderr (so the test knows every call was made); exits 3 when all
