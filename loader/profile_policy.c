@@ -157,9 +157,11 @@ static const struct {
 };
 
 /* always there: how a program and its threads end, how a handler returns,
- * and how sandpit's patcher reads /proc/self/maps when the program maps
- * code (user/patch.c) */
-static const char *const always[] = { "exit", "exit_group", "rt_sigreturn", "openat" };
+ * how sandpit's patcher reads /proc/self/maps when the program maps code
+ * (user/patch.c), and read and write, which strict mode refuses to leave
+ * to the default (seccomp strict lets the program make them itself) */
+static const char *const always[] = { "exit", "exit_group", "rt_sigreturn", "openat",
+				      "read", "write" };
 #define NALWAYS (sizeof(always) / sizeof(always[0]))
 
 struct line {

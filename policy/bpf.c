@@ -53,7 +53,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 #include "policy/policy.h"
 #include "policy/rule_eval.h"
@@ -710,15 +713,85 @@ out:
 	return 0;
 }
 
+/* U's runtime sleeps with a read of its own eventfd and wakes T with a
+ * write of T's, made natively, so in filter mode they meet this filter.
+ * Where the policy does not allow read or write outright, the few
+ * instructions here, before libseccomp's program, let that call through
+ * on sandpit's descriptors [fd_lo, fd_hi], and only there: what seccomp
+ * strict mode lets through on every descriptor.  Anything else falls
+ * through to the program (which kills other architectures).  The kernel
+ * takes a read's or a write's descriptor as an unsigned int: the low 32
+ * bits of args[0].  Returns how many instructions (0: none needed). */
+#define OWN_RW_MAX 9
+static int write_all(int fd, const void *buf, size_t n);
+static size_t own_rw(const struct policy *p, const struct policy_runtime *rt,
+		     struct sock_filter out[OWN_RW_MAX])
+{
+	static const char *const names[] = { "read", "write" };
+	int nrs[2], n = 0;
+
+	if (rt->fd_lo > rt->fd_hi || rt->fd_lo < 0)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);
+		const struct policy_call *c = policy_call(p, nr);
+
+		if (c->cls != POLICY_ALLOW && c->cls != POLICY_NATIVE)
+			nrs[n++] = nr;
+	}
+	if (!n)
+		return 0;
+	size_t k = 0, len = (size_t)(n == 2 ? 9 : 8);
+	/* offsets count from the next instruction; `len` falls through */
+#define TO_END(at) ((uint8_t)(len - (at) - 1))
+	out[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						offsetof(struct seccomp_data, arch));
+	out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 0);
+	out[k].jf = TO_END(k);
+	k++;
+	out[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++, k++) {
+		out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nrs[i], 0, 0);
+		out[k].jt = (uint8_t)(n - 1 - i);
+		out[k].jf = i == n - 1 ? TO_END(k) : 0;
+	}
+	out[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						offsetof(struct seccomp_data, args[0]));
+	out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)rt->fd_lo, 0, 0);
+	out[k].jf = TO_END(k);
+	k++;
+	out[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)rt->fd_hi, 0, 0);
+	out[k].jt = TO_END(k);
+	k++;
+	out[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+#undef TO_END
+	return k;
+}
+
+int policy_bpf_export(const struct policy *p, const struct policy_runtime *rt,
+		      scmp_filter_ctx ctx, int fd)
+{
+	struct sock_filter pre[OWN_RW_MAX];
+	size_t n = own_rw(p, rt, pre);
+	int rc = n ? write_all(fd, pre, n * sizeof(pre[0])) : 0;
+
+	return rc < 0 ? rc : seccomp_export_bpf(ctx, fd);
+}
+
 static int export(const struct policy *p, const struct policy_runtime *rt, int fd, int pfc,
 		  char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
+	struct sock_filter pre[OWN_RW_MAX];
 	int rc = policy_compile_bpf(p, rt, 0, &ctx, err, errlen);
 
 	if (rc < 0)
 		return rc;
-	rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
+	if (pfc && own_rw(p, rt, pre))
+		dprintf(fd, "# before this program: read and write of descriptors %d to %d "
+			    "(sandpit's) are allowed\n", rt->fd_lo, rt->fd_hi);
+	rc = pfc ? seccomp_export_pfc(ctx, fd) : policy_bpf_export(p, rt, ctx, fd);
 	seccomp_release(ctx);
 	if (rc < 0)
 		return fail_msg(err, errlen, -1, rc, pfc ? "seccomp_export_pfc" : "seccomp_export_bpf");
@@ -752,7 +825,7 @@ static int export_mem(const struct policy *p, pid_t pid, int fd_lo, int fd_hi, u
 	if (rc < 0)
 		return rc;
 	fd = memfd_create("sandpit-template", MFD_CLOEXEC);
-	rc = fd < 0 ? -errno : seccomp_export_bpf(ctx, fd);
+	rc = fd < 0 ? -errno : policy_bpf_export(p, &rt, ctx, fd);
 	seccomp_release(ctx);
 	if (rc < 0)
 		goto out;

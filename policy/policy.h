@@ -359,6 +359,15 @@ const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
  * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
 const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
+/* Whether strict mode can enforce the policy (policy/strict_mode.c): of
+ * the calls seccomp strict lets U make itself, where a site the patcher
+ * missed goes straight to the kernel, it can enforce only `allow`.  0, or
+ * -EOPNOTSUPP with "FILE:LINE: message" in err for the first line (or the
+ * default) that says more, and "FILE:LINE: note: message" through `notes`
+ * (may be NULL) for each; `name` stands for the policy where no line does
+ * (a default that was not written). */
+int policy_strict_check(const struct policy *p, const char *name, policy_report_fn *notes,
+			void *ctx, char *err, size_t errlen);
 /* What a file's rules (rules[0..n-1]) already say, so that a guard can be
  * left out or a line refused: guard gd adds nothing to them; an
  * unconditional rule confines arg to listed values; to P ($pid, or 0 where
@@ -474,6 +483,13 @@ int policy_compile_bpf(const struct policy *p, const struct policy_runtime *rt, 
 		       scmp_filter_ctx *out, char *err, size_t errlen);
 int policy_export_bpf(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
 		      size_t errlen); /* the raw program, struct sock_filter[] */
+/* The program of a filter compiled from p, written to fd as
+ * seccomp_export_bpf writes it, with sandpit's own instructions before it
+ * where p needs them: read and write of the descriptors [rt->fd_lo,
+ * rt->fd_hi], which U's runtime makes natively, pass whatever p says of
+ * read and write (as seccomp strict lets them through).  0 or -errno. */
+int policy_bpf_export(const struct policy *p, const struct policy_runtime *rt,
+		      scmp_filter_ctx ctx, int fd);
 int policy_export_pfc(const struct policy *p, const struct policy_runtime *rt, int fd, char *err,
 		      size_t errlen); /* libseccomp's readable pseudo code */
 

@@ -90,7 +90,7 @@ int make_filter(const struct policy *pol, int builtin, pid_t pid, int fd_lo, int
 		scmp_filter_ctx ctx = NULL;
 		r = policy_compile_bpf(pol, &rt, flags, &ctx, err, errlen);
 		if (r >= 0) {
-			r = seccomp_export_bpf(ctx, fd);
+			r = policy_bpf_export(pol, &rt, ctx, fd);
 			seccomp_release(ctx);
 		}
 	}
