@@ -1464,44 +1464,6 @@ static int line_of(const char *path, const char *text)
 	return found;
 }
 
-/* How a run in each mode goes: strict mode asked for, filter mode, and
- * auto on a kernel without seccomp-bpf (strict). */
-static const struct mode_case {
-	const char *mode, *kernel;
-	int strict;
-} mode_cases[] = { { "strict", NULL, 1 }, { "filter", NULL, 0 }, { "auto", "legacy", 1 } };
-
-static void set_mode(const struct mode_case *m)
-{
-	setenv("SANDPIT_MODE", m->mode, 1);
-	if (m->kernel)
-		setenv("SANDPIT_KERNEL", m->kernel, 1);
-	else
-		unsetenv("SANDPIT_KERNEL");
-}
-
-/* sandpit_start in a child: its return and message, in a shared page */
-struct start_result {
-	int rc;
-	char msg[1024];
-};
-
-static int start_in_child(const struct sandpit_options *o, struct start_result *out)
-{
-	int st;
-	pid_t pid;
-
-	memset(out, 0, sizeof(*out));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		out->rc = sandpit_start(o);
-		snprintf(out->msg, sizeof(out->msg), "%s", out->rc < 0 ? sandpit_error() : "");
-		_exit(0);
-	}
-	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
-}
-
 /* The sandboxed side: a write to fd 1 (a pipe), and writes to fd 2 through
  * libc (a patched site) and through code the patcher cannot patch (a
  * missed site, straight to the kernel).  Counts the attempts that came
@@ -1557,8 +1519,8 @@ TEST(write_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 	ASSERT_LT(0, line);
 	snprintf(want, sizeof(want), "%s:%d: write: strict mode cannot enforce a rule on its "
 		 "arguments" TAIL("write"), o.policy_file, line);
-	for (size_t i = 0; i < sizeof(mode_cases) / sizeof(mode_cases[0]); i++) {
-		const struct mode_case *m = &mode_cases[i];
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
 
 		set_mode(m);
 		if (m->strict) {
@@ -1617,8 +1579,8 @@ TEST(read_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 	ASSERT_LT(0, line);
 	snprintf(want, sizeof(want), "%s:%d: read: strict mode cannot enforce a rule on its "
 		 "arguments" TAIL("read"), o.policy_file, line);
-	for (size_t i = 0; i < sizeof(mode_cases) / sizeof(mode_cases[0]); i++) {
-		const struct mode_case *m = &mode_cases[i];
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
 
 		set_mode(m);
 		if (m->strict) {
@@ -1660,10 +1622,10 @@ TEST(plain_allow_of_read_and_write_starts_in_every_mode)
 	tmp_init(&t);
 	struct sandpit_options o = { .policy_file = default_with(&t, "a.policy", drop,
 								 RW_ALLOWED) };
-	for (size_t i = 0; i < sizeof(mode_cases) / sizeof(mode_cases[0]); i++) {
-		set_mode(&mode_cases[i]);
+	for (int i = 0; i < NMODE_CASES; i++) {
+		set_mode(mode_case(i));
 		EXPECT_EQ(0, outcome(run_sandboxed_opts(plain_rw_body, NULL, &o, 20)))
-		TH_LOG("%s mode", mode_cases[i].mode);
+		TH_LOG("%s mode", mode_case(i)->mode);
 	}
 	unsetenv("SANDPIT_KERNEL");
 	tmp_done(&t);
