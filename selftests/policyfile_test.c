@@ -233,6 +233,48 @@ TEST(default_policy_gets_the_grants_on_top)
 	policy_free(p);
 }
 
+/* Debian's secrets under /etc that the default's denies cover, each
+ * refused for reading and writing whatever grants it (a write grant of /
+ * here), everything under a denied directory too; and their neighbours
+ * that are no secret stay readable. */
+TEST(default_policy_denies_debians_secrets_under_etc)
+{
+	static const char *const secrets[] = {
+		"/etc/shadow", "/etc/ldap.secret",
+		"/etc/rsyncd.secrets",                  /* rsync daemon's user passwords */
+		"/etc/apt/auth.conf",                   /* apt's repository logins */
+		"/etc/apt/auth.conf.d",
+		"/etc/apt/auth.conf.d/private-repo.conf",
+		"/etc/apt/auth.conf.dpkg-old",
+		"/etc/exim4/passwd", "/etc/exim4/passwd.client",
+		"/etc/ddclient.conf", "/etc/chrony/chrony.keys",
+		"/etc/libvirt/secrets", "/etc/libvirt/secrets/0b7f.base64",
+		"/etc/ceph/ceph.client.admin.keyring",
+		"/etc/tinc/vpn/rsa_key.priv", "/etc/tinc/vpn/ed25519_key.priv",
+	};
+	static const char *const plain[] = {
+		"/etc/apt/sources.list", "/etc/apt/apt.conf.d/70debconf", "/etc/apt/auth",
+		"/etc/rsyncd.conf", "/etc/exim4/update-exim4.conf.conf", "/etc/chrony/chrony.conf",
+		"/etc/ceph/ceph.conf", "/etc/tinc/vpn/tinc.conf", "/etc/tinc/vpn/hosts/other",
+		"/etc/libvirt/qemu.conf",
+	};
+	const char *rd[] = { NULL }, *wr[] = { "/", NULL };
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new_default(&p, rd, wr, NULL, 0));
+	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
+		EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), secrets[i], PA_READ))
+		TH_LOG("%s", secrets[i]);
+		EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), secrets[i], PA_WRITE))
+		TH_LOG("%s", secrets[i]);
+		EXPECT_NE(NULL, policy_path_denied(p, getpid(), secrets[i])) TH_LOG("%s", secrets[i]);
+	}
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		EXPECT_EQ(0, policy_check_path(p, getpid(), plain[i], PA_READ)) TH_LOG("%s", plain[i]);
+	}
+	policy_free(p);
+}
+
 /* --- good files --- */
 
 TEST(actions_and_expressions_map_onto_the_model)
