@@ -156,10 +156,12 @@ static const struct {
 	{ "rt_sigaction", "rt_sigreturn" },
 };
 
-/* always there: how a program and its threads end, how a handler returns
- * (sandpit's run-time patcher reads /proc/self/maps on a descriptor of its
- * own, and needs neither openat nor a grant of /proc/self) */
-static const char *const always[] = { "exit", "exit_group", "rt_sigreturn" };
+/* always there: how a program and its threads end, how a handler returns,
+ * and read and write, which strict mode refuses to leave to the default
+ * (seccomp strict lets the program make them itself).  sandpit's run-time
+ * patcher reads /proc/self/maps on a descriptor of its own, and needs
+ * neither openat nor a grant of /proc/self. */
+static const char *const always[] = { "exit", "exit_group", "rt_sigreturn", "read", "write" };
 #define NALWAYS (sizeof(always) / sizeof(always[0]))
 
 struct line {

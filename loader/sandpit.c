@@ -98,6 +98,9 @@ static int policy_cmd(int argc, char **argv)
 	p = load(file, !strcmp(sub, "check"));
 	if (!p)
 		return 1;
+	if (!strcmp(sub, "check"))
+		/* run accepts it in filter mode only: said, not an error */
+		policy_strict_check(p, file, print_note, NULL, NULL, 0);
 	if (show) {
 		policy_dump(p, stdout);
 	} else if (mj) {

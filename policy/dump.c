@@ -118,9 +118,13 @@ static const char *action(const struct policy_call *c, char *buf, size_t n)
 	}
 }
 
-/* Strict mode: U makes it itself, the entry answers the errno, T, or B. */
-static const char *strict_path(const struct policy_call *c)
+/* Strict mode: U makes it itself, the entry answers the errno, T, or B;
+ * or, for a call seccomp strict lets U make itself that the policy does
+ * not allow, none: strict mode refuses such a policy (policy_strict_check). */
+static const char *strict_path(int nr, const struct policy_call *c)
 {
+	if (nr >= 0 && policy_strict_allows(nr) && c->cls != POLICY_NATIVE && c->cls != POLICY_ALLOW)
+		return "refused";
 	switch (c->cls) {
 	case POLICY_NATIVE: return "native";
 	case POLICY_DENY: return "errno";
@@ -149,13 +153,13 @@ static const char *filter_path(const struct policy_call *c)
 	}
 }
 
-static void put_call(FILE *f, const char *name, const struct policy_call *c)
+static void put_call(FILE *f, int nr, const char *name, const struct policy_call *c)
 {
 	int detail = c->cls == POLICY_EMU || c->cls == POLICY_PROCESS ||
 		     (c->cls == POLICY_THREAD && c->nrules);
 	char buf[32];
 
-	fprintf(f, "%-24s %-14s %-7s %-*s", name, action(c, buf, sizeof(buf)), strict_path(c),
+	fprintf(f, "%-24s %-14s %-7s %-*s", name, action(c, buf, sizeof(buf)), strict_path(nr, c),
 		detail ? 10 : 0, filter_path(c));
 	switch (c->cls) {
 	case POLICY_EMU:
@@ -202,14 +206,14 @@ void policy_dump(const struct policy *p, FILE *f)
 			continue;
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
 		if (name) {
-			put_call(f, name, c);
+			put_call(f, nr, name, c);
 		} else {
 			char num[16];
 			snprintf(num, sizeof(num), "%d", nr);
-			put_call(f, num, c);
+			put_call(f, nr, num, c);
 		}
 		free(name);
 	}
 	policy_get_default(p, &dflt.cls, &dflt.err);
-	put_call(f, "default", &dflt);
+	put_call(f, -1, "default", &dflt);
 }

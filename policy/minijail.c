@@ -371,6 +371,7 @@ static void directive(struct mj *m, struct origin at, struct lex *l, int depth)
 						   "@denylist), with one action");
 			return;
 		}
+		m->dflt_line = m->nmap + 1;
 		if (act == ACT_NOTIFY || act == ACT_RETURN || act == ACT_TRACE) {
 			if (act != ACT_RETURN)
 				mj_note(m, at.file, at.line, "@default: becomes deny(ENOSYS)");
@@ -482,6 +483,27 @@ static void relay(void *ctx, const char *msg)
 	mj_error(r->m, o.file, o.line, "%s (as sandpit's '%.*s')", text, glen, g ? g : "");
 }
 
+/* The compiled policy's lines named as the minijail file's, not the
+ * translation's: what --log=denials and strict mode's refusal quote.  The
+ * default no line gave (minijail's kill) has no line. */
+static int minijail_sources(struct mj *m, struct policy *p)
+{
+	for (int nr = 0; nr < POLICY_MAX_NR; nr++) {
+		const struct policy_call *c = policy_call(p, nr);
+
+		if (!c->mentioned || !c->file || c->line < 1 || c->line > m->nmap)
+			continue;
+		struct origin o = m->map[c->line - 1];
+		if (policy_set_source(p, nr, m->files[o.file], o.line, c->nguard) < 0)
+			return -ENOMEM;
+	}
+	if (m->dflt_line < 1 || m->dflt_line > m->nmap)
+		return 0;
+	struct origin o = m->map[m->dflt_line - 1];
+	return policy_set_source(p, POLICY_SRC_DEFAULT, m->dflt_given ? m->files[o.file] : NULL,
+				 m->dflt_given ? o.line : 0, 0);
+}
+
 int policy_parse_minijail(const char *name, const char *text, size_t len, struct policy **out,
 			  policy_report_fn *report, policy_report_fn *notes, void *ctx, char *err,
 			  size_t errlen)
@@ -503,8 +525,10 @@ int policy_parse_minijail(const char *name, const char *text, size_t len, struct
 	m->err = err;
 	m->errlen = errlen;
 	parse_text(m, 0, text ? text : "", text ? len : 0, 0);
-	if (!m->dflt_given && !m->denylist)
+	if (!m->dflt_given && !m->denylist) {
+		m->dflt_line = m->nmap + 1;
 		emit(m, 0, 1, "default: kill"); /* minijail kills what no line names */
+	}
 	fclose(m->f);
 	if (m->nerrors) {
 		rc = m->rc;
@@ -518,6 +542,10 @@ int policy_parse_minijail(const char *name, const char *text, size_t len, struct
 						  : NULL;
 			if (s)
 				rc = policy_set(*out, s, POLICY_DENY, m->deny_err[nr] - 1, err, errlen);
+			if (s && rc == 0 &&
+			    (rc = policy_set_source(*out, nr, m->files[m->seen_file[nr]], m->seen[nr],
+						    0)) < 0)
+				snprintf(err, errlen, "out of memory");
 			free(s);
 		}
 		if (rc < 0) { /* never half-applied, never refused without a word */
@@ -527,6 +555,8 @@ int policy_parse_minijail(const char *name, const char *text, size_t len, struct
 	} else {
 		struct relay r = { m, m->files[0], m->out };
 		rc = policy_parse_text(m->files[0], m->out, m->outlen, out, relay, &r, NULL, 0);
+		if (rc == 0 && (rc = minijail_sources(m, *out)) < 0)
+			mj_error(m, 0, 1, "out of memory");
 		if (rc < 0 && !m->nerrors)
 			mj_error(m, 0, 1, "the translated policy was refused");
 		if (rc < 0)

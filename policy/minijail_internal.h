@@ -55,6 +55,7 @@ struct mj {
 	int denylist, nstatements;
 	int deny_err[POLICY_MAX_NR]; /* @denylist: errno + 1 */
 	int dflt_given;
+	int dflt_line; /* the translated default's line in `out`, 0: none yet */
 	int noted_frequency, noted_eperm;
 	int nerrors, rc;
 	policy_report_fn *report, *note;

@@ -368,6 +368,15 @@ const struct policy_guard *policy_guard(int nr); /* NULL: nothing special */
  * in *why, the refusal ("deny(EPERM)", "deny(EACCES)") no policy can lift. */
 const char *policy_guard_allow_line(int nr, const char **why);
 int policy_strict_allows(int nr);                /* seccomp strict lets U make it itself */
+/* Whether strict mode can enforce the policy (policy/strict_mode.c): of
+ * the calls seccomp strict lets U make itself, where a site the patcher
+ * missed goes straight to the kernel, it can enforce only `allow`.  0, or
+ * -EOPNOTSUPP with "FILE:LINE: message" in err for the first line (or the
+ * default) that says more, and "FILE:LINE: note: message" through `notes`
+ * (may be NULL) for each; `name` stands for the policy where no line does
+ * (a default that was not written). */
+int policy_strict_check(const struct policy *p, const char *name, policy_report_fn *notes,
+			void *ctx, char *err, size_t errlen);
 /* What a file's rules (rules[0..n-1]) already say, so that a guard can be
  * left out or a line refused: guard gd adds nothing to them; an
  * unconditional rule confines arg to listed values; to P ($pid, or 0 where

@@ -528,6 +528,117 @@ TEST(sandpit_start_takes_a_minijail_file_in_both_modes)
 	unlink(path);
 }
 
+static int starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* A minijail file's lines keep their own FILE:LINE in the compiled policy
+ * (not the translation's), so strict mode's refusal (and --log=denials)
+ * names the line the user wrote. */
+TEST(minijail_lines_keep_their_line_and_strict_mode_names_it)
+{
+	struct parsed r;
+	char err[512];
+
+	ASSERT_EQ(0, mj_parse("# read rules\nwrite: 1\nread: arg0 == 0\nexit: 1\n"
+			      "rt_sigreturn: 1\nexit_group: 1\n",
+			      &r));
+	EXPECT_EQ(2, policy_call(r.p, nr_of("write"))->line);
+	EXPECT_EQ(3, policy_call(r.p, nr_of("read"))->line);
+	EXPECT_STREQ("t.policy", policy_call(r.p, nr_of("read"))->file);
+	EXPECT_EQ(-EOPNOTSUPP, policy_strict_check(r.p, "t.policy", NULL, NULL, err, sizeof(err)));
+	EXPECT_TRUE(starts_with(err, "t.policy:3: read: strict mode cannot enforce a rule on its "
+				  "arguments")) TH_LOG("%s", err);
+	policy_free(r.p);
+
+	/* minijail's kill of unnamed calls stands for exit: no line gives it */
+	ASSERT_EQ(0, mj_parse("write: 1\nread: 1\nrt_sigreturn: 1\n", &r));
+	EXPECT_EQ(-EOPNOTSUPP, policy_strict_check(r.p, "t.policy", NULL, NULL, err, sizeof(err)));
+	EXPECT_TRUE(starts_with(err, "t.policy: exit: no line names it, and strict mode cannot "
+				  "enforce the default, kill:")) TH_LOG("%s", err);
+	policy_free(r.p);
+	ASSERT_EQ(0, mj_parse("write: 1\nread: 1\nrt_sigreturn: 1\n@default kill-process\n", &r));
+	EXPECT_EQ(-EOPNOTSUPP, policy_strict_check(r.p, "t.policy", NULL, NULL, err, sizeof(err)));
+	EXPECT_TRUE(starts_with(err, "t.policy:4: exit: no line names it")) TH_LOG("%s", err);
+	policy_free(r.p);
+
+	/* @denylist: the default policy's lines, and the file's own */
+	ASSERT_EQ(0, mj_parse("@denylist\ngetppid: return EXDEV\nwrite: return 1\n", &r));
+	EXPECT_EQ(3, policy_call(r.p, nr_of("write"))->line);
+	EXPECT_EQ(-EOPNOTSUPP, policy_strict_check(r.p, "t.policy", NULL, NULL, err, sizeof(err)));
+	EXPECT_STREQ("t.policy:3: write: strict mode cannot enforce deny(EPERM): seccomp strict "
+		     "mode lets the program make write itself; allow it, or use filter mode", err);
+	policy_free(r.p);
+	ASSERT_EQ(0, mj_parse("@denylist\ngetppid: return EXDEV\n", &r));
+	EXPECT_EQ(0, policy_strict_check(r.p, "t.policy", NULL, NULL, err, sizeof(err)));
+	policy_free(r.p);
+}
+
+/* Writes to fd 2 through libc and through a site the patcher cannot patch;
+ * the attempts that came back, and their results */
+struct write_attack {
+	int attempts;
+	long libc, missed;
+};
+
+static int denylisted_write(void *arg)
+{
+	struct write_attack *a = arg;
+	missed_fn f = missed_code(SYS_write);
+
+	if (!f)
+		return 1;
+	if (syscall(SYS_getppid) != -1 || errno != EXDEV)
+		return 2;
+	a->libc = write(2, "leak\n", 5) < 0 ? -errno : 5;
+	a->attempts++;
+	a->missed = f(2, (long)"leak\n", 5);
+	a->attempts++;
+	return a->libc == -EPERM && a->missed == -EPERM ? 0 : 3;
+}
+
+/* `@denylist` + `write: return 1`: minijail refuses every write; strict
+ * mode would let a missed one through to the kernel, so it refuses the
+ * file (asked for, or auto's choice on a legacy kernel), naming its line;
+ * filter mode refuses the writes, patched site or not, with EPERM. */
+TEST(denylisted_write_is_refused_for_strict_mode_and_enforced_in_filter_mode)
+{
+	static const char text[] = "@denylist\ngetppid: return EXDEV\nwrite: return 1\n";
+	struct start_result *res = shared_page(sizeof(*res));
+	struct write_attack *a = shared_page(sizeof(*a));
+	char path[] = "/tmp/minijail_test.XXXXXX", want[128];
+	int fd;
+
+	NOT_UNDER_ASAN();
+	ASSERT_NE(NULL, res);
+	ASSERT_NE(NULL, a);
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(text), write(fd, text, strlen(text)));
+	close(fd);
+	struct sandpit_options o = { .policy_file = path };
+	snprintf(want, sizeof(want), "%s:3: write: strict mode cannot enforce deny(EPERM): ", path);
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
+
+		set_mode(m);
+		if (m->strict) {
+			ASSERT_EQ(0, start_in_child(&o, res));
+			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
+			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
+			TH_LOG("%s mode: %s", m->mode, res->msg);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		EXPECT_EQ(0, outcome(run_sandboxed_opts(denylisted_write, a, &o, 20)))
+		TH_LOG("%s mode: libc %ld, missed %ld", m->mode, a->libc, a->missed);
+		EXPECT_EQ(2, a->attempts);
+	}
+	unsetenv("SANDPIT_KERNEL");
+	unlink(path);
+}
+
 /* The command: policy check notes and refuses with FILE:LINE, export-minijail
  * reads back, --policy-format forces the format, sandpit run enforces a
  * minijail file in both modes. */

@@ -233,6 +233,48 @@ TEST(default_policy_gets_the_grants_on_top)
 	policy_free(p);
 }
 
+/* Debian's secrets under /etc that the default's denies cover, each
+ * refused for reading and writing whatever grants it (a write grant of /
+ * here), everything under a denied directory too; and their neighbours
+ * that are no secret stay readable. */
+TEST(default_policy_denies_debians_secrets_under_etc)
+{
+	static const char *const secrets[] = {
+		"/etc/shadow", "/etc/ldap.secret",
+		"/etc/rsyncd.secrets",                  /* rsync daemon's user passwords */
+		"/etc/apt/auth.conf",                   /* apt's repository logins */
+		"/etc/apt/auth.conf.d",
+		"/etc/apt/auth.conf.d/private-repo.conf",
+		"/etc/apt/auth.conf.dpkg-old",
+		"/etc/exim4/passwd", "/etc/exim4/passwd.client",
+		"/etc/ddclient.conf", "/etc/chrony/chrony.keys",
+		"/etc/libvirt/secrets", "/etc/libvirt/secrets/0b7f.base64",
+		"/etc/ceph/ceph.client.admin.keyring",
+		"/etc/tinc/vpn/rsa_key.priv", "/etc/tinc/vpn/ed25519_key.priv",
+	};
+	static const char *const plain[] = {
+		"/etc/apt/sources.list", "/etc/apt/apt.conf.d/70debconf", "/etc/apt/auth",
+		"/etc/rsyncd.conf", "/etc/exim4/update-exim4.conf.conf", "/etc/chrony/chrony.conf",
+		"/etc/ceph/ceph.conf", "/etc/tinc/vpn/tinc.conf", "/etc/tinc/vpn/hosts/other",
+		"/etc/libvirt/qemu.conf",
+	};
+	const char *rd[] = { NULL }, *wr[] = { "/", NULL };
+	struct policy *p;
+
+	ASSERT_EQ(0, policy_new_default(&p, rd, wr, NULL, 0));
+	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
+		EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), secrets[i], PA_READ))
+		TH_LOG("%s", secrets[i]);
+		EXPECT_EQ(-EACCES, policy_check_path(p, getpid(), secrets[i], PA_WRITE))
+		TH_LOG("%s", secrets[i]);
+		EXPECT_NE(NULL, policy_path_denied(p, getpid(), secrets[i])) TH_LOG("%s", secrets[i]);
+	}
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		EXPECT_EQ(0, policy_check_path(p, getpid(), plain[i], PA_READ)) TH_LOG("%s", plain[i]);
+	}
+	policy_free(p);
+}
+
 /* --- good files --- */
 
 TEST(actions_and_expressions_map_onto_the_model)
@@ -1076,7 +1118,8 @@ static const char bpf_policy[] = "default: deny(ENOSYS)\n"
 				 "exit_group: allow\n"
 				 "getpid: allow\n"
 				 "getppid: deny(EXDEV)\n"
-				 "getuid: arg0 == 7; deny(ENOTTY)\n";
+				 "getuid: arg0 == 7; deny(ENOTTY)\n"
+				 "read: allow\nwrite: allow\nexit: allow\nrt_sigreturn: allow\n";
 
 /* Loads the program in `fd` in a child under NO_NEW_PRIVS and tries the
  * policy's calls: 0 if each answered as the policy says. */
@@ -1167,6 +1210,31 @@ TEST(cli_export_bpf_check_and_show)
 	read_all(efd, errs, sizeof(errs));
 	EXPECT_STREQ("", errs);
 
+	/* a policy strict mode cannot enforce: accepted, with a note per line */
+	const char *loose = tmp_file(&t, "loose.policy",
+				     "default: kill\nread: allow\nwrite: arg0 == 1\nexit: allow\n");
+	ASSERT_EQ(0, ftruncate(efd, 0));
+	ASSERT_EQ(0, lseek(efd, 0, SEEK_SET));
+	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "check", loose, NULL }, fd,
+			     efd));
+	read_all(efd, errs, sizeof(errs));
+	snprintf(want, sizeof(want),
+		 "%s:3: note: write: strict mode cannot enforce a rule on its arguments: seccomp "
+		 "strict mode lets the program make write itself; allow it, or use filter mode\n"
+		 "%s:1: note: rt_sigreturn: no line names it, and strict mode cannot enforce the "
+		 "default, kill: seccomp strict mode lets the program make rt_sigreturn itself; "
+		 "allow it, or use filter mode\n",
+		 loose, loose);
+	EXPECT_STREQ(want, errs);
+	ASSERT_EQ(0, ftruncate(fd, 0));
+	ASSERT_EQ(0, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "show", loose, NULL }, fd, efd));
+	read_all(fd, out, sizeof(out));
+	EXPECT_TRUE(line_has(out, "write", "refused")) TH_LOG("%s", out);
+	EXPECT_FALSE(line_has(out, "read", "refused")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, ftruncate(efd, 0));
+	ASSERT_EQ(0, lseek(efd, 0, SEEK_SET));
 	EXPECT_EQ(1, run_cli(cli, (const char *[]){ cli, "policy", "check", bad, NULL }, fd, efd));
 	read_all(efd, errs, sizeof(errs));
 	snprintf(want, sizeof(want), "%s:2:9: openat: 'allow' refused", bad);
@@ -1350,6 +1418,258 @@ TEST(inv2_write_grants_of_a_file_need_openat2)
 	EXPECT_NE(NULL, strstr(sandpit_error(), "the write grant /tmp needs openat2"))
 		TH_LOG("%s", sandpit_error());
 	EXPECT_EQ((int)SANDPIT_MODE_NONE, (int)sandpit_mode());
+	tmp_done(&t);
+}
+
+/* --- what strict mode cannot enforce --- */
+
+/* policy_strict_check on a text: its return, the first message in err,
+ * every note in notes */
+static int strict_check(const char *text, char *err, size_t errlen, struct msgs *notes)
+{
+	struct msgs m;
+	struct policy *p = parse(text, &m, NULL);
+	int rc;
+
+	if (!p)
+		return -1000;
+	memset(notes, 0, sizeof(*notes));
+	err[0] = 0;
+	rc = policy_strict_check(p, "t.policy", collect, notes, err, errlen);
+	policy_free(p);
+	return rc;
+}
+
+#define SEEN_BY_STRICT_MODE(text_, message_)                                           \
+	do {                                                                         \
+		char e_[512];                                                        \
+		struct msgs n_;                                                      \
+		EXPECT_EQ(-EOPNOTSUPP, strict_check(text_, e_, sizeof(e_), &n_));    \
+		EXPECT_STREQ(message_, e_);                                         \
+		EXPECT_EQ(1, n_.n) TH_LOG("%s", n_.text);                            \
+	} while (0)
+
+#define RW_ALLOWED "read: allow\nwrite: allow\nexit: allow\nrt_sigreturn: allow\n"
+#define TAIL(call) ": seccomp strict mode lets the program make " call " itself; allow it, or use filter mode"
+
+TEST(strict_mode_cannot_enforce_anything_but_allow_of_the_calls_it_lets_through)
+{
+	char err[512];
+	struct msgs n;
+
+	SEEN_BY_STRICT_MODE("read: allow\nwrite: arg0 == 1\nexit: allow\nrt_sigreturn: allow\n",
+			    "t.policy:2: write: strict mode cannot enforce a rule on its arguments"
+			    TAIL("write"));
+	SEEN_BY_STRICT_MODE("read: deny(EPERM)\nwrite: allow\nexit: allow\nrt_sigreturn: allow\n",
+			    "t.policy:1: read: strict mode cannot enforce deny(EPERM)" TAIL("read"));
+	SEEN_BY_STRICT_MODE("read: allow\nwrite: allow\nexit: kill\nrt_sigreturn: allow\n",
+			    "t.policy:3: exit: strict mode cannot enforce kill" TAIL("exit"));
+	SEEN_BY_STRICT_MODE("read: allow\nwrite: allow\nexit: allow\nrt_sigreturn: trap\n",
+			    "t.policy:4: rt_sigreturn: strict mode cannot enforce trap"
+			    TAIL("rt_sigreturn"));
+	/* the default never allows: it cannot stand for one of them */
+	SEEN_BY_STRICT_MODE("default: kill\nread: allow\nwrite: allow\nexit: allow\n",
+			    "t.policy:1: rt_sigreturn: no line names it, and strict mode cannot "
+			    "enforce the default, kill" TAIL("rt_sigreturn"));
+	SEEN_BY_STRICT_MODE("read: allow\nexit: allow\nrt_sigreturn: allow\n",
+			    "t.policy: write: no line names it, and strict mode cannot enforce the "
+			    "default, deny(ENOSYS)" TAIL("write"));
+	/* every line is noted, the first is the error */
+	EXPECT_EQ(-EOPNOTSUPP, strict_check("write: deny(EIO)\nread: arg0 == 0\nexit: allow\n"
+					    "rt_sigreturn: allow\n",
+					    err, sizeof(err), &n));
+	EXPECT_EQ(0, strncmp(err, "t.policy:2: read:", 17)) TH_LOG("%s", err);
+	EXPECT_EQ(2, n.n);
+	EXPECT_NE(NULL, strstr(n.text, "t.policy:2: note: read: strict mode cannot enforce a rule"));
+	EXPECT_NE(NULL, strstr(n.text, "t.policy:1: note: write: strict mode cannot enforce "
+				       "deny(EIO)"));
+	/* plain allow of the four, and the built-in default, are strict mode's */
+	EXPECT_EQ(0, strict_check(RW_ALLOWED "default: kill\n", err, sizeof(err), &n));
+	EXPECT_EQ(0, n.n);
+	struct policy *p = default_policy();
+	EXPECT_EQ(0, policy_strict_check(p, "default", NULL, NULL, err, sizeof(err)));
+	policy_free(p);
+}
+
+/* the line of `path` that starts with `text`, or -1 */
+static int line_of(const char *path, const char *text)
+{
+	char buf[256];
+	FILE *f = fopen(path, "r");
+	int line = 0, found = -1;
+
+	while (f && found < 0 && fgets(buf, sizeof(buf), f))
+		if (++line, !strncmp(buf, text, strlen(text)))
+			found = line;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The sandboxed side: a write to fd 1 (a pipe), and writes to fd 2 through
+ * libc (a patched site) and through code the patcher cannot patch (a
+ * missed site, straight to the kernel).  Counts the attempts that came
+ * back from the call; 0 if each had the rule's outcome. */
+struct rw_attack {
+	int attempts;
+	long libc2, missed2, missed1;
+};
+
+static int write_rule_body(void *arg)
+{
+	struct rw_attack *a = arg;
+	int p[2];
+	char c;
+
+	if (pipe(p) || dup2(p[1], 1) != 1)
+		return 1;
+	missed_fn f = missed_code(SYS_write);
+	if (!f)
+		return 2;
+	a->libc2 = write(2, "leak\n", 5) < 0 ? -errno : 5;
+	a->attempts++;
+	a->missed2 = f(2, (long)"leak\n", 5);
+	a->attempts++;
+	a->missed1 = f(1, (long)"x", 1);
+	a->attempts++;
+	if (write(1, "y", 1) != 1 || read(p[0], &c, 1) != 1 || c != 'x' || read(p[0], &c, 1) != 1 ||
+	    c != 'y')
+		return 3;
+	return a->libc2 == -EPERM && a->missed2 == -EPERM && a->missed1 == 1 ? 0 : 4;
+}
+
+/* `write: arg0 == 1`: strict mode (asked for, or auto's on a legacy
+ * kernel) lets a missed write to fd 2 through to the kernel, so it refuses
+ * the policy, with its line, and starts nothing; filter mode's filter
+ * refuses that write (EPERM, the rule's errno) at a patched and at a missed
+ * site alike, and lets the write to fd 1 through. */
+TEST(write_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
+{
+	static const char *const drop[] = { "write: allow", NULL };
+	struct start_result *res = shared_page(sizeof(*res));
+	struct rw_attack *a = shared_page(sizeof(*a));
+	char want[PATH_MAX + 64];
+	struct tmp t;
+
+	NOT_UNDER_ASAN();
+	ASSERT_NE(NULL, res);
+	ASSERT_NE(NULL, a);
+	tmp_init(&t);
+	struct sandpit_options o = { .policy_file = default_with(&t, "w.policy", drop,
+								 "write: arg0 == 1\n") };
+	int line = line_of(o.policy_file, "write: arg0 == 1");
+	ASSERT_LT(0, line);
+	snprintf(want, sizeof(want), "%s:%d: write: strict mode cannot enforce a rule on its "
+		 "arguments" TAIL("write"), o.policy_file, line);
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
+
+		set_mode(m);
+		if (m->strict) {
+			ASSERT_EQ(0, start_in_child(&o, res));
+			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
+			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
+			TH_LOG("%s mode: %s", m->mode, res->msg);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		EXPECT_EQ(0, outcome(run_sandboxed_opts(write_rule_body, a, &o, 20)))
+		TH_LOG("%s mode: libc %ld, missed %ld, %ld", m->mode, a->libc2, a->missed2,
+		       a->missed1);
+		EXPECT_EQ(3, a->attempts);
+	}
+	unsetenv("SANDPIT_KERNEL");
+	tmp_done(&t);
+}
+
+static int read_rule_body(void *arg)
+{
+	struct rw_attack *a = arg;
+	int p[2];
+	char c = 0;
+
+	if (pipe(p) || write(p[1], "zz", 2) != 2)
+		return 1;
+	missed_fn f = missed_code(SYS_read);
+	if (!f)
+		return 2;
+	a->libc2 = read(p[0], &c, 1) < 0 ? -errno : c;
+	a->attempts++;
+	a->missed2 = f(p[0], (long)&c, 1);
+	a->attempts++;
+	return a->libc2 == -EPERM && a->missed2 == -EPERM ? 0 : 4;
+}
+
+/* The same for a rule on read (which sandpit's own code in the program
+ * also makes, on its descriptors, to wait for T: filter mode lets those
+ * through, and the program still runs). */
+TEST(read_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
+{
+	static const char *const drop[] = { "read: allow", NULL };
+	struct start_result *res = shared_page(sizeof(*res));
+	struct rw_attack *a = shared_page(sizeof(*a));
+	char want[PATH_MAX + 64];
+	struct tmp t;
+
+	NOT_UNDER_ASAN();
+	ASSERT_NE(NULL, res);
+	ASSERT_NE(NULL, a);
+	tmp_init(&t);
+	struct sandpit_options o = { .policy_file = default_with(&t, "r.policy", drop,
+								 "read: arg0 <= 2\n") };
+	int line = line_of(o.policy_file, "read: arg0 <= 2");
+	ASSERT_LT(0, line);
+	snprintf(want, sizeof(want), "%s:%d: read: strict mode cannot enforce a rule on its "
+		 "arguments" TAIL("read"), o.policy_file, line);
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
+
+		set_mode(m);
+		if (m->strict) {
+			ASSERT_EQ(0, start_in_child(&o, res));
+			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
+			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
+			TH_LOG("%s mode: %s", m->mode, res->msg);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		EXPECT_EQ(0, outcome(run_sandboxed_opts(read_rule_body, a, &o, 20)))
+		TH_LOG("%s mode: libc %ld, missed %ld", m->mode, a->libc2, a->missed2);
+		EXPECT_EQ(2, a->attempts);
+	}
+	unsetenv("SANDPIT_KERNEL");
+	tmp_done(&t);
+}
+
+static int plain_rw_body(void *arg)
+{
+	(void)arg;
+	int p[2];
+	char c;
+
+	if (pipe(p) || write(p[1], "q", 1) != 1 || read(p[0], &c, 1) != 1 || c != 'q')
+		return 1;
+	return 0;
+}
+
+/* A file that names read, write, exit and rt_sigreturn with plain allow
+ * (and nothing else of theirs) starts in every mode. */
+TEST(plain_allow_of_read_and_write_starts_in_every_mode)
+{
+	static const char *const drop[] = { "read: allow", "write: allow", "exit: allow",
+					    "rt_sigreturn: allow", NULL };
+	struct tmp t;
+
+	NOT_UNDER_ASAN();
+	tmp_init(&t);
+	struct sandpit_options o = { .policy_file = default_with(&t, "a.policy", drop,
+								 RW_ALLOWED) };
+	for (int i = 0; i < NMODE_CASES; i++) {
+		set_mode(mode_case(i));
+		EXPECT_EQ(0, outcome(run_sandboxed_opts(plain_rw_body, NULL, &o, 20)))
+		TH_LOG("%s mode", mode_case(i)->mode);
+	}
+	unsetenv("SANDPIT_KERNEL");
 	tmp_done(&t);
 }
 

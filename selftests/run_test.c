@@ -522,6 +522,80 @@ TEST_F(run, log_denials)
 	want_stderr = 0;
 }
 
+/* the built-in policy with one call's line replaced by `line`, in path */
+static void default_but(struct __test_metadata *_metadata, const char *path, const char *call,
+			const char *line)
+{
+	size_t n = (size_t)sandpit_default_policy_len, k = strlen(call);
+	char *text = malloc(n + strlen(line) + 2), *o = text;
+	const char *p = sandpit_default_policy, *end = p + n;
+	ASSERT_NE(NULL, text);
+	while (p < end) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		e = e ? e + 1 : end;
+		if (!strncmp(p, call, k) && p[k] == ':')
+			o += sprintf(o, "%s\n", line);
+		else
+			o = (char *)memcpy(o, p, (size_t)(e - p)) + (e - p);
+		p = e;
+	}
+	*o = 0;
+	write_file(_metadata, path, text, 0644);
+	free(text);
+}
+
+/* `write: arg0 == 1` against a write to fd 2 made through a syscall hidden
+ * inside another instruction, which the patcher leaves where it stands.
+ * Under the default policy the hidden write reaches the kernel in both
+ * modes (the attack works).  Under the rule, strict mode (asked for, or
+ * auto's choice on a legacy kernel) would let it through the same way, so
+ * sandpit refuses to start (125) and names the line; filter mode's filter
+ * refuses it with the rule's EPERM. */
+TEST_F(run, write_rule_refused_for_strict_mode_enforced_in_filter_mode)
+{
+	char pol[160], opt[200], prog[PATH_MAX + 32], want[512];
+	const char *const progs[] = { "attack_dyn", "attack_static" };
+	struct result r;
+	snprintf(pol, sizeof pol, "%s/w.policy", self->dir);
+	default_but(_metadata, pol, "write", "write: arg0 == 1");
+	snprintf(opt, sizeof opt, "--policy=%s", pol);
+	const char *with_rule[] = { opt, NULL };
+	snprintf(want, sizeof want, "sandpit: %s:%d: write: strict mode cannot enforce a rule on its "
+		 "arguments: seccomp strict mode lets the program make write itself; allow it, or use "
+		 "filter mode", pol, default_line("write"));
+	want_stderr = 1;
+	for (int i = 0; i < 2; i++) {
+		snprintf(prog, sizeof prog, "%s/selftests/%s", bindir, progs[i]);
+		ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ prog, "hidden-write", NULL },
+				       NULL, NULL, NULL, &r));
+		EXPECT_EQ(1, r.status) TH_LOG("%s, default policy: %s", progs[i], result_text(&r));
+		EXPECT_NE(NULL, strstr(result_text(&r), "hidden write\n"));
+		free(r.out);
+		ASSERT_EQ(0, sandboxed(variant->mode, with_rule,
+				       (char *const[]){ prog, "hidden-write", NULL }, NULL, NULL, NULL, &r));
+		result_text(&r);
+		if (!strcmp(variant->mode, "strict")) {
+			EXPECT_EQ(125, r.status);
+			EXPECT_EQ(0, strncmp(r.out, want, strlen(want))) TH_LOG("%s", r.out);
+		} else {
+			EXPECT_EQ(0, r.status) TH_LOG("%s: %s", progs[i], r.out);
+		}
+		EXPECT_EQ(NULL, strstr(r.out, "hidden write"));
+		free(r.out);
+	}
+	/* auto on a kernel without seccomp-bpf picks strict, and says so */
+	ASSERT_EQ(0, sandboxed("auto", with_rule, (char *const[]){ prog, "hidden-write", NULL }, NULL,
+			       NULL, "SANDPIT_KERNEL=legacy", &r));
+	result_text(&r);
+	EXPECT_EQ(125, r.status);
+	EXPECT_EQ(0, strncmp(r.out, want, strlen(want))) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "filter mode (auto mode chose strict: SANDPIT_KERNEL has "
+				      "turned seccomp-bpf off)\n")) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "hidden write"));
+	free(r.out);
+	want_stderr = 0;
+}
+
 /* ---- refusals explained (issue 20) ---- */
 
 /* the line of `text` that contains `what`, as a string of its own */

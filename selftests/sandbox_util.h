@@ -138,6 +138,53 @@ static inline int run_native_then_sandboxed(int (*fn)(void *), void *nat, void *
 	return outcome(run_sandboxed_opts(fn, box, &o, 60));
 }
 
+/* For tests that run each mode themselves (not run per mode by make check):
+ * strict mode asked for, filter mode, and auto on a kernel without
+ * seccomp-bpf, which picks strict. */
+struct mode_case {
+	const char *mode, *kernel;
+	int strict;
+};
+#define NMODE_CASES 3
+static inline const struct mode_case *mode_case(int i)
+{
+	static const struct mode_case c[NMODE_CASES] = {
+		{ "strict", NULL, 1 }, { "filter", NULL, 0 }, { "auto", "legacy", 1 }
+	};
+	return &c[i];
+}
+
+static inline void set_mode(const struct mode_case *m)
+{
+	setenv("SANDPIT_MODE", m->mode, 1);
+	if (m->kernel)
+		setenv("SANDPIT_KERNEL", m->kernel, 1);
+	else
+		unsetenv("SANDPIT_KERNEL");
+}
+
+/* sandpit_start in a child: its return and message, in a shared page */
+struct start_result {
+	int rc;
+	char msg[1024];
+};
+
+static inline int start_in_child(const struct sandpit_options *o, struct start_result *out)
+{
+	int st;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		out->rc = sandpit_start(o);
+		snprintf(out->msg, sizeof(out->msg), "%s", out->rc < 0 ? sandpit_error() : "");
+		_exit(0);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
+}
+
 /* a raw system call issued from the test program's own code (not libc) */
 static inline long raw_syscall(long nr, long a0, long a1, long a2)
 {

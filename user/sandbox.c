@@ -85,7 +85,7 @@ size_t sandpit_slot_bytes(void) { return 2 * SM_PAGE + SM_ALT_SIZE; }
 /* strict, filter or auto (filter if the kernel has seccomp-bpf with
  * SECCOMP_RET_TRAP, else strict); asking for filter mode where it cannot
  * run is an error, never a quiet strict or unsandboxed run */
-static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
+static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out, int *chosen)
 {
 	enum sandpit_mode m = o ? o->mode : SANDPIT_MODE_AUTO;
 	const char *env = getenv("SANDPIT_MODE");
@@ -115,6 +115,7 @@ static int resolve_mode(const struct sandpit_options *o, enum sandpit_mode *out)
 	if (!compat_has(COMPAT_STRICT))
 		return fail(-ENOSYS, "this kernel has no seccomp strict mode");
 	*out = m == SANDPIT_MODE_AUTO ? (filter_ok ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT) : m;
+	*chosen = m == SANDPIT_MODE_AUTO;
 	/* under someone else's filter already (systemd, a container): strict
 	 * mode can no longer be entered, and finding out after T exists would
 	 * cost the process its life */
@@ -283,6 +284,7 @@ static struct trusted_process_config tp;
 struct start {
 	const struct sandpit_options *opts;
 	enum sandpit_mode mode;
+	int auto_chose;                 /* auto mode chose it */
 	char perr[512];                 /* the policy's, the table's, the filter's message */
 	const struct tt_table *table;
 	size_t table_len;
@@ -309,7 +311,7 @@ static int check_caller(struct start *s)
 
 	if (started)
 		return fail(-EBUSY, "sandpit_start: the sandbox is already running");
-	if ((r = resolve_mode(opts, &s->mode)) < 0)
+	if ((r = resolve_mode(opts, &s->mode, &s->auto_chose)) < 0)
 		return r;
 	if (opts && opts->flags)
 		return fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
@@ -348,6 +350,20 @@ static int build_policy(struct start *s)
 				policy = NULL;
 				return r;
 			}
+		}
+		/* read, write, exit and rt_sigreturn reach the kernel past the
+		 * patcher in strict mode: only `allow` of them holds there */
+		if (s->mode == SANDPIT_MODE_STRICT &&
+		    (r = policy_strict_check(policy, opts->policy_file, NULL, NULL, s->perr,
+					     sizeof(s->perr))) < 0) {
+			policy_free(policy);
+			policy = NULL;
+			return fail(r, "%s%s", s->perr,
+				    !s->auto_chose ? ""
+				    : getenv("SANDPIT_KERNEL") && *getenv("SANDPIT_KERNEL")
+					    ? " (auto mode chose strict: SANDPIT_KERNEL has turned "
+					      "seccomp-bpf off)"
+					    : " (auto mode chose strict: this kernel lacks seccomp-bpf)");
 		}
 	} else {
 		r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
