@@ -662,7 +662,7 @@ static int start_and_tell(struct started *s, const struct sandpit_options *o)
 	return 0;
 }
 
-static void start_in_child(struct __test_metadata *_metadata, struct started *s,
+static void start_told_in_child(struct __test_metadata *_metadata, struct started *s,
 			   const struct sandpit_options *o)
 {
 	memset(s, 0, sizeof(*s));
@@ -723,7 +723,7 @@ TEST(a_write_grant_through_a_symlink_is_refused_naming_where_it_leads)
 	/* --allow-write: before openat2 is asked about, the link is named */
 	const char *w[] = { link, NULL }, *wd[] = { dangling, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
-	start_in_child(_metadata, s, &o);
+	start_told_in_child(_metadata, s, &o);
 	attempts++;
 	if (suite_has_openat2()) {
 		EXPECT_EQ(-ELOOP, s->r);
@@ -736,7 +736,7 @@ TEST(a_write_grant_through_a_symlink_is_refused_naming_where_it_leads)
 	EXPECT_EQ(0, s->seccomp); /* nothing applied */
 	EXPECT_EQ(SANDPIT_MODE_NONE, s->mode);
 	o.allow_write = wd;
-	start_in_child(_metadata, s, &o);
+	start_told_in_child(_metadata, s, &o);
 	attempts++;
 	if (suite_has_openat2()) {
 		EXPECT_EQ(-ELOOP, s->r);
@@ -748,7 +748,7 @@ TEST(a_write_grant_through_a_symlink_is_refused_naming_where_it_leads)
 	snprintf(lines, sizeof(lines), "path write %s\n", link);
 	policy_with(_metadata, file, sizeof(file), dir, "link.policy", lines);
 	struct sandpit_options of = { .mode = suite_mode(), .policy_file = file };
-	start_in_child(_metadata, s, &of);
+	start_told_in_child(_metadata, s, &of);
 	attempts++;
 	EXPECT_GT(0, s->r);
 	EXPECT_NE(NULL, strstr(s->err, file)) TH_LOG("%s", s->err);
