@@ -1023,7 +1023,8 @@ static const char cat_policy[] =
 	"mprotect: arg2 in ~PROT_EXEC || arg2 in ~PROT_WRITE\n"
 	"munmap: 1\nbrk: 1\narch_prctl: 1\nfadvise64: 1\naccess: 1\npread64: 1\nlseek: 1\n"
 	"execve: 1\nset_robust_list: 1\nrseq: 1\nprlimit64: 1\ngetrandom: 1\nfutex: 1\n"
-	"copy_file_range: 1\n";
+	"copy_file_range: 1\n"
+	"exit: 1\n";
 
 FIXTURE_SETUP(tiny)
 {
@@ -1038,12 +1039,15 @@ FIXTURE_SETUP(tiny)
 	snprintf(self->tiny, sizeof self->tiny, "%s/selftests/tiny", bindir);
 	write_file(_metadata, self->file, "two lines\nof a file\n", 0644);
 	write_file(_metadata, self->cat, cat_policy, 0644);
-	/* what seccomp's strict mode allows, and nothing sandpit needs more
-	 * (docs/sandpit.policy.5) */
-	write_file(_metadata, self->rw, "read: allow\nwrite: allow\nexit: allow\nexit_group: allow\n",
+	/* what seccomp's strict mode allows (which strict mode needs named),
+	 * and nothing sandpit needs more (docs/sandpit.policy.5) */
+	write_file(_metadata, self->rw,
+		   "read: allow\nwrite: allow\nexit: allow\nexit_group: allow\nrt_sigreturn: allow\n",
 		   0644);
 	write_file(_metadata, self->kill,
-		   "default: kill\nread: allow\nwrite: allow\nexit_group: allow\n", 0644);
+		   "default: kill\nread: allow\nwrite: allow\nexit_group: allow\nexit: allow\n"
+		   "rt_sigreturn: allow\n",
+		   0644);
 	write_file(_metadata, self->wr, "read: allow\nwrite: arg0 == 1\nexit_group: allow\n", 0644);
 	write_file(_metadata, self->wr_sig,
 		   "read: allow\nwrite: arg0 == 1\nexit_group: allow\nrt_sigaction: process\n", 0644);
@@ -1139,7 +1143,7 @@ TEST_F(tiny, cat_a_file_under_a_minijail_policy)
 	EXPECT_STREQ("", b.out);
 	char want[512];
 	snprintf(want, sizeof want, "the last: openat(AT_FDCWD, \"%s\", O_RDONLY, 0) = -EACCES, by "
-		 "%s:5; --allow-read=%s would allow the last;", self->file, self->cat, self->file);
+		 "%s:6; --allow-read=%s would allow the last;", self->file, self->cat, self->file);
 	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
 }
 
