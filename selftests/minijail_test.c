@@ -605,13 +605,11 @@ static int denylisted_write(void *arg)
 TEST(denylisted_write_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 {
 	static const char text[] = "@denylist\ngetppid: return EXDEV\nwrite: return 1\n";
-	struct start_result *res = shared_page(sizeof(*res));
 	struct write_attack *a = shared_page(sizeof(*a));
 	char path[] = "/tmp/minijail_test.XXXXXX", want[128];
 	int fd;
 
 	NOT_UNDER_ASAN();
-	ASSERT_NE(NULL, res);
 	ASSERT_NE(NULL, a);
 	fd = mkstemp(path);
 	ASSERT_LE(0, fd);
@@ -619,23 +617,7 @@ TEST(denylisted_write_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 	close(fd);
 	struct sandpit_options o = { .policy_file = path };
 	snprintf(want, sizeof(want), "%s:3: write: strict mode cannot enforce deny(EPERM): ", path);
-	for (int i = 0; i < NMODE_CASES; i++) {
-		const struct mode_case *m = mode_case(i);
-
-		set_mode(m);
-		if (m->strict) {
-			ASSERT_EQ(0, start_in_child(&o, res));
-			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
-			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
-			TH_LOG("%s mode: %s", m->mode, res->msg);
-			continue;
-		}
-		memset(a, 0, sizeof(*a));
-		EXPECT_EQ(0, outcome(run_sandboxed_opts(denylisted_write, a, &o, 20)))
-		TH_LOG("%s mode: libc %ld, missed %ld", m->mode, a->libc, a->missed);
-		EXPECT_EQ(2, a->attempts);
-	}
-	unsetenv("SANDPIT_KERNEL");
+	strict_refuses_filter_enforces(_metadata, &o, want, denylisted_write, a, sizeof(*a), 2);
 	unlink(path);
 }
 

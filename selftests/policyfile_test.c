@@ -1546,13 +1546,11 @@ static int write_rule_body(void *arg)
 TEST(write_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 {
 	static const char *const drop[] = { "write: allow", NULL };
-	struct start_result *res = shared_page(sizeof(*res));
 	struct rw_attack *a = shared_page(sizeof(*a));
 	char want[PATH_MAX + 64];
 	struct tmp t;
 
 	NOT_UNDER_ASAN();
-	ASSERT_NE(NULL, res);
 	ASSERT_NE(NULL, a);
 	tmp_init(&t);
 	struct sandpit_options o = { .policy_file = default_with(&t, "w.policy", drop,
@@ -1561,24 +1559,7 @@ TEST(write_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 	ASSERT_LT(0, line);
 	snprintf(want, sizeof(want), "%s:%d: write: strict mode cannot enforce a rule on its "
 		 "arguments" TAIL("write"), o.policy_file, line);
-	for (int i = 0; i < NMODE_CASES; i++) {
-		const struct mode_case *m = mode_case(i);
-
-		set_mode(m);
-		if (m->strict) {
-			ASSERT_EQ(0, start_in_child(&o, res));
-			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
-			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
-			TH_LOG("%s mode: %s", m->mode, res->msg);
-			continue;
-		}
-		memset(a, 0, sizeof(*a));
-		EXPECT_EQ(0, outcome(run_sandboxed_opts(write_rule_body, a, &o, 20)))
-		TH_LOG("%s mode: libc %ld, missed %ld, %ld", m->mode, a->libc2, a->missed2,
-		       a->missed1);
-		EXPECT_EQ(3, a->attempts);
-	}
-	unsetenv("SANDPIT_KERNEL");
+	strict_refuses_filter_enforces(_metadata, &o, want, write_rule_body, a, sizeof(*a), 3);
 	tmp_done(&t);
 }
 
@@ -1606,13 +1587,11 @@ static int read_rule_body(void *arg)
 TEST(read_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 {
 	static const char *const drop[] = { "read: allow", NULL };
-	struct start_result *res = shared_page(sizeof(*res));
 	struct rw_attack *a = shared_page(sizeof(*a));
 	char want[PATH_MAX + 64];
 	struct tmp t;
 
 	NOT_UNDER_ASAN();
-	ASSERT_NE(NULL, res);
 	ASSERT_NE(NULL, a);
 	tmp_init(&t);
 	struct sandpit_options o = { .policy_file = default_with(&t, "r.policy", drop,
@@ -1621,23 +1600,7 @@ TEST(read_rule_is_refused_for_strict_mode_and_enforced_in_filter_mode)
 	ASSERT_LT(0, line);
 	snprintf(want, sizeof(want), "%s:%d: read: strict mode cannot enforce a rule on its "
 		 "arguments" TAIL("read"), o.policy_file, line);
-	for (int i = 0; i < NMODE_CASES; i++) {
-		const struct mode_case *m = mode_case(i);
-
-		set_mode(m);
-		if (m->strict) {
-			ASSERT_EQ(0, start_in_child(&o, res));
-			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
-			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
-			TH_LOG("%s mode: %s", m->mode, res->msg);
-			continue;
-		}
-		memset(a, 0, sizeof(*a));
-		EXPECT_EQ(0, outcome(run_sandboxed_opts(read_rule_body, a, &o, 20)))
-		TH_LOG("%s mode: libc %ld, missed %ld", m->mode, a->libc2, a->missed2);
-		EXPECT_EQ(2, a->attempts);
-	}
-	unsetenv("SANDPIT_KERNEL");
+	strict_refuses_filter_enforces(_metadata, &o, want, read_rule_body, a, sizeof(*a), 2);
 	tmp_done(&t);
 }
 

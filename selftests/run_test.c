@@ -1077,26 +1077,13 @@ static void read_memfd(int fd, char *buf, size_t n)
 static int run_both(const char *mode, const char *policy, const char *const grants[],
 		    char *const argv[], struct both *b)
 {
-	char sandpit[PATH_MAX + 16], modeopt[32], polopt[128];
+	char sandpit[PATH_MAX + 16], modeopt[32], secs[16], polopt[128];
+	const char *extra[MAX_ARGS] = { polopt };
 	char *av[2 * MAX_ARGS + 4];
-	int n = 0;
-	snprintf(sandpit, sizeof sandpit, "%s/sandpit", bindir);
-	snprintf(modeopt, sizeof modeopt, "--mode=%s", mode);
 	snprintf(polopt, sizeof polopt, "--policy=%s", policy);
-	av[n++] = "timeout";
-	av[n++] = "-s";
-	av[n++] = "KILL";
-	av[n++] = "20";
-	av[n++] = sandpit;
-	av[n++] = "run";
-	av[n++] = modeopt;
-	av[n++] = polopt;
-	for (int i = 0; grants && grants[i]; i++)
-		av[n++] = (char *)grants[i];
-	av[n++] = "--";
-	for (int i = 0; argv[i] && n < 2 * MAX_ARGS + 2; i++)
-		av[n++] = argv[i];
-	av[n] = NULL;
+	for (int i = 0; grants && grants[i] && i + 2 < MAX_ARGS; i++)
+		extra[i + 1] = grants[i];
+	sandpit_run_argv(av, sandpit, modeopt, secs, mode, 20, extra, argv);
 	int fo = memfd_create("out", 0), fe = memfd_create("err", 0);
 	if (fo < 0 || fe < 0)
 		return -1;

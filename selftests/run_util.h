@@ -71,17 +71,18 @@ static int capture(char *const argv[], const char *in, const char *cwd, const ch
  * the harness's */
 static unsigned run_timeout;
 
-/* sandpit run --mode=MODE [extra...] -- argv... */
-static int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
-		     const char *cwd, const char *env, struct result *r)
+/* The command line of `[timeout -s KILL secs] sandpit run --mode=MODE
+ * [extra...] -- argv...` in av (2 * MAX_ARGS + 4 entries), for the
+ * strings sandpit, modeopt and secs (PATH_MAX + 16, 32 and 16 bytes) */
+static void sandpit_run_argv(char **av, char *sandpit, char *modeopt, char *secs,
+			     const char *mode, unsigned timeout, const char *const extra[],
+			     char *const argv[])
 {
-	char sandpit[PATH_MAX + 16], modeopt[32], secs[16];
-	char *av[2 * MAX_ARGS + 4];
 	int n = 0;
-	snprintf(sandpit, sizeof sandpit, "%s/sandpit", bindir);
-	snprintf(modeopt, sizeof modeopt, "--mode=%s", mode);
-	snprintf(secs, sizeof secs, "%u", run_timeout);
-	if (run_timeout) {
+	snprintf(sandpit, PATH_MAX + 16, "%s/sandpit", bindir);
+	snprintf(modeopt, 32, "--mode=%s", mode);
+	snprintf(secs, 16, "%u", timeout);
+	if (timeout) {
 		av[n++] = "timeout";
 		av[n++] = "-s";
 		av[n++] = "KILL";
@@ -96,6 +97,15 @@ static int sandboxed(const char *mode, const char *const extra[], char *const ar
 	for (int i = 0; argv[i] && n < 2 * MAX_ARGS - 1; i++)
 		av[n++] = argv[i];
 	av[n] = NULL;
+}
+
+/* sandpit run --mode=MODE [extra...] -- argv... */
+static int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
+		     const char *cwd, const char *env, struct result *r)
+{
+	char sandpit[PATH_MAX + 16], modeopt[32], secs[16];
+	char *av[2 * MAX_ARGS + 4];
+	sandpit_run_argv(av, sandpit, modeopt, secs, mode, run_timeout, extra, argv);
 	return capture(av, in, cwd, env, r);
 }
 

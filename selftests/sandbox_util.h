@@ -185,6 +185,39 @@ static inline int start_in_child(const struct sandpit_options *o, struct start_r
 	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
 }
 
+#ifdef __KSELFTEST_HARNESS_H
+/* Policy o, in each mode case: where the case runs strict, sandpit_start
+ * refuses it with -EOPNOTSUPP and a message that starts with `want`, and
+ * starts nothing; elsewhere body(a) runs sandboxed and ends with 0, having
+ * counted in the first int of *a (alen bytes, cleared first) the attempts
+ * that reached the call: `attempts` of them. */
+static inline void strict_refuses_filter_enforces(struct __test_metadata *_metadata,
+						  const struct sandpit_options *o,
+						  const char *want, int (*body)(void *), void *a,
+						  size_t alen, int attempts)
+{
+	struct start_result *res = shared_page(sizeof(*res));
+
+	ASSERT_NE(NULL, res);
+	for (int i = 0; i < NMODE_CASES; i++) {
+		const struct mode_case *m = mode_case(i);
+
+		set_mode(m);
+		if (m->strict) {
+			ASSERT_EQ(0, start_in_child(o, res));
+			EXPECT_EQ(-EOPNOTSUPP, res->rc) TH_LOG("%s mode", m->mode);
+			EXPECT_EQ(0, strncmp(res->msg, want, strlen(want)))
+			TH_LOG("%s mode: %s", m->mode, res->msg);
+			continue;
+		}
+		memset(a, 0, alen);
+		EXPECT_EQ(0, outcome(run_sandboxed_opts(body, a, o, 20))) TH_LOG("%s mode", m->mode);
+		EXPECT_EQ(attempts, *(int *)a) TH_LOG("%s mode", m->mode);
+	}
+	unsetenv("SANDPIT_KERNEL");
+}
+#endif
+
 /* a raw system call issued from the test program's own code (not libc) */
 static inline long raw_syscall(long nr, long a0, long a1, long a2)
 {
