@@ -989,7 +989,41 @@ TEST_F(run, attack_raw_clone_and_clone3)
 	attack(_metadata, self, variant->mode, "raw-clone", NULL);
 	attack(_metadata, self, variant->mode, "clone3", NULL);
 }
-TEST_F(run, attack_sandpit_descriptors) { attack(_metadata, self, variant->mode, "sandpit-fds", NULL); }
+/* every number /proc/self/fd lists that the program cannot reach (sandpit's)
+ * closed and dup2-ed over: each refused with EBADF; the program reaches
+ * exactly the descriptors it reaches natively; every other number below the
+ * limit is the program's; threads (each a slot's eventfds) still work */
+static void fds_seen(struct __test_metadata *_metadata, const char *mode, const char *prog, int counts[6])
+{
+	char *const argv[] = { (char *)prog, "sandpit-fds", NULL };
+	struct result r;
+	int made = mode ? sandboxed(mode, NULL, argv, NULL, NULL, NULL, &r) : capture(argv, NULL, NULL, NULL, &r);
+	ASSERT_EQ(0, made);
+	const char *line = strstr(result_text(&r), "sandpit-fds:");
+	ASSERT_NE(NULL, line) TH_LOG("%s: status %d, said: %s", prog, r.status, r.out);
+	ASSERT_EQ(6, sscanf(line, "sandpit-fds: listed %d reachable %d refused %d of %d taken %d threads %d/8",
+			    &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5]));
+	TH_LOG("%s %s: %s", mode ? mode : "native", prog, line);
+	EXPECT_EQ(0, r.status);
+	free(r.out);
+}
+
+TEST_F(run, attack_sandpit_descriptors)
+{
+	static const char *const kinds[] = { "attack_dyn", "attack_static" };
+	for (int k = 0; k < 2; k++) {
+		char prog[PATH_MAX + 32];
+		int native[6], boxed[6];
+		snprintf(prog, sizeof prog, "%s/selftests/%s", bindir, kinds[k]);
+		fds_seen(_metadata, NULL, prog, native);
+		fds_seen(_metadata, variant->mode, prog, boxed);
+		EXPECT_EQ(native[1], boxed[1]); /* what the program reaches */
+		EXPECT_GT(boxed[3], 0);		/* the attack reached sandpit's numbers */
+		EXPECT_EQ(boxed[3], boxed[2]);
+		EXPECT_GT(boxed[4], 100);
+		EXPECT_EQ(8, boxed[5]);
+	}
+}
 /* the secret is outside every grant (the test grants nothing here) */
 TEST_F(run, attack_toctou_path_flip) { attack(_metadata, self, variant->mode, "toctou", self->secret); }
 

@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/resource.h>
 
 static long raw3(long nr, long a, long b, long c)
 {
@@ -171,6 +173,65 @@ static void *flipper(void *a)
 	return NULL;
 }
 
+static void *open_null(void *arg)
+{
+	int fd = open("/dev/null", O_RDONLY);
+	*(int *)arg = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* Every number /proc/self/fd lists that the program cannot reach (fcntl
+ * says EBADF: sandpit's), closed and dup2-ed over; every other number below
+ * the soft limit taken and given back; then threads, each of which needs a
+ * slot's eventfds and B, make a call each.  Prints what it tried on stdout
+ * (the test compares "reachable" with a native run); 0 only if each of
+ * sandpit's numbers refused both with EBADF and the threads still worked. */
+static int sandpit_fds(void)
+{
+	static unsigned char theirs[1 << 16];
+	struct rlimit rl;
+	int listed = 0, reachable = 0, refused = 0, tried = 0, taken = 0, ok = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 2;
+	for (struct dirent *e; (e = readdir(d));) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == dirfd(d) || fd >= (int)sizeof theirs)
+			continue;
+		listed++;
+		if (fcntl(fd, F_GETFD) >= 0)
+			reachable++;
+		else
+			theirs[fd] = 1;
+	}
+	closedir(d);
+	int top = rl.rlim_cur < sizeof theirs ? (int)rl.rlim_cur : (int)sizeof theirs;
+	for (int fd = 3; fd < (int)sizeof theirs; fd++) {
+		if (theirs[fd]) {
+			tried += 2;
+			errno = 0;
+			refused += close(fd) < 0 && errno == EBADF;
+			errno = 0;
+			refused += dup2(0, fd) < 0 && errno == EBADF;
+		} else if (fd < top && fcntl(fd, F_GETFD) < 0 && dup2(0, fd) == fd) {
+			taken++;
+			close(fd);
+		}
+	}
+	pthread_t t[8];
+	int worked[8] = { 0 };
+	for (int i = 0; i < 8; i++)
+		if (pthread_create(&t[i], NULL, open_null, &worked[i]))
+			return 2;
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL), ok += worked[i];
+	printf("sandpit-fds: listed %d reachable %d refused %d of %d taken %d threads %d/8\n", listed, reachable,
+	       refused, tried, taken, ok);
+	return refused == tried && ok == 8 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : "";
@@ -239,16 +300,8 @@ int main(int argc, char **argv)
 			usleep(1000);
 		return thread_result >= 0 && thread_result != 1;
 	}
-	if (!strcmp(a, "sandpit-fds")) {
-		/* sandpit parks its descriptors at the top of the table */
-		for (int fd = 1023; fd > 900; fd--) {
-			if (fcntl(fd, F_GETFD) < 0)
-				continue;
-			if (dup2(0, fd) == fd || close(fd) == 0)
-				return 1;
-		}
-		return 0;
-	}
+	if (!strcmp(a, "sandpit-fds"))
+		return sandpit_fds();
 	if (!strcmp(a, "toctou")) {
 		pthread_t t;
 		secret = arg;
