@@ -92,7 +92,12 @@ static void leave_waits(ucontext_t *uc)
 }
 
 /* Handlers put off while their thread waited for T (see struct u_state).
- * They run with a zeroed context: the kernel's frame is gone. */
+ * They run with a zeroed context: the kernel's frame is gone, and with it
+ * the mask the kernel would have set for the handler, so it is set here as
+ * the kernel sets it (the handler's sa_mask, and its own signal unless
+ * SA_NODEFER) and put back afterwards, as rt_sigreturn would.  Without it
+ * a signal that comes faster than its handler runs nests without end and
+ * the program dies of its stack. */
 void u_run_deferred(struct u_state *st)
 {
 	while (st->ndeferred) {
@@ -101,12 +106,19 @@ void u_run_deferred(struct u_state *st)
 		ucontext_t uc;
 		for (unsigned long i = 0; i < sizeof(uc); i++)
 			((unsigned char *)&uc)[i] = 0;
-		const struct k_sigaction *a = &sandpit_sigtab->act[d.sig];
-		if (a->handler <= 1)
+		struct k_sigaction *a = &sandpit_sigtab->act[d.sig];
+		struct k_sigaction act = *a;
+		if (act.handler <= 1)
 			continue;
-		if (!(a->flags & SA_RESTART_))
+		if (act.flags & SA_RESETHAND_)
+			a->handler = 0;
+		uint64_t block = act.mask | (act.flags & SA_NODEFER_ ? 0 : SANDPIT_SIGBIT(d.sig)), old = 0;
+		int masked = block && u_sigprocmask(0 /* SIG_BLOCK */, &block, &old, 8) == 0;
+		if (!(act.flags & SA_RESTART_))
 			st->norestart_ran++;
-		call_program_handler(a, d.sig, d.info, &uc);
+		call_program_handler(&act, d.sig, d.info, &uc);
+		if (masked)
+			u_sigprocmask(2 /* SIG_SETMASK */, &old, 0, 8);
 	}
 }
 
@@ -164,7 +176,9 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		 * (ask_through_sandpit_sig) waits for its answer: it waits too */
 		int asking = __atomic_load_n(&st->self_req, __ATOMIC_SEQ_CST) !=
 			     __atomic_load_n(&st->self_done, __ATOMIC_SEQ_CST);
-		int now = sent && !asking &&
+		/* a handler already put off runs first, as the kernel would have
+		 * delivered it first (and the same signal twice is once) */
+		int now = sent && !asking && !__atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST) &&
 			  ((answered && mb->result != -SP_ANSWERED) ||
 			   (!answered && raised_by_request(st, mb, sig)));
 		if (!now) {
