@@ -91,6 +91,16 @@ static void leave_waits(ucontext_t *uc)
 		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
 }
 
+/* What the kernel does as it starts a handler: SA_RESETHAND's reset, and
+ * the signals blocked while it runs (its sa_mask, and its own signal
+ * unless SA_NODEFER), returned. */
+static uint64_t start_handler(struct k_sigaction *a, int sig)
+{
+	if (a->flags & SA_RESETHAND_)
+		a->handler = 0;
+	return a->mask | (a->flags & SA_NODEFER_ ? 0 : SANDPIT_SIGBIT(sig));
+}
+
 /* Handlers put off while their thread waited for T (see struct u_state).
  * They run with a zeroed context: the kernel's frame is gone, and with it
  * the mask the kernel would have set for the handler, so it is set here as
@@ -110,9 +120,7 @@ void u_run_deferred(struct u_state *st)
 		struct k_sigaction act = *a;
 		if (act.handler <= 1)
 			continue;
-		if (act.flags & SA_RESETHAND_)
-			a->handler = 0;
-		uint64_t block = act.mask | (act.flags & SA_NODEFER_ ? 0 : SANDPIT_SIGBIT(d.sig)), old = 0;
+		uint64_t block = start_handler(a, d.sig), old = 0;
 		int masked = block && u_sigprocmask(0 /* SIG_BLOCK */, &block, &old, 8) == 0;
 		if (!(act.flags & SA_RESTART_))
 			st->norestart_ran++;
@@ -215,11 +223,7 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		st->flight = FLIGHT_NONE;
 	}
 	sv->vblocked = st->vblocked;
-	if (a->flags & SA_RESETHAND_)
-		a->handler = 0;
-	if (!(a->flags & SA_NODEFER_))
-		st->vblocked |= SANDPIT_SIGBIT(sig) & SANDPIT_NEVER_BLOCKED;
-	st->vblocked |= a->mask & SANDPIT_NEVER_BLOCKED;
+	st->vblocked |= start_handler(a, sig) & SANDPIT_NEVER_BLOCKED;
 	return (uintptr_t)h;
 }
 
