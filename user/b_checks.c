@@ -108,7 +108,7 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 	size_t at = (pathlen + 7) & ~(size_t)7;
 	struct open_how how = {
 		.flags = (uint64_t)(uint32_t)flags,
-		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode & 07777 : 0,
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode : 0,
 		.resolve = RESOLVE_NO_SYMLINKS,
 	};
 	if (at + sizeof(how) > SP_DATA_SIZE)
@@ -597,6 +597,10 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
 	if (pa->dirfd_arg >= 0)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
+	if (pa->access == PA_OPEN && (flags & (O_CREAT | O_TMPFILE)))
+		/* a name made here never carries a set-id bit: chmod may not
+		 * give one (path_op.c), so neither may the mode it is made with */
+		sp->args[pa->flags_arg + 1] &= ACCESSPERMS | S_ISVTX;
 	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
 		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
 	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {

@@ -322,10 +322,11 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 	case OP_MKDIR:
 		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~p_umask(cfg));
 	case OP_MKNOD:
-		/* a FIFO, or a regular file (type 0 is one, as natively) */
+		/* a FIFO, or a regular file (type 0 is one, as natively), never
+		 * with a set-id bit (as OP_CHMOD) */
 		return mknodat(a->dfd, a->name,
 			       (((mode_t)val & S_IFMT) == S_IFIFO ? S_IFIFO : S_IFREG) |
-				       ((mode_t)val & 07777 & ~p_umask(cfg)),
+				       ((mode_t)val & (ACCESSPERMS | S_ISVTX) & ~p_umask(cfg)),
 			       0);
 	case OP_UNLINK:
 		return unlinkat(a->dfd, a->name, (int)flags);
