@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 
 #include "policy/policy.h"
@@ -319,6 +320,16 @@ static int has_null(const struct policy_guard *g, int arg)
 	return 0;
 }
 
+/* a rule "no set-id bit in arg" */
+static int has_set_id_refusal(const struct policy_guard *g, int arg)
+{
+	for (int i = 0; i < g->nrules; i++)
+		if (g->rules[i].op == RULE_MASK_ZERO && g->rules[i].arg == arg &&
+		    g->rules[i].carg == N && (~g->rules[i].mask & (S_ISUID | S_ISGID)) == 0)
+			return 1;
+	return 0;
+}
+
 static void never(struct policy_guard *g, const char *why, int amended)
 {
 	*g = (struct policy_guard){ .kind = GUARD_NEVER, .why = why, .restrict_arg = N,
@@ -361,6 +372,13 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 				add[nadd++] = (struct policy_rule){ .op = RULE_MASKED_EQ, .arg = a,
 								    .arg2 = N, .carg = N,
 								    .mask = ~0ULL, .err = EPERM };
+			break;
+		case SK_MODE:
+			if (!has_set_id_refusal(g, a))
+				add[nadd++] = (struct policy_rule){ .op = RULE_MASK_ZERO, .arg = a,
+								    .arg2 = N, .carg = N,
+								    .mask = S_ISUID | S_ISGID,
+								    .err = EPERM };
 			break;
 		case SK_FD_MOD:
 			if (!has_op(g, RULE_FD_FREE, a))

@@ -280,6 +280,8 @@ enum syscall_arg_kind {
 	SK_CHILD,     /* a child of P's to wait for */
 	SK_SIG,       /* a signal number */
 	SK_QUERY,     /* new values; NULL makes the call a query that acts on nothing */
+	SK_MODE,      /* a file mode given to a descriptor's file: never a set-id bit, as
+		       * B refuses chmod's and drops a created name's (guard: & 06000 == 0) */
 	/* numbers that say how a path argument is used, harmless by themselves */
 	SK_OFLAGS,    /* open(2) flags: for reading, writing, creating */
 	SK_ATFLAGS,   /* AT_* flags (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, ...) */

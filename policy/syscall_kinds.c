@@ -38,6 +38,7 @@
 #define CH   SK_CHILD
 #define SIG  SK_SIG
 #define Q    SK_QUERY
+#define MO   SK_MODE
 #define OF   SK_OFLAGS
 #define AF   SK_ATFLAGS
 #define HOW  SK_OHOW
@@ -158,7 +159,7 @@ static const struct syscall_kinds table[] = {
 	C("symlink", 0, IN, P),
 	C("readlink", 0, P, OUT, I),
 	C("chmod", 0, P, I),
-	C("fchmod", 0, F, I),
+	C("fchmod", 0, F, MO),
 	C("chown", 0, P, I, I),
 	C("fchown", 0, F, I, I),
 	C("lchown", 0, P, I, I),

@@ -138,6 +138,9 @@ TEST(the_guard_of_every_call_is_what_its_kinds_ask_for)
 						EXPECT_TRUE(g->rules[i].mask == ~0ULL && !g->rules[i].val &&
 							    g->rules[i].carg == POLICY_NOARG);
 				break;
+			case SK_MODE: /* no set-id bit */
+				EXPECT_TRUE(has_rule(g, RULE_MASK_ZERO, a)) TH_LOG("%s arg%d", k->name, a);
+				break;
 			case SK_PID:
 			case SK_PID0:
 				EXPECT_TRUE(has_rule(g, RULE_SELF_PID, a) || ((g->self_args >> a) & 1))
