@@ -320,13 +320,16 @@ static int has_null(const struct policy_guard *g, int arg)
 	return 0;
 }
 
-/* a rule "no set-id bit in arg" */
-static int has_set_id_refusal(const struct policy_guard *g, int arg)
+/* An unconditional rule keeps every one of bits clear in argument arg. */
+static int rules_clear_bits(const struct policy_rule *rules, int n, int arg, uint64_t bits)
 {
-	for (int i = 0; i < g->nrules; i++)
-		if (g->rules[i].op == RULE_MASK_ZERO && g->rules[i].arg == arg &&
-		    g->rules[i].carg == N && (~g->rules[i].mask & (S_ISUID | S_ISGID)) == 0)
+	for (int i = 0; i < n; i++) {
+		const struct policy_rule *r = &rules[i];
+
+		if (r->arg == arg && r->carg == POLICY_NOARG && (r->mask & bits) == bits &&
+		    ((r->op == RULE_MASKED_EQ && !(r->val & bits)) || r->op == RULE_MASK_ZERO))
 			return 1;
+	}
 	return 0;
 }
 
@@ -374,11 +377,8 @@ static void derive(const struct syscall_kinds *k, const struct entry *e, struct 
 								    .mask = ~0ULL, .err = EPERM };
 			break;
 		case SK_MODE:
-			if (!has_set_id_refusal(g, a))
-				add[nadd++] = (struct policy_rule){ .op = RULE_MASK_ZERO, .arg = a,
-								    .arg2 = N, .carg = N,
-								    .mask = S_ISUID | S_ISGID,
-								    .err = EPERM };
+			if (!rules_clear_bits(g->rules, g->nrules, a, S_ISUID | S_ISGID))
+				add[nadd++] = (struct policy_rule)ZERO(a, S_ISUID | S_ISGID, EPERM);
 			break;
 		case SK_FD_MOD:
 			if (!has_op(g, RULE_FD_FREE, a))
@@ -608,12 +608,5 @@ int policy_rules_confine_to_self(const struct policy_rule *rules, int n, int arg
 /* An argument an unconditional rule makes 0 (NULL). */
 int policy_rules_force_zero(const struct policy_rule *rules, int n, int arg)
 {
-	for (int i = 0; i < n; i++) {
-		const struct policy_rule *r = &rules[i];
-
-		if (r->arg == arg && r->carg == POLICY_NOARG && r->mask == ~0ULL &&
-		    ((r->op == RULE_MASKED_EQ && !r->val) || r->op == RULE_MASK_ZERO))
-			return 1;
-	}
-	return 0;
+	return rules_clear_bits(rules, n, arg, ~0ULL);
 }
