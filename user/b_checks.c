@@ -597,12 +597,15 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
 	if (pa->dirfd_arg >= 0)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
-	if (pa->access == PA_OPEN && (flags & (O_CREAT | O_TMPFILE)))
+	if (pa->access == PA_OPEN) {
 		/* a name made here never carries a set-id bit: chmod may not
 		 * give one (path_op.c), so neither may the mode it is made with */
-		sp->args[pa->flags_arg + 1] &= ACCESSPERMS | S_ISVTX;
-	if (pa->access == PA_OPEN && compat_has(COMPAT_OPENAT2))
-		return open_beneath_no_links(sp, len, flags, (long)sp->args[pa->flags_arg + 1]);
+		if (flags & (O_CREAT | O_TMPFILE))
+			sp->args[pa->flags_arg + 1] &= ACCESSPERMS | S_ISVTX;
+		if (compat_has(COMPAT_OPENAT2))
+			return open_beneath_no_links(sp, len, flags,
+						     (long)sp->args[pa->flags_arg + 1]);
+	}
 	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
 		/* the attribute's name is memory the kernel reads: B's copy too */
 		char *name = (char *)sp->data + len;
