@@ -101,6 +101,17 @@ static void same_as_native(struct __test_metadata *_metadata, int (*fn)(void *))
 	rm_rf(box->grant);
 }
 
+/* a box shared with the sandboxed child, and its write grant made */
+static struct box *grant_box(struct __test_metadata *_metadata)
+{
+	struct box *box = shared_page(sizeof(*box));
+	if (box) {
+		strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
+		make_dir(_metadata, box->grant);
+	}
+	return box;
+}
+
 static int in_dir(struct box *b)
 {
 	return chdir(b->grant);
@@ -314,13 +325,12 @@ static int ops_never(void *a)
 	return 0;
 }
 
+
 TEST(set_id_bits_and_devices_refused_inside_a_write_grant)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
-	make_dir(_metadata, box->grant);
 	const char *w[] = { box->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_never, box, &o, 60)));
@@ -376,10 +386,8 @@ static int ops_made_set_id(void *a)
 TEST(set_id_bits_never_come_with_a_name_made_inside_a_write_grant)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
-	make_dir(_metadata, box->grant);
 	const char *w[] = { box->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_made_set_id, box, &o, 60)));
@@ -442,11 +450,9 @@ static int ops_outside(void *a)
 TEST(outside_the_write_grants_refused_and_nothing_made)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
 	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
-	make_dir(_metadata, box->grant);
 	make_dir(_metadata, box->outside);
 	char p[192];
 	ASSERT_EQ(0, mkdir(AT(p, box->outside, "d"), 0755));
@@ -491,11 +497,9 @@ static int ops_across(void *a)
 TEST(rename_and_link_across_write_grants_answer_exdev)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
 	strcpy(box->grant2, "/tmp/sandpit-grant2-XXXXXX");
-	make_dir(_metadata, box->grant);
 	make_dir(_metadata, box->grant2);
 	char p[192];
 	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
@@ -599,12 +603,10 @@ static int ops_root(void *a)
 TEST(a_write_grants_root_is_never_removed_renamed_or_replaced)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
 	strcpy(box->grant2, "/tmp/sandpit-grant2-XXXXXX");
 	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
-	make_dir(_metadata, box->grant);
 	make_dir(_metadata, box->grant2);
 	make_dir(_metadata, box->outside);
 	char p[192];
@@ -667,11 +669,9 @@ static int ops_nested(void *a)
 TEST(roots_of_grants_inside_a_write_grant_and_the_directories_above_them_stay)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
 	strcpy(box->outside, "/tmp/sandpit-outside-XXXXXX");
-	make_dir(_metadata, box->grant);
 	make_dir(_metadata, box->outside);
 	char ab[192], abc[192], ar[192], p[192];
 	ASSERT_EQ(0, mkdir(AT(ab, box->grant, "B"), 0755));
@@ -777,10 +777,8 @@ static int ops_fchmod_set_id(void *a)
 TEST(a_policy_allowing_fchmod_gives_no_set_id_bit)
 {
 	NEED_OPENAT2();
-	struct box *box = shared_page(sizeof(*box));
+	struct box *box = grant_box(_metadata);
 	ASSERT_NE(NULL, box);
-	strcpy(box->grant, "/tmp/sandpit-grant-XXXXXX");
-	make_dir(_metadata, box->grant);
 	/* the default policy with its fchmod line made an allow */
 	char file[160], f[160];
 	snprintf(file, sizeof(file), "%s.policy", box->grant);
