@@ -10,7 +10,7 @@ CPPFLAGS := -Iinclude -I. -I$(BUILD)/include -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -fPIC -std=gnu11
 LIBS     := -lseccomp -lZydis -lZycore -lpthread
-# sandpit profile: libbpf and what it needs, linked statically (ARCHITECTURE.md)
+# sandpit profile: libbpf and what it needs, linked statically (docs/design/build.md)
 BPF_LIBS := -Wl,-Bstatic $(shell pkg-config --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -Wl,-Bdynamic
 BPF_CC   ?= clang
 BPFTOOL  ?= bpftool
@@ -97,7 +97,7 @@ $(BUILD)/libsandpit.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The shared library as packagers want it (issue 20): a real soname, the
+# The shared library as packagers want it: a real soname, the
 # ABI's version node (include/libsandpit.map) and nothing exported but the
 # API: the objects are built with hidden visibility and include/sandpit.h
 # marks the API default.  libsandpit.a keeps every symbol reachable for the
@@ -172,7 +172,7 @@ $(BUILD)/selftests/attack_static: selftests/attack/attack.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
 
-# no_unwind_test runs programs without .eh_frame (issue 18): Go (built
+# no_unwind_test runs programs without .eh_frame, whose functions the patcher finds another way: Go (built
 # offline from the standard library alone, its caches inside build/), a
 # stripped static C program without unwind tables, hand-written assembly;
 # beside each, the addresses of its `syscall`s as objdump finds them
@@ -205,8 +205,8 @@ $(BUILD)/selftests/asm_calls: selftests/programs/asm_calls.S
 
 tests: $(TESTS)
 
-# make install and make kselftest-install, each checked by a TAP script
-# (issue 20)
+# make install and make kselftest-install, each checked by a TAP script, so
+# that what packagers and kernel-style runners get is tested too
 INSTALL_CHECKS := scripts/install-tap.sh scripts/kselftest-tap.sh
 
 check: deps
@@ -349,7 +349,7 @@ bench-docs: deps
 	@$(MAKE) --no-print-directory all
 	./scripts/bench-docs.sh $(BUILD)
 
-# make kselftest-install INSTALL_PATH=DIR (issue 20): make check's tests laid
+# make kselftest-install INSTALL_PATH=DIR: make check's tests laid
 # out for a kernel-style run_kselftest.sh, each sandboxed test once per mode
 # (scripts/kselftest-install.sh)
 INSTALL_PATH ?= $(BUILD)/kselftest

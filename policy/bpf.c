@@ -647,7 +647,7 @@ static int simple_call(struct build *b, int nr, const struct policy_call *c)
  * descriptors, which only wake its own threads' T (as any call it makes
  * through T does) or take their U's wake-ups (its own threads then wait),
  * or, where its handlers may run, make one of its own T's waits restart
- * (ARCHITECTURE.md, "sandpit's own calls"); exit ends the
+ * (docs/design/filter-mode.md, "sandpit's own calls"); exit ends the
  * calling thread (then P, as the exit did not go through T) and
  * rt_sigreturn returns from a signal frame: seccomp's strict mode allows
  * both to every thread. */

@@ -1,5 +1,5 @@
 /* Why a call was refused, from the model: the policy line, the guard rule
- * or the default that decided it (ARCHITECTURE.md, "--log=denials").  B and
+ * or the default that decided it (docs/design/trusted-process.md, "--log=denials").  B and
  * the command use it; the back ends only pass on which rule refused. */
 #include <errno.h>
 #include <seccomp.h>

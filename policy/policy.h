@@ -269,7 +269,7 @@ enum syscall_arg_kind {
 		       * addresses, handlers, socket addresses, or kept for later: only B */
 	SK_STRUCT0,   /* SK_STRUCT that may be NULL, which makes it harmless: guard "== 0" */
 	SK_SIGMASK,   /* a signal mask for the calling thread while the call waits; T
-		       * never hands U's to the kernel (issue 14) */
+		       * never hands U's to the kernel: it would apply to T (invariant 1) */
 	SK_ADDR,      /* P's memory the call maps over, unmaps, re-protects or clears: range_free */
 	SK_VADDR,     /* P's memory the call only pins, queries or advises, never changes */
 	SK_UADDR,     /* a futex word the call may wake: range_free (B's doorbell) */
@@ -465,7 +465,7 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 		    size_t outlen, int *fd);
 
 /* Runs in B: a name resolved from a directory object rather than from the
- * text of its path (issue 19), as the kernel resolves it from a dirfd.
+ * text of its path, so that it names the object the program's dirfd holds now, as the kernel resolves it from a dirfd.
  * path_name_beneath: 1 if `name` is relative and has no ".." and no "self"
  * or "thread-self" component (B's /proc/self is not P's), none longer than
  * NAME_MAX (the walk's ENAMETOOLONG): a name that stays beneath its
@@ -495,7 +495,7 @@ struct policy_runtime {
 	pid_t pid;        /* P's pid (RULE_SELF_PID) */
 	int fd_lo, fd_hi; /* sandpit's descriptors, [fd_lo, fd_hi] (RULE_FD_FREE); lo > hi: none */
 	/* What U's runtime itself needs of the filter, whatever the policy
-	 * says (ARCHITECTURE.md, "sandpit's own calls"): write on own_tb (P's
+	 * says (docs/design/filter-mode.md, "sandpit's own calls"): write on own_tb (P's
 	 * end of T<->B) and on own_t + 2i (T's eventfds), read on own_t + 1 +
 	 * 2i (U's), i < own_n, and exit and rt_sigreturn.  own_n 0: none (an
 	 * exported or tested program); at start-up, the descriptor block's. */

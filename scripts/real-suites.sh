@@ -52,7 +52,7 @@ run() { # KIND MODULE
 	# test_socket's VSOCK tests hang natively where the machine has no vsock
 	# transport (a container); its test_sendall_interrupted* hang sandboxed
 	# (a send blocked on a full socket is not interrupted by a signal:
-	# issue 18, docs/REAL_SUITES.md)
+	# docs/REAL_SUITES.md)
 	case $2 in
 	test_socket) skip='-i *VSOCK* -i *test_sendall_interrupted*' ;;
 	*) skip= ;;

@@ -1,4 +1,4 @@
-/* The calls the trusted process answers itself (issue 19): statx, access
+/* The calls the trusted process answers itself, from the object its check opened: statx, access
  * (faccessat, faccessat2) and readlink (readlinkat), beside the stat
  * family of grant_test.  Each answers as the kernel does, case by case
  * (results, errnos, the bytes written to the buffer, faults as EFAULT),
@@ -528,7 +528,7 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_answers_for_outside)
 	struct race *r = self->r;
 	if (variant->op == Q_ACCESS && !suite_has_faccessat2())
 		SKIP(return, "without faccessat2 T makes access from the checked text "
-			     "(ARCHITECTURE.md, Known limits)");
+			     "(docs/LIMITS.md)");
 	r->op = variant->op;
 	strcpy(r->grant, "/tmp/sandpit-grant-XXXXXX");
 	strcpy(r->outside, "/tmp/sandpit-outside-XXXXXX");

@@ -1,4 +1,4 @@
-/* `sandpit bench` (issue 8): --quick must run every group, in seconds, and
+/* `sandpit bench`: --quick must run every group, in seconds, and
  * its JSON must parse and hold every row with sane statistics and every
  * DESIGN §10 target with a verdict; --markdown and --plot write what
  * `make bench-docs` turns into docs/BENCHMARKS.md; bad options are usage
@@ -182,8 +182,8 @@ TEST_F_TIMEOUT(bench, markdown_and_plot_data, 60)
 		rows++;
 	}
 	fclose(f);
-	EXPECT_EQ(15, rows); /* the per-call rows: one a call (access, readlink and statx since
-			      * issue 19) */
+	EXPECT_EQ(15, rows); /* the per-call rows: one a call (access, readlink and statx
+			      * among them) */
 }
 
 TEST_F(bench, bad_options_are_usage_errors)

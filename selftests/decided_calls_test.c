@@ -1,4 +1,4 @@
-/* Ordinary calls the default policy decides (issue 18), run in strict and
+/* Ordinary calls the default policy decides, run in strict and
  * in filter mode: the ones it allows answer as natively (each body runs
  * once natively and once in the sandbox, and the answers are compared),
  * the ones it refuses give the errno the policy names. */

@@ -1,5 +1,5 @@
 /* Every blocking call a sandboxed thread makes is interruptible as the
- * kernel's own (issue 18): a signal for the thread ends it with EINTR, or
+ * kernel's own: a signal for the thread ends it with EINTR, or
  * restarts it when the handler is SA_RESTART and the call is one the
  * kernel restarts (man 7 signal).
  *

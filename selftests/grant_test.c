@@ -1,4 +1,4 @@
-/* A write grant is a working directory (issue 17): the namespace calls the
+/* A write grant is a working directory: the namespace calls the
  * trusted process makes inside one (mkdir, rmdir, unlink, rename, link,
  * symlink, truncate, chmod, utimensat, mknod of a FIFO, O_TMPFILE) answer
  * as natively, errors included; outside the grants they are refused with

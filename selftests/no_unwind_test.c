@@ -1,4 +1,4 @@
-/* Programs without .eh_frame under `sandpit run` (issue 18): a Go program
+/* Programs without .eh_frame under `sandpit run`: a Go program
  * (static; the runtime's own assembly makes the calls), a stripped static
  * C program without unwind tables, and a hand-written assembly program.
  * The patcher must find every `syscall` they hold, each by the method the

@@ -506,7 +506,7 @@ TEST(default_deny_reaches_the_t_table)
 	policy_free(p);
 }
 
-/* A refusal is explained by what decided it (issue 20): the file's line,
+/* A refusal is explained by what decided it: the file's line,
  * sandpit's guard rule, the `default:` line, or a built-in "never". */
 TEST(a_refusal_is_explained_by_its_line_its_guard_or_the_default)
 {

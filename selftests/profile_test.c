@@ -1,4 +1,4 @@
-/* `sandpit profile` (issue 7): the policy it writes for a program must be
+/* `sandpit profile`: the policy it writes for a program must be
  * accepted by `sandpit policy check`, must let the program give its native
  * output under `sandpit run` in strict and in filter mode, must grant what
  * the program read and wrote (writes only where it wrote) and must never

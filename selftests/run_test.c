@@ -1,4 +1,4 @@
-/* `sandpit run` on unmodified programs (issue 6): each program's output
+/* `sandpit run` on unmodified programs: each program's output
  * and exit status under the sandbox, in strict and in filter mode, must be
  * exactly its native ones; attacks from inside an unmodified program
  * (selftests/attack/attack.c, linked dynamically and statically) must be
@@ -100,7 +100,7 @@ static void same_as_native(struct __test_metadata *_metadata, const FIXTURE_DATA
 #define SAME(in, cwd, ...) \
 	same_as_native(_metadata, self, variant->mode, in, cwd, (char *const[]){ __VA_ARGS__, NULL })
 
-/* A write grant is a working directory (issue 17): the same commands, one
+/* A write grant is a working directory: the same commands, one
  * after the other, natively in one directory and sandboxed in another that
  * is a write grant, give the same status and output each, and leave the
  * same tree. */
@@ -596,7 +596,7 @@ TEST_F(run, write_rule_refused_for_strict_mode_enforced_in_filter_mode)
 	want_stderr = 0;
 }
 
-/* ---- refusals explained (issue 20) ---- */
+/* ---- refusals explained ---- */
 
 /* the line of `text` that contains `what`, as a string of its own */
 static char *line_with(const char *text, const char *what, char *out, size_t n)
@@ -1269,7 +1269,7 @@ TEST_F(tiny, write_rule_in_filter_mode)
 	EXPECT_STREQ("then 200 of 200 refused", tail);
 }
 
-/* ---- the plan cache (issue 19) ---- */
+/* ---- the plan cache ---- */
 
 FIXTURE(plan_cache) {
 	char dir[64], cache[96];

@@ -1,4 +1,4 @@
-/* Secrets stay out, and root is not root inside (issue 17).  The default
+/* Secrets stay out, and root is not root inside.  The default
  * policy's `path deny` lines win over every grant (the policy's, and
  * allow_read/allow_write on top) and over every way of spelling or
  * reaching the path: B matches them against the path it resolved.  A

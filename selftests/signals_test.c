@@ -639,7 +639,7 @@ TEST(own_sigsys_at_default_kills_with_sigsys_as_natively)
 	EXPECT_SAME_AS_NATIVE(body_own_sigsys_default, KILLED(SIGSYS));
 }
 
-/* ------- mask calls in a handler that lands inside a mask call (issue 18)
+/* ------- mask calls in a handler that lands inside a mask call
  *
  * A SIGUSR1 handler blocks SIGUSR2 and restores its mask while the thread
  * it interrupts does the same in a loop, and another thread sends SIGUSR1

@@ -1,4 +1,4 @@
-/* Unwinding through a patched call site (issue 18): a debugger, a profiler
+/* Unwinding through a patched call site: a debugger, a profiler
  * or a crash reporter that stops a thread blocked in a patched read sees
  * the program's own frames.  The program (selftests/unwind/blocked_read.c,
  * frame pointers, not PIE) is stopped with PTRACE_SEIZE + PTRACE_INTERRUPT

@@ -225,7 +225,7 @@ static int dir_name(int dir, char *out, size_t len)
 }
 
 /* A name relative to P's descriptor dirfd, resolved from the directory
- * object itself as the kernel does (issue 19): the object taken from P with
+ * object itself as the kernel does: the object taken from P with
  * pidfd_getfd, the name opened from it by path_open_beneath (no link, no
  * way out), then the kernel's name of the directory (dir_name) joined with
  * the name is the text checked against the grants.  The text is where the
@@ -295,7 +295,7 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, con
 	return path_resolve_fd(b_cfg()->pid, base, path, how, out, PATH_MAX, fd);
 }
 
-/* The calls B answers itself (issue 19) from the descriptor its resolution
+/* The calls B answers itself, so that the kernel walks the path once, from the descriptor its resolution
  * opened (RESOLVE_NO_SYMLINKS, the last component not followed where the
  * call does not follow it; after a walk through links, the checked text
  * opened the same way), so that the kernel walks the path once and what

@@ -1,4 +1,4 @@
-/* B explains and counts refusals (ARCHITECTURE.md, "--log=denials").
+/* B explains and counts refusals (docs/design/trusted-process.md, "--log=denials").
  * Every refusal reaches B: the paths B refuses itself, and those the
  * entry or T's rules make, which U's entry reports (SANDPIT_NR_DENIED).
  * What decided comes from the model (policy/explain.c), the caller from

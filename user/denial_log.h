@@ -1,4 +1,4 @@
-/* B counts and explains every refusal (ARCHITECTURE.md, "--log=denials"):
+/* B counts and explains every refusal (docs/design/trusted-process.md, "--log=denials"):
  * one line on stderr per refusal under --log=denials (text or JSON), and
  * for `sandpit run` a count in a file only B and the command hold. */
 #ifndef SANDPIT_DENIAL_LOG_H

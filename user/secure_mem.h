@@ -187,7 +187,7 @@
  * kernel would end it */
 #define SANDPIT_SIG_INTR        63
 
-/* The signals sandpit keeps (issue 18): the kernel always has sandpit's
+/* The signals sandpit keeps, virtualised so that a program may set them: the kernel always has sandpit's
  * handler for them (SIGSEGV: faults, rdtsc, code mapped later; SIGSYS:
  * filter mode's net; 63 and 64 above).  The program's dispositions for
  * them live only in the handler table, virtualised: it reads back what it

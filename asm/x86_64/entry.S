@@ -12,7 +12,7 @@
  * the program's address after the syscall and whose saved rbp is the
  * program's, and DWARF CFI that gives the caller's rsp as the program's at
  * its syscall and its pc as that address, skipping the trampoline (which
- * has no unwind information; see ARCHITECTURE.md, "Unwinding"). */
+ * has no unwind information; see docs/design/patcher.md, "Unwinding"). */
 
 #include <asm/unistd.h>
 #include "user/secure_mem.h"
