@@ -126,40 +126,72 @@ static void default_action(struct u_state *st, int sig)
 	raise_self(st, sig);
 }
 
-/* A signal put off: queued as the kernel queues a pending one.  A standard
- * signal already pending is not queued again (the first one's siginfo
- * stays); a real-time one is queued per instance.  0: not queued. */
-static int queue_signal(struct u_state *st, int sig, const void *info)
+/* The queue of signals put off (u_state.deferred) is written by this
+ * thread's own signal handlers, which may land between any two of its
+ * instructions, also while it delivers from it: so nothing in it moves.
+ * An entry is taken with one atomic add on ndeferred (its end), filled,
+ * then made live by its signal number; it is delivered or discarded by
+ * setting its number to 0; the end goes back to 0 once no entry is live,
+ * by a compare-and-swap that fails if one was taken meanwhile.  Arrival
+ * order is index order. */
+static uint32_t queue_end(const struct u_state *st)
 {
-	uint32_t n = st->ndeferred;
-	for (uint32_t i = 0; sig < 32 && i < n; i++)
-		if (st->deferred[i].sig == sig)
-			return 0;
-	if (n >= U_NDEFERRED)
-		return 0;
-	st->deferred[n].sig = sig;
-	copy_bytes(st->deferred[n].info, info, sizeof(st->deferred[n].info));
-	__atomic_store_n(&st->ndeferred, n + 1, __ATOMIC_SEQ_CST);
-	return 1;
+	uint32_t n = __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST);
+	return n < U_NDEFERRED ? n : U_NDEFERRED;
+}
+
+static int entry_sig(const struct u_state *st, uint32_t i)
+{
+	return __atomic_load_n(&st->deferred[i].sig, __ATOMIC_SEQ_CST);
 }
 
 static int is_queued(const struct u_state *st, int sig)
 {
-	for (uint32_t i = 0; i < st->ndeferred; i++)
-		if (st->deferred[i].sig == sig)
+	uint32_t n = queue_end(st);
+	for (uint32_t i = 0; i < n; i++)
+		if (entry_sig(st, i) == sig)
 			return 1;
 	return 0;
+}
+
+static void queue_trim(struct u_state *st)
+{
+	uint32_t n = __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < n && i < U_NDEFERRED; i++)
+		if (entry_sig(st, i))
+			return;
+	__atomic_compare_exchange_n(&st->ndeferred, &n, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* A signal put off: queued as the kernel queues a pending one.  A standard
+ * signal already pending is not queued again (the first one's siginfo
+ * stays); a real-time one is queued per instance.  0: not queued (the
+ * queue is full: the signal is lost, as one past the kernel's limit). */
+static int queue_signal(struct u_state *st, int sig, const void *info)
+{
+	if (sig < 32 && is_queued(st, sig))
+		return 0;
+	uint32_t i = __atomic_fetch_add(&st->ndeferred, 1, __ATOMIC_SEQ_CST);
+	if (i >= U_NDEFERRED) {
+		__atomic_fetch_sub(&st->ndeferred, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	copy_bytes(st->deferred[i].info, info, sizeof(st->deferred[i].info));
+	__atomic_store_n(&st->deferred[i].sig, sig, __ATOMIC_SEQ_CST);
+	return 1;
 }
 
 /* The program set SIG_IGN, or SIG_DFL of a signal ignored by default: the
  * kernel discards it where pending, and so is it here (this thread's). */
 void u_discard_deferred(struct u_state *st, int sig)
 {
-	uint32_t n = st->ndeferred, k = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (st->deferred[i].sig != sig)
-			st->deferred[k++] = st->deferred[i];
-	__atomic_store_n(&st->ndeferred, k, __ATOMIC_SEQ_CST);
+	uint32_t n = queue_end(st);
+	for (uint32_t i = 0; i < n; i++) {
+		int s = sig;
+		__atomic_compare_exchange_n(&st->deferred[i].sig, &s, 0, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	}
+	queue_trim(st);
 }
 
 struct handler_call {
@@ -187,13 +219,16 @@ static long handler_call_fn(void *p)
  * instance), as the kernel picks among pending ones, or -1. */
 static int next_deliverable(const struct u_state *st, uint64_t mask)
 {
-	int best = -1;
-	for (uint32_t i = 0; i < st->ndeferred; i++) {
-		int sig = st->deferred[i].sig;
-		if (mask & SANDPIT_SIGBIT(sig))
+	int best = -1, best_sig = 0;
+	uint32_t n = queue_end(st);
+	for (uint32_t i = 0; i < n; i++) {
+		int sig = entry_sig(st, i);
+		if (!sig || (mask & SANDPIT_SIGBIT(sig)))
 			continue;
-		if (best < 0 || sig < st->deferred[best].sig)
+		if (best < 0 || sig < best_sig) {
 			best = (int)i;
+			best_sig = sig;
+		}
 	}
 	return best;
 }
@@ -252,13 +287,18 @@ void u_run_deferred(struct u_state *st)
 		if (sandpit_ask_self(&rq))
 			return;
 		int i = next_deliverable(st, rq.old);
-		if (i < 0)
+		if (i < 0) {
+			queue_trim(st);
 			return;
+		}
+		/* copied, then taken: a handler that lands between the two
+		 * finds it still pending (and merges with it) */
 		struct deferred_signal d = st->deferred[i];
-		uint32_t n = st->ndeferred;
-		for (uint32_t k = (uint32_t)i; k + 1 < n; k++)
-			st->deferred[k] = st->deferred[k + 1];
-		__atomic_store_n(&st->ndeferred, n - 1, __ATOMIC_SEQ_CST);
+		int sig = d.sig;
+		if (!sig || !__atomic_compare_exchange_n(&st->deferred[i].sig, &sig, 0, 0,
+							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
+		queue_trim(st);
 		deliver(st, &d, rq.old, rq.old_ss);
 	}
 }
