@@ -659,12 +659,21 @@ long b_check_sigaction(struct secure_page *sp)
 		*rec = act;
 		act.handler = (uint64_t)(uintptr_t)sandpit_signal_entry;
 		act.flags |= SA_SIGINFO | SANDPIT_SA_RESTORER;
+		/* SA_RESETHAND is U's to apply, at delivery (u_signal.c): the
+		 * kernel's reset would come when the signal lands, and one put
+		 * off lands before it is delivered */
+		act.flags &= ~(uint64_t)SA_RESETHAND;
 		act.restorer = (uint64_t)(uintptr_t)sandpit_restorer;
 		/* the kept ones stay unblocked for real; the handler's mask for
 		 * them is the program's view (u_signal.c) */
 		act.mask &= ~SANDPIT_KEPT_SIGNALS;
 	} else {
 		memset(rec, 0, sizeof(*rec));
+		/* SIG_IGN is recorded: a signal put off before it was set is
+		 * then discarded at delivery, as the kernel discards a pending
+		 * one (u_signal.c), where SIG_DFL is the default action */
+		if (act.handler == (uint64_t)(uintptr_t)SIG_IGN)
+			rec->handler = act.handler;
 	}
 	memcpy(sp->data, &act, sizeof(act));
 	sp->args[1] = (uint64_t)(uintptr_t)sp->data;

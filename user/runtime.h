@@ -7,6 +7,8 @@
 #include "user/secure_mem.h"
 #include "policy/t_table.h"
 
+#define U_NDEFERRED 16
+
 /* per-thread state, in the mailbox page at MB_U_STATE; %gs base = mailbox */
 struct u_state {
 	struct mailbox *mb;
@@ -29,10 +31,13 @@ struct u_state {
 	uint32_t ndeferred;
 	int32_t tb_fd, slot;      /* to ask B to interrupt T's waiting call */
 	uint64_t intr_seq;        /* the request it was asked for */
+	/* the signals put off, in the order they landed: like the kernel's
+	 * pending set, a standard signal at most once, a real-time one once
+	 * per instance (u_signal.c, queue_signal); bounded, the rest lost */
 	struct deferred_signal {
 		int32_t sig;
 		uint8_t info[128];
-	} deferred[4];
+	} deferred[U_NDEFERRED];
 	const struct secure_page *sp; /* this thread's: u_exit waits on SP_EXITING */
 	uint64_t caller;              /* where the call in progress returns to */
 	struct u_denial denial;       /* the refusal being reported to B */
@@ -164,6 +169,7 @@ uintptr_t u_signal_enter(int sig, void *info, void *uc) __attribute__((visibilit
 void u_signal_leave(void *uc) __attribute__((visibility("hidden")));
 void sandpit_signal_entry(void) __attribute__((visibility("hidden")));
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
+void u_discard_deferred(struct u_state *st, int sig) __attribute__((visibility("hidden")));
 
 /* T may be blocked in the call of request seq (a read, a send, a futex, a
  * sleep, a poll...) while a handler waits for it: B interrupts it, and it

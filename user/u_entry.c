@@ -188,8 +188,14 @@ long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 	long r = sandpit_ask_self(&rq);
 	if (r == 0 && old)
 		*old = rq.old;
-	if (r == 0 && set)
-		u_raise_due(u_self());
+	if (r == 0 && set) {
+		struct u_state *st = u_self();
+		u_raise_due(st);
+		/* signals put off that the new mask lets through are delivered
+		 * now, as the kernel delivers pending ones it unblocks */
+		if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+			u_run_deferred(st);
+	}
 	return r;
 }
 
@@ -271,6 +277,12 @@ static long u_sigaction(long sig, long act, struct k_sigaction *old, long size)
 		prev = sandpit_sigtab->act[sig];
 	long args[6] = { sig, act, (long)old, size };
 	long r = u_call_trusted(__NR_rt_sigaction, args);
+	/* SIG_IGN, or SIG_DFL that ignores: a pending one is discarded */
+	if (r == 0 && act && sig > 0 && sig < SIGTAB_N) {
+		uint64_t h = sandpit_sigtab->act[sig].handler;
+		if (h == 1 || (h == 0 && (sig == 17 || sig == 18 || sig == 23 || sig == 28)))
+			u_discard_deferred(u_self(), (int)sig);
+	}
 	if (r < 0 || !old)
 		return r;
 	/* a signal sandpit keeps is only recorded (the kernel keeps sandpit's
