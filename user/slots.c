@@ -168,12 +168,20 @@ int slots_make_eventfds(const struct slots_place *pl)
 			k %= BATCH;
 			continue;
 		}
-		/* every number below the block is taken (by the batch, say):
-		 * the kernel gave one of the block's, not made yet, or one
-		 * above it */
-		if ((r = flush(from, to, k)) < 0)
-			return r;
-		k = 0;
+		/* every number below the block is taken: the kernel gave one
+		 * of the block's not made yet (perhaps a batch's target) or
+		 * one above it.  With a batch: it goes, the batch is moved up,
+		 * and this one is made again, below. */
+		if (k) {
+			close(e);
+			if ((r = flush(from, to, k)) < 0)
+				return r;
+			k = 0;
+			fd--;
+			continue;
+		}
+		/* no batch: no target is pending, so e is fd or above the
+		 * block */
 		if (e != fd && (dup3(e, fd, O_CLOEXEC) < 0 || close(e) < 0))
 			return -errno;
 	}
