@@ -150,6 +150,9 @@ struct closefrom_out {
 	long r_closefrom_errno, r_close_range;
 	long held_before, held_after;   /* sandpit's numbers open, per /proc/self/fd */
 	long t_call_ok, b_call_ok, thread_ok;
+	/* the limit kept: on each of sandpit's numbers dup2 and dup3 give
+	 * EBADF and F_DUPFD EINVAL, as natively for a number past the limit */
+	long attempts, as_native;
 };
 
 static long held_in(long lo, long hi)
@@ -201,6 +204,12 @@ static int body_closefrom(void *a)
 	o->opened += open_own(fds);
 	o->r_close_range = syscall(SYS_close_range, 3, ~0U, 0);
 	o->closed_by_close_range = gone(fds);
+	for (long fd = o->lo; fd <= o->hi; fd++) {
+		o->attempts += 3;
+		o->as_native += dup2(0, (int)fd) == -1 && errno == EBADF;
+		o->as_native += dup3(0, (int)fd, 0) == -1 && errno == EBADF;
+		o->as_native += fcntl(0, F_DUPFD, (int)fd) == -1 && errno == EINVAL;
+	}
 	o->held_after = held_in(o->lo, o->hi);
 	/* B checks the path, T opens it */
 	int fd = open("/etc/passwd", O_RDONLY);
@@ -219,8 +228,14 @@ static int body_closefrom(void *a)
 	return 0;
 }
 
-TEST(closefrom_3_closes_the_programs_and_sandpit_keeps_working)
+TEST(closefrom_3_closes_the_programs_sandpit_keeps_working_and_its_numbers_are_past_the_limit)
 {
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < SM_FD_TOP)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu", (unsigned long)rl.rlim_max);
+	rl.rlim_cur = 1024;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 	struct closefrom_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_closefrom, o, NULL, 60)));
@@ -231,6 +246,8 @@ TEST(closefrom_3_closes_the_programs_and_sandpit_keeps_working)
 	EXPECT_EQ(OWN, o->closed_by_close_range);
 	EXPECT_EQ(o->hi - o->lo + 1, o->held_before);
 	EXPECT_EQ(o->held_before, o->held_after);
+	EXPECT_EQ(3 * SM_NFDS, o->attempts);
+	EXPECT_EQ(o->attempts, o->as_native);
 	EXPECT_EQ(1, o->t_call_ok);
 	EXPECT_EQ(1, o->b_call_ok);
 	EXPECT_EQ(1, o->thread_ok);
