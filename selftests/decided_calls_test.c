@@ -567,7 +567,7 @@ static int body_fd_refusals(void *a)
 		return 1;
 	int lo = state_of(my_mailbox())->sp->fd_lo;
 	fd_refusals(fd, o->open_, NULL);
-	fd_refusals(lo + 4, o->block, NULL); /* a slot's placeholder: sandpit's */
+	fd_refusals(lo + 4, o->block, NULL); /* slot 1's eventfd: sandpit's */
 	fd_refusals(lo, o->tb, NULL);        /* P's end of T<->B */
 	/* filter mode: a site the patcher never saw, refused through the
 	 * filter's trap and T */
@@ -599,7 +599,7 @@ TEST(decided_refusals_on_an_open_descriptor_the_policys_errno_on_sandpits_ebadf)
 	fd_refusals(-1, dummy, &names);
 	for (int i = 0; i < FD_REFUSALS; i++) {
 		EXPECT_EQ(-policy_errno[i], o->open_[i]) TH_LOG("%s on an open descriptor", names[i]);
-		EXPECT_EQ(-EBADF, o->block[i]) TH_LOG("%s on a placeholder", names[i]);
+		EXPECT_EQ(-EBADF, o->block[i]) TH_LOG("%s on slot 1's eventfd", names[i]);
 		EXPECT_EQ(-EBADF, o->tb[i]) TH_LOG("%s on T<->B", names[i]);
 	}
 	if (suite_mode() == SANDPIT_MODE_FILTER) {

@@ -293,6 +293,7 @@ struct start {
 	struct secure_page *sp;         /* slot 0's */
 	struct mailbox *mb;             /* slot 0's */
 	int fds[SLOTS_PLACED], nslots, fd_lo, fd_hi, tb_fd, b_fd, maps_fd;
+	struct slots_place place;       /* where they are; the program's RLIMIT_NOFILE */
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, if any */
 	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
@@ -416,14 +417,37 @@ static int map_secure_memory(struct start *s)
 	return 0;
 }
 
+/* Under SANDPIT_DEBUG: where sandpit's descriptors are, and, when the
+ * hard limit left no room above the program's soft limit, how many
+ * numbers below it the program lost to them. */
+static void debug_nofile(const struct start *s)
+{
+	const struct slots_place *pl = &s->place;
+	unsigned long long soft = (unsigned long long)pl->limit.rlim_cur;
+	unsigned long long hard = (unsigned long long)pl->limit.rlim_max;
+
+	if (pl->above)
+		fprintf(stderr,
+			"sandpit: descriptors %d..%d (%d thread slots), at or above the program's "
+			"RLIMIT_NOFILE %llu (hard %llu): all its numbers are its own\n",
+			s->fd_lo, s->fd_hi, s->nslots, soft, hard);
+	else
+		fprintf(stderr,
+			"sandpit: descriptors %d..%d (%d thread slots) lie BELOW the program's "
+			"RLIMIT_NOFILE %llu: its hard limit %llu leaves no room above; the "
+			"program has %d fewer descriptors than its limit says\n",
+			s->fd_lo, s->fd_hi, s->nslots, soft, hard, s->fd_hi - s->fd_lo + 1);
+}
+
 /* P's end of T<->B and B's, slot 0's eventfds (T's never blocks: T polls
  * it) and /proc/self/maps, moved to sandpit's block of descriptors; the
- * other slots' are made as threads are (user/slots.h).  The rest of the
- * block is held once B is started (hold_descriptors), so that B neither
- * copies nor closes two thousand placeholders.  The maps are opened here,
- * outside the sandbox, so that the run-time patcher's reads ask nothing of
- * the policy: a policy without a read grant for /proc/self would leave code
- * mapped later unpatched (strict mode then kills it). */
+ * other slots' are made once B is started (make_slot_descriptors), so that
+ * B neither copies nor closes two thousand eventfds.  The maps are opened
+ * here, outside the sandbox, so that the run-time patcher's reads ask
+ * nothing of the policy: a policy without a read grant for /proc/self would
+ * leave code mapped later unpatched (strict mode then kills it).  From here
+ * until make_slot_descriptors the soft RLIMIT_NOFILE may be raised
+ * (user/slots.h); sandpit_start puts it back on every way out. */
 static int make_descriptors(struct start *s)
 {
 	int r;
@@ -436,12 +460,16 @@ static int make_descriptors(struct start *s)
 	if ((s->fds[4] = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0)
 		return fail(-errno, "/proc/self/maps: %s", strerror(errno));
 	s->fd_lo = -1;
-	if ((r = slots_place_fds(s->fds, &s->fd_lo, &s->nslots)) < 0)
+	if ((r = slots_place_fds(s->fds, &s->place)) < 0)
 		return fail(r, "cannot place sandpit's descriptors: %s", strerror(-r));
+	s->fd_lo = s->place.fd_lo;
+	s->nslots = s->place.nslots;
 	s->tb_fd = s->fds[0];
 	s->b_fd = s->fds[1];
 	s->maps_fd = s->fds[4];
 	s->fd_hi = s->maps_fd;
+	if (getenv("SANDPIT_DEBUG"))
+		debug_nofile(s);
 	return 0;
 }
 
@@ -573,17 +601,19 @@ static int fork_trusted_process(struct start *s)
 	return 0;
 }
 
-/* The block's free numbers held in P (slots_hold_block).  Nothing since
- * make_descriptors left a descriptor open that the kernel could have put
- * there. */
-static int hold_descriptors(struct start *s)
+/* Every other slot's eventfds, then the program's soft RLIMIT_NOFILE as
+ * it was: nothing of the program's has run since make_descriptors, so no
+ * number at or above its limit was handed to it. */
+static int make_slot_descriptors(struct start *s)
 {
-	int r = slots_hold_block(s->fd_lo, s->nslots);
+	int r = slots_make_eventfds(&s->place);
 
+	if (r >= 0)
+		r = slots_restore_limit(&s->place);
 	if (r < 0) {
 		close(s->tb_fd); /* B sees P's end go and exits */
 		trusted_process_started(s->mid, s->bpid, -1);
-		return fail(r, "cannot hold sandpit's descriptors: %s", strerror(-r));
+		return fail(r, "cannot make sandpit's descriptors: %s", strerror(-r));
 	}
 	return 0;
 }
@@ -793,8 +823,10 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
-	    (r = fork_trusted_process(&s)) < 0 || (r = hold_descriptors(&s)) < 0)
+	    (r = fork_trusted_process(&s)) < 0 || (r = make_slot_descriptors(&s)) < 0) {
+		slots_restore_limit(&s.place);
 		return r;
+	}
 	protect_ranges(&s);
 	patch_code(&s);
 	if ((r = trusted_process_ready(&s)) < 0 || (r = finish_patching(&s)) < 0)

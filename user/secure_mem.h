@@ -17,16 +17,17 @@
 
 #define SM_PAGE         4096
 /* threads at once: each has its slot (S, T's alternate stack, two
- * descriptors).  Address space for every slot is reserved at start; a
- * slot's pages are touched and its descriptors made when a thread first
- * uses it (user/slots.h). */
+ * descriptors).  Address space for every slot is reserved and its
+ * descriptors made at start; a slot's pages are touched when a thread
+ * first uses it (user/slots.h). */
 #define SM_NSLOTS       1024
 /* sandpit's descriptors, one block [fd_lo, fd_lo + SM_NFDS): P's end of
  * T<->B, a placeholder for B's, then per slot T's and U's eventfds
- * (slots_t_fd, slots_u_fd), made on demand, and last /proc/self/maps,
+ * (slots_t_fd, slots_u_fd), all made at start, and last /proc/self/maps,
  * opened before the sandbox for the run-time patcher (slots_maps_fd).
- * The block ends at SM_FD_TOP (or the lower RLIMIT_NOFILE); the prebuilt
- * filter is for that block. */
+ * The block lies at or above the program's soft RLIMIT_NOFILE where the
+ * hard limit leaves room, ending at SM_FD_TOP where it fits there (the
+ * prebuilt filter is for that block); else below (user/slots.h). */
 #define SM_NFDS   (3 + 2 * SM_NSLOTS)
 #define SM_FD_TOP 4096
 #define SM_MAX_RANGES   48
@@ -45,9 +46,7 @@
 #define SP_CFG_PID      96
 #define SP_CFG_U_TID    100
 #define SP_CFG_SPIN     104  /* u32: spin iterations (~ one blocking hand-off)  */
-#define SP_CFG_FDS_NEW  108  /* u32: SP_V_CLONE: the new slot's descriptors are
-                              * made for the first time (their numbers must
-                              * be free); else they replace its last ones */
+#define SP_CFG_PAD1     108  /* u32: unused */
 #define SP_CFG_TIDS     112  /* u64: the U tid table (SM_NSLOTS x i32, 0: none) */
 #define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_ALL + 1), 0: T never moves */
 #define SP_CFG_MAPS_FD  128  /* i32: /proc/self/maps, opened in P before the sandbox */
@@ -213,7 +212,7 @@ struct secure_page {
 	uint32_t b_cpu, slot;
 	int32_t t_fd, tb_fd, fd_lo, fd_hi;
 	int32_t pid, u_tid;
-	uint32_t spin, fds_new;
+	uint32_t spin, pad1;
 	uint64_t tids; /* int32_t[SM_NSLOTS] */
 	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
 	int32_t maps_fd;
@@ -310,7 +309,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, fprog) == SP_FPROG, "SP_FP
 _Static_assert(__builtin_offsetof(struct secure_page, pollfd) == SP_POLLFD, "SP_POLLFD");
 _Static_assert(__builtin_offsetof(struct secure_page, exiting) == SP_EXITING, "SP_EXITING");
 _Static_assert(__builtin_offsetof(struct secure_page, u_fd) == SP_CFG_U_FD, "SP_CFG_U_FD");
-_Static_assert(__builtin_offsetof(struct secure_page, fds_new) == SP_CFG_FDS_NEW, "SP_CFG_FDS_NEW");
+_Static_assert(__builtin_offsetof(struct secure_page, pad1) == SP_CFG_PAD1, "SP_CFG_PAD1");
 _Static_assert(SM_ALT_REGION < SM_REGION_ALIGN, "the alternate stacks fit the alignment");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct sp_answer) == SP_DATA_SIZE, "an answer fills B's data area");

@@ -72,15 +72,15 @@ static int32_t u_tids[SM_NSLOTS], t_tids[SM_NSLOTS];
  * be reused, a pidfd cannot; -1 otherwise */
 static int u_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
-/* the slot's eventfds exist: its first thread ran (so T made them) */
-static char fds_made[SM_NSLOTS] = { 1 }; /* slot 0's are sandpit_start's */
+/* a thread has run in the slot (slot 0: sandpit_start's) */
+static char ran[SM_NSLOTS] = { 1 };
 
 /* a thread has run in slot s: only then can its mailbox say anything
  * (asking the others would make the kernel allocate their pages).  Without
  * the lock: the last count is taken from slot_alarm, which may hold it. */
 int b_slot_ever_ran(int s)
 {
-	return s >= 0 && s < SM_NSLOTS && __atomic_load_n(&fds_made[s], __ATOMIC_ACQUIRE);
+	return s >= 0 && s < SM_NSLOTS && __atomic_load_n(&ran[s], __ATOMIC_ACQUIRE);
 }
 
 int32_t b_slot_u_tid(int s)
@@ -377,7 +377,7 @@ static void watch_step(int s, struct watch_wait *w)
 				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
-			__atomic_store_n(&fds_made[s], 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&ran[s], 1, __ATOMIC_RELEASE);
 			u_tids[s] = watch[s].u;
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
@@ -549,7 +549,6 @@ void trusted_process_init_slot(const struct trusted_process_config *c, int s)
 	sp->slot = (uint32_t)s;
 	sp->t_fd = slots_t_fd(c->fd_lo, s);
 	sp->u_fd = slots_u_fd(c->fd_lo, s);
-	sp->fds_new = 0;
 	sp->mailbox = (uint64_t)(uintptr_t)mb;
 	sp->u_tid = 0;
 	sp->glibc_ctid = 0;
@@ -685,7 +684,6 @@ static long check_clone(int parent, struct secure_page *sp)
 	denial_slot_reused(cfg, s); /* before its state is cleared */
 	trusted_process_init_slot(cfg, s);
 	struct secure_page *child = &cfg->sp[s];
-	child->fds_new = !fds_made[s];
 	struct mailbox *cmb = &cfg->mb[s];
 	child->glibc_ctid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
 	memcpy(cmb->clone_regs, cfg->mb[parent].clone_regs, CR_SIZE);

@@ -169,46 +169,6 @@ sandpit_clone_trusted:
 	syscall
 .endm
 
-/* PLACEHOLDER off: the new slot's descriptor number (at off in the secure
- * page in rbx) holds a placeholder again, a dup of the one at fd_lo + 1
- * (user/slots.h), so that the kernel never hands the number to the
- * program (clobbers rax, rcx, rdx, rsi, rdi, r11) */
-.macro PLACEHOLDER off
-	mov SP_CFG_FD_LO(%r15), %edi
-	inc %edi
-	mov \off(%rbx), %esi
-	mov $O_CLOEXEC, %edx
-	mov $__NR_dup3, %eax
-	syscall
-.endm
-
-/* NEW_EVENTFD off, flags: an eventfd at the number at off in the secure
- * page in rbx (keeps xmm8-14, rbx; clobbers rbp, xmm15) */
-.macro NEW_EVENTFD off, flags
-	xor %edi, %edi
-	mov $\flags, %esi
-	mov $__NR_eventfd2, %eax
-	syscall
-	test %rax, %rax
-	js .Lclone_undo
-	cmp \off(%rbx), %eax
-	je .Lefd_done\@
-	mov %rax, %rbp
-	mov %rax, %rdi
-	mov \off(%rbx), %esi
-	mov $O_CLOEXEC, %edx
-	mov $__NR_dup3, %eax
-	syscall
-	movq %rax, %xmm15
-	mov %rbp, %rdi
-	mov $__NR_close, %eax
-	syscall
-	movq %xmm15, %rax
-	test %rax, %rax
-	js .Lclone_undo
-.Lefd_done\@:
-.endm
-
 /* SIGMASK how, mask: T's own mask changed by a constant in sandpit_text
  * (clobbers rax, rcx, rdx, rsi, rdi, r10, r11) */
 .macro SIGMASK how, mask
@@ -945,15 +905,13 @@ trusted_thread_main:
  * pointing at its own secure page: no instruction of U's runs in it before
  * it has its own T and is in strict mode. */
 .Lclone:
-	/* the new slot's eventfds first (user/slots.h): made here, where the
-	 * kernel hands their numbers back in rax, and moved onto the numbers
-	 * B wrote in the new secure page, inside sandpit's descriptor block
-	 * (invariant 3), where dup3 replaces what held the number in one
-	 * step: a new slot's placeholder, or a slot used before its last
-	 * thread's eventfds (those threads are gone, as the kernel confirmed
-	 * to B), so no stale wake-up survives.  The block is never free, so
-	 * the program's own descriptors are never there.  No stack: the
-	 * verdict waits in xmm8-14, the new secure page in rbx. */
+	/* the new slot's eventfds were made with the sandbox, in sandpit's
+	 * block above the program's limit (user/slots.h): nothing is made
+	 * here, where the kernel could only hand out numbers below the
+	 * program's limit.  A wake-up its last thread left on them is
+	 * harmless: every sleeper re-reads its word after a read returns
+	 * (sandpit_wait_result's callers, sandpit_exit_wait, T's loop).  No
+	 * stack: the verdict waits in xmm8-14, the new secure page in rbx. */
 	movq %rax, %xmm8
 	movq %rdi, %xmm9
 	movq %rsi, %xmm10
@@ -962,8 +920,6 @@ trusted_thread_main:
 	movq %r8, %xmm13
 	movq %r9, %xmm14
 	mov %r11, %rbx
-	NEW_EVENTFD SP_CFG_T_FD, (EFD_CLOEXEC | EFD_NONBLOCK)
-	NEW_EVENTFD SP_CFG_U_FD, EFD_CLOEXEC
 	/* the thread gets T's CPUs: all of the process's again (.Lshared) */
 	mov SP_CFG_CPU_MASKS(%r15), %rdx
 	test %rdx, %rdx
@@ -994,15 +950,7 @@ trusted_thread_main:
 	mov SP_CFG_MAILBOX(%r15), %r14
 	test %rax, %rax
 	jns .Lclone_known
-	/* no thread: a new slot's descriptors are placeholders again (B
-	 * marks a slot's descriptors made only once its thread has run) */
-	movq %rax, %xmm15
-	cmpl $0, SP_CFG_FDS_NEW(%rbx)
-	je 1f
-	PLACEHOLDER SP_CFG_T_FD
-	PLACEHOLDER SP_CFG_U_FD
-1:	movq %xmm15, %rax
-	jmp .Lresult
+	jmp .Lresult /* no thread: the kernel's errno */
 /* The child is a thread of the program's from the clone on, and its tid
  * goes back to the program: it must be in the U tid table first, or a
  * signal sent to it at once (pthread_kill right after pthread_create)
@@ -1030,16 +978,6 @@ trusted_thread_main:
 .Lack:
 	xor %eax, %eax
 	jmp .Lresult
-/* a new slot's descriptors could not be made (the program holds every
- * number below its limit, say): no thread; a new slot's made in part are
- * placeholders again */
-.Lclone_undo:
-	cmpl $0, SP_CFG_FDS_NEW(%rbx)
-	je .Lclone_refused
-	PLACEHOLDER SP_CFG_T_FD
-	PLACEHOLDER SP_CFG_U_FD
-.Lclone_refused:
-	mov $-EAGAIN, %rax
 
 /* ---- publish the result; wake U only if it sleeps */
 .Lresult:
