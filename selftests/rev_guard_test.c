@@ -1,0 +1,435 @@
+/* An outside review of the set-id guard: policy/guard.c's rule that fchmod
+ * never gives S_ISUID or S_ISGID whatever a policy says, and B's masking of
+ * the mode a name is made with inside a write grant (open O_CREAT or
+ * O_TMPFILE, mknod).  Each test tries to get a set-id bit (or a mode change
+ * the grants do not give) some other way, as root and as nobody, and
+ * checks the file on disk afterwards, not only the answers.
+ *
+ * Tests that expect a refusal sandpit does not make today say so above
+ * them: they fail on purpose until the hole is closed. */
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+#include "policy_util.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+#define NRES 64
+#define NOBODY 65534
+#define SET_ID (S_ISUID | S_ISGID)
+
+struct box {
+	char grant[64], rgrant[64], fgrant[96];
+	long res[NRES]; /* each call's result, or -errno */
+	int n;
+};
+
+static void note(struct box *b, long r)
+{
+	if (b->n < NRES)
+		b->res[b->n++] = r < 0 ? -errno : r;
+}
+#define R(call) note(b, (long)(call))
+
+static void rm_rf(const char *d)
+{
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", d);
+}
+
+/* fn(b) sandboxed in a child that is uid (root, or nobody with no
+ * supplementary groups) before sandpit_start: the wait status, -2 if hung */
+static int run_as(uid_t uid, int (*fn)(void *), struct box *b, const struct sandpit_options *o)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(SANDBOX_START_FAILED + 1);
+		/* setuid made the child undumpable, which a program started as
+		 * nobody is not: B could not trace it (strict mode without
+		 * FSGSBASE needs to) */
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(SANDBOX_START_FAILED + 2);
+		if (sandpit_start(o) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(fn(b));
+	}
+	int st;
+	for (int i = 0; i < 60 * 100; i++) {
+		if (waitpid(p, &st, WNOHANG) == p)
+			return st;
+		usleep(10000);
+	}
+	kill(p, SIGKILL);
+	waitpid(p, &st, 0);
+	return -2;
+}
+
+/* a box shared with the child, its write grant made and owned by uid */
+static struct box *new_box(struct __test_metadata *_metadata, uid_t uid)
+{
+	struct box *b = shared_page(sizeof(*b));
+	if (!b)
+		return NULL;
+	strcpy(b->grant, "/tmp/sandpit-revg-XXXXXX");
+	if (!mkdtemp(b->grant) || chown(b->grant, uid, uid))
+		return NULL;
+	EXPECT_EQ(0, chmod(b->grant, 0755));
+	return b;
+}
+
+/* a policy file: the default with `lines` in place of theirs, readable by
+ * nobody; or, when minijail, `lines` alone */
+static void policy_file(const char *lines, int minijail, char path[32])
+{
+	if (minijail) {
+		strcpy(path, "/tmp/sandpit-policyXXXXXX");
+		int fd = mkstemp(path);
+		if (fd < 0 || write(fd, lines, strlen(lines)) != (ssize_t)strlen(lines) || close(fd))
+			abort();
+	} else {
+		default_policy_with(lines, path);
+	}
+	if (chmod(path, 0644))
+		abort();
+}
+
+/* --- fchmod under policies that allow it in every way the languages can say --- */
+
+struct fchmod_policy {
+	const char *text;
+	int minijail;
+	int plain_ok; /* the policy itself lets fchmod(fd, 0600) through */
+};
+
+/* what a minijail file must allow for the child to open, stat and exit
+ * (exit_group by number: a minijail-only form, so the file is read as one) */
+#define MJ_BASE                                                                          \
+	"read: 1\nwrite: 1\nexit: 1\nrt_sigreturn: 1\n231: 1\nopenat: 1\nopen: 1\n" \
+	"close: 1\nfstat: 1\nnewfstatat: 1\n"
+
+static const struct fchmod_policy fchmod_policies[] = {
+	{ "fchmod: allow\n", 0, 1 },
+	{ "fchmod: arg1 in 07777\n", 0, 1 },
+	/* the file allows only set-id modes: the guard must still refuse them */
+	{ "fchmod: arg1 & 06000 == 06000\n", 0, 0 },
+	{ "fchmod: arg1 in {04700, 04755, 04777}\n", 0, 0 },
+	{ "fchmod: arg1 & 04000\n", 0, 0 },
+	{ "fchmod: if arg1 & 04000 then arg0 <= 100000\n", 0, 1 },
+	{ "fchmod: arg1 <= 0xffffffffffffffff\n", 0, 1 },
+	{ MJ_BASE "91: 1\n", 1, 1 }, /* fchmod by number */
+	{ MJ_BASE "fchmod: 1\n", 1, 1 },
+	{ MJ_BASE "fchmod: arg1 in ~04000 || arg1 in ~02000\n", 1, 1 },
+	{ MJ_BASE "fchmod: arg1 == 04755 || arg1 == 04777\n", 1, 0 },
+	{ MJ_BASE "fchmod: arg1 == 0 || arg1 & 06000\n", 1, 0 },
+};
+
+/* modes with a set-id bit, some with bits above the 16 the kernel keeps */
+static const unsigned long set_id_modes[] = {
+	04755, 02755, 06755, 04000, 02000, 0x100000000ul | 04755, 0xffffffff00000000ul | 02711,
+	0xffffffffffffffff,
+};
+#define NSETID (sizeof(set_id_modes) / sizeof(set_id_modes[0]))
+
+static int ops_fchmod(void *a)
+{
+	struct box *b = a;
+	char p[96];
+	snprintf(p, sizeof(p), "%s/f", b->grant);
+	int fd = open(p, O_CREAT | O_RDWR | O_EXCL, 0644);
+	R(fd);
+	if (fd < 0)
+		return 1;
+	for (size_t i = 0; i < NSETID; i++)
+		R(syscall(SYS_fchmod, fd, set_id_modes[i]));
+	R(fchmod(fd, 0600));
+	struct stat st;
+	R(fstat(fd, &st) == 0 ? (long)(st.st_mode & 07777) : -1);
+	close(fd);
+	return 0;
+}
+
+static void fchmod_under(struct __test_metadata *_metadata, const struct fchmod_policy *fp,
+			 uid_t uid)
+{
+	struct box *b = new_box(_metadata, uid);
+	ASSERT_NE(NULL, b);
+	char file[32];
+	policy_file(fp->text, fp->minijail, file);
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file, .allow_write = w };
+	int st = run_as(uid, ops_fchmod, b, &o);
+	unlink(file);
+	ASSERT_EQ(0, outcome(st)) TH_LOG("uid %d, policy:\n%s", uid, fp->text);
+	/* every attempt reached the call */
+	ASSERT_EQ((int)NSETID + 3, b->n) TH_LOG("uid %d, policy:\n%s", uid, fp->text);
+	ASSERT_LE(0, b->res[0]);
+	for (size_t i = 0; i < NSETID; i++) {
+		EXPECT_EQ(-EPERM, b->res[1 + i])
+		TH_LOG("uid %d, mode %#lx, policy:\n%s", uid, set_id_modes[i], fp->text);
+	}
+	EXPECT_EQ(fp->plain_ok ? 0 : -EPERM, b->res[NSETID + 1]) TH_LOG("%s", fp->text);
+	EXPECT_EQ(fp->plain_ok ? 0600 : 0644, b->res[NSETID + 2]) TH_LOG("%s", fp->text);
+	char p[96];
+	struct stat s;
+	snprintf(p, sizeof(p), "%s/f", b->grant);
+	ASSERT_EQ(0, stat(p, &s));
+	EXPECT_EQ(0u, s.st_mode & SET_ID) TH_LOG("made %o", s.st_mode & 07777);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
+TEST(fchmod_gives_no_set_id_bit_under_any_policy_that_allows_it)
+{
+	for (size_t i = 0; i < sizeof(fchmod_policies) / sizeof(fchmod_policies[0]); i++) {
+		fchmod_under(_metadata, &fchmod_policies[i], 0);
+		fchmod_under(_metadata, &fchmod_policies[i], NOBODY);
+	}
+}
+
+/* --- every other way the default policy leaves to give a mode --- */
+
+static const char *const made[] = { "o_hi", "oat_hi", "n", "nat", "d", "sgd", "t" };
+#define NMADE (sizeof(made) / sizeof(made[0]))
+
+static int ops_other_ways(void *a)
+{
+	struct box *b = a;
+	char p[128], q[64];
+	int dfd = open(b->grant, O_RDONLY | O_DIRECTORY);
+	R(dfd);
+	snprintf(p, sizeof(p), "%s/f", b->grant);
+	int fd = open(p, O_CREAT | O_RDWR | O_EXCL, 0644);
+	R(fd);
+	/* chmod by path in every spelling: the name, a descriptor's magic
+	 * link, the directory and "", with and without flags */
+	R(chmod(p, 04755));
+	R(syscall(SYS_fchmodat, AT_FDCWD, p, 02755));
+	R(syscall(SYS_fchmodat, dfd, "f", 0x100000000ul | 06755));
+	R(syscall(SYS_fchmodat2, dfd, "f", 04755, 0));
+	R(syscall(SYS_fchmodat2, dfd, "f", 04755, AT_SYMLINK_NOFOLLOW));
+	R(syscall(SYS_fchmodat2, fd, "", 04755, AT_EMPTY_PATH));
+	snprintf(q, sizeof(q), "/proc/self/fd/%d", fd);
+	R(chmod(q, 04755));
+	R(syscall(SYS_fchmodat2, AT_FDCWD, q, 02755, 0));
+	close(fd);
+	/* names made with set-id in a mode register whose high half is set */
+	snprintf(p, sizeof(p), "%s/o_hi", b->grant);
+	R(fd = (int)syscall(SYS_open, p, O_CREAT | O_WRONLY | O_EXCL, 0xffffffff00004755ul));
+	close(fd);
+	R(fd = (int)syscall(SYS_openat, dfd, "oat_hi", O_CREAT | O_WRONLY | O_EXCL,
+			    0x1000000000006755ul));
+	close(fd);
+	snprintf(p, sizeof(p), "%s/n", b->grant);
+	R(syscall(SYS_mknod, p, 0xffff000000000000ul | S_IFREG | 04755, 0));
+	R(syscall(SYS_mknodat, dfd, "nat", S_IFREG | 06755, 0));
+	R(syscall(SYS_mkdirat, dfd, "d", 06755));
+	R(syscall(SYS_mkdirat, dfd, "sgd", 02777));
+	/* O_TMPFILE given a mode with high bits, then named by its magic link */
+	fd = (int)syscall(SYS_openat, dfd, ".", O_TMPFILE | O_RDWR, 0xffffffffffffffff);
+	R(fd);
+	snprintf(q, sizeof(q), "/proc/self/fd/%d", fd);
+	R(linkat(AT_FDCWD, q, dfd, "t", AT_SYMLINK_FOLLOW));
+	struct stat st;
+	R(fd >= 0 && fstat(fd, &st) == 0 ? (long)(st.st_mode & 07777) : -1);
+	close(fd);
+	close(dfd);
+	return 0;
+}
+
+static void other_ways_as(struct __test_metadata *_metadata, uid_t uid)
+{
+	struct box *b = new_box(_metadata, uid);
+	ASSERT_NE(NULL, b);
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	ASSERT_EQ(0, outcome(run_as(uid, ops_other_ways, b, &o))) TH_LOG("uid %d", uid);
+	ASSERT_EQ(19, b->n) TH_LOG("uid %d", uid);
+	ASSERT_LE(0, b->res[0]);
+	ASSERT_LE(0, b->res[1]);
+	/* every chmod spelling: refused, whatever the reason */
+	for (int i = 2; i < 10; i++) {
+		EXPECT_GT(0, b->res[i]) TH_LOG("uid %d, chmod %d gave %ld", uid, i - 2, b->res[i]);
+	}
+	EXPECT_EQ(-EPERM, b->res[2]);
+	EXPECT_EQ(-EPERM, b->res[3]);
+	EXPECT_EQ(-EPERM, b->res[4]);
+	EXPECT_EQ(-EPERM, b->res[5]);
+	char p[128];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/f", b->grant);
+	ASSERT_EQ(0, stat(p, &st));
+	EXPECT_EQ(0644u, st.st_mode & 07777);
+	/* whatever was made carries no set-id bit */
+	for (size_t i = 0; i < NMADE; i++) {
+		snprintf(p, sizeof(p), "%s/%s", b->grant, made[i]);
+		if (lstat(p, &st) == 0) {
+			EXPECT_EQ(0u, st.st_mode & SET_ID)
+			TH_LOG("uid %d: %s made %o", uid, made[i], st.st_mode & 07777);
+		}
+	}
+	EXPECT_EQ(0, b->res[18] < 0 ? 0 : b->res[18] & SET_ID) TH_LOG("O_TMPFILE %lo", b->res[18]);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
+TEST(no_other_call_of_the_default_policy_gives_a_set_id_bit)
+{
+	other_ways_as(_metadata, 0);
+	other_ways_as(_metadata, NOBODY);
+}
+
+/* --- file capabilities: the set-uid bit's twin, in an extended attribute --- */
+
+/* a version-2 security.capability value: cap_setuid permitted and effective */
+static const unsigned char setuid_cap[20] = {
+	0x01, 0x00, 0x00, 0x02, /* VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE */
+	0x80, 0x00, 0x00, 0x00, /* permitted: bit 7, CAP_SETUID */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static int ops_file_caps(void *a)
+{
+	struct box *b = a;
+	char p[96];
+	snprintf(p, sizeof(p), "%s/c", b->grant);
+	int fd = open(p, O_CREAT | O_RDWR | O_EXCL, 0755);
+	R(fd);
+	R(fsetxattr(fd, "security.capability", setuid_cap, sizeof(setuid_cap), 0));
+	R(fsetxattr(fd, "user.ok", "x", 1, 0)); /* the policy's allow, in force */
+	close(fd);
+	return 0;
+}
+
+/* A policy that allows fsetxattr gets no guard for its name: what keeps a
+ * file capability out is only that sandpit dropped CAP_SETFCAP. */
+TEST(a_policy_allowing_fsetxattr_gives_no_file_capability)
+{
+	struct box *b = new_box(_metadata, 0);
+	ASSERT_NE(NULL, b);
+	char file[32];
+	policy_file("fsetxattr: allow\n", 0, file);
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file, .allow_write = w };
+	ASSERT_EQ(0, outcome(run_as(0, ops_file_caps, b, &o)));
+	unlink(file);
+	ASSERT_EQ(3, b->n);
+	ASSERT_LE(0, b->res[0]);
+	EXPECT_EQ(-EPERM, b->res[1]);
+	char p[96], v[64];
+	snprintf(p, sizeof(p), "%s/c", b->grant);
+	EXPECT_EQ(-1, getxattr(p, "security.capability", v, sizeof(v)));
+	/* user xattrs may be off on this file system: then the call said so */
+	EXPECT_TRUE(b->res[2] == 0 || b->res[2] == -EOPNOTSUPP) TH_LOG("user.ok: %ld", b->res[2]);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
+/* --- a descriptor's mode outside the write grants --- */
+
+/* system.posix_acl_access giving nobody rwx, the rest as 0644 */
+static const unsigned char acl_nobody_rwx[] = {
+	2, 0, 0, 0,                     /* POSIX_ACL_XATTR_VERSION */
+	0x01, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_USER_OBJ rw- */
+	0x02, 0, 7, 0, 0xfe, 0xff, 0, 0, /* ACL_USER 65534 rwx */
+	0x04, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_GROUP_OBJ r-- */
+	0x10, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_MASK rwx */
+	0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_OTHER r-- */
+};
+
+static int ops_mode_outside(void *a)
+{
+	struct box *b = a;
+	char p[128];
+	snprintf(p, sizeof(p), "%s/r", b->rgrant);
+	int fd = open(p, O_RDONLY);
+	R(fd);
+	R(futimens(fd, NULL)); /* B's check of a descriptor's file: EACCES */
+	R(fchmod(fd, 0666));
+	close(fd);
+	fd = open(b->fgrant, O_RDWR);
+	R(fd);
+	R(fchmod(fd, 0666)); /* a file grant is its data, never its mode */
+	close(fd);
+	snprintf(p, sizeof(p), "%s/a", b->rgrant);
+	fd = open(p, O_RDONLY);
+	R(fd);
+	R(fsetxattr(fd, "system.posix_acl_access", acl_nobody_rwx, sizeof(acl_nobody_rwx), 0));
+	close(fd);
+	return 0;
+}
+
+/* Fails on main: the guard's only rule on fchmod is "no set-id bit", so a
+ * policy that allows fchmod (or fsetxattr) lets the program change the
+ * mode (or ACL) of any file it may open: a read grant's file (root owns
+ * /etc's, which the default policy grants for reading) made world
+ * writable, a file grant's mode changed.  futimens on the same
+ * descriptor is refused (B checks its file against the write grants);
+ * fchmod and fsetxattr have no such check. */
+TEST(a_policy_allowing_fchmod_changes_no_mode_outside_the_write_grants)
+{
+	struct box *b = new_box(_metadata, 0);
+	ASSERT_NE(NULL, b);
+	strcpy(b->rgrant, "/tmp/sandpit-revg-r-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(b->rgrant));
+	ASSERT_EQ(0, chmod(b->rgrant, 0755));
+	char r[128], acl[128];
+	snprintf(r, sizeof(r), "%s/r", b->rgrant);
+	snprintf(acl, sizeof(acl), "%s/a", b->rgrant);
+	snprintf(b->fgrant, sizeof(b->fgrant), "%s/fg", b->grant);
+	int fd;
+	const char *files[] = { r, acl, b->fgrant };
+	for (int i = 0; i < 3; i++) {
+		ASSERT_LE(0, fd = open(files[i], O_CREAT | O_WRONLY | O_EXCL, 0644));
+		close(fd);
+	}
+	char file[32];
+	policy_file("fchmod: allow\nfsetxattr: allow\n", 0, file);
+	/* the file grant alone (its directory is no grant) */
+	const char *rd[] = { b->rgrant, NULL }, *w[] = { b->fgrant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file,
+				     .allow_read = rd, .allow_write = w };
+	ASSERT_EQ(0, outcome(run_as(0, ops_mode_outside, b, &o)));
+	unlink(file);
+	ASSERT_EQ(7, b->n);
+	ASSERT_LE(0, b->res[0]);
+	EXPECT_EQ(-EACCES, b->res[1]);
+	EXPECT_GT(0, b->res[2]) TH_LOG("fchmod of a read grant's file: %ld", b->res[2]);
+	ASSERT_LE(0, b->res[3]);
+	EXPECT_GT(0, b->res[4]) TH_LOG("fchmod of a file grant: %ld", b->res[4]);
+	ASSERT_LE(0, b->res[5]);
+	EXPECT_GT(0, b->res[6]) TH_LOG("ACL on a read grant's file: %ld", b->res[6]);
+	struct stat st;
+	char v[128];
+	ASSERT_EQ(0, stat(r, &st));
+	EXPECT_EQ(0644u, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(b->fgrant, &st));
+	EXPECT_EQ(0644u, st.st_mode & 07777);
+	EXPECT_EQ(-1, getxattr(acl, "system.posix_acl_access", v, sizeof(v)))
+	TH_LOG("%s got an ACL", acl);
+	rm_rf(b->rgrant);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
+TEST_HARNESS_MAIN
