@@ -9,6 +9,7 @@
  * them: they fail on purpose until the hole is closed. */
 #include <fcntl.h>
 #include <grp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,6 +515,72 @@ TEST(a_set_id_file_in_a_write_grant_never_takes_the_programs_bytes_with_its_bit)
 	EXPECT_FALSE(rewritten && (st.st_mode & S_ISUID))
 	TH_LOG("%d attempts (link %ld, linkat %ld); the program's bytes in a %o file", b->n,
 	       b->res[0], b->res[2], st.st_mode & 07777);
+	rm_rf(b->rgrant);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
+/* --- calls newer than the tables: setxattrat and its kin (6.13) --- */
+
+struct xattr_args_v0 {
+	uint64_t value;
+	uint32_t size, flags;
+};
+
+static int ops_newer_calls(void *a)
+{
+	struct box *b = a;
+	char p[128];
+	struct xattr_args_v0 xa = { (uintptr_t)acl_nobody_rwx, sizeof(acl_nobody_rwx), 0 };
+	struct xattr_args_v0 cap = { (uintptr_t)setuid_cap, sizeof(setuid_cap), 0 };
+	const char *dirs[] = { b->grant, b->rgrant };
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/f", dirs[i]);
+		R(syscall(463, AT_FDCWD, p, 0, "system.posix_acl_access", &xa, sizeof(xa)));
+		R(syscall(463, AT_FDCWD, p, 0, "security.capability", &cap, sizeof(cap)));
+		R(syscall(463, AT_FDCWD, p, 0, "user.rg", &xa, sizeof(xa)));
+		int fd = open(p, O_RDONLY);
+		R(fd);
+		R(syscall(463, fd, "", AT_EMPTY_PATH, "user.rg", &xa, sizeof(xa)));
+		close(fd);
+	}
+	return 0;
+}
+
+/* The kinds table does not know setxattrat (463): it is never made,
+ * whatever its target, in both modes. */
+TEST(setxattrat_which_the_tables_do_not_know_is_never_made)
+{
+	struct box *b = new_box(_metadata, 0);
+	ASSERT_NE(NULL, b);
+	strcpy(b->rgrant, "/tmp/sandpit-revg-r-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(b->rgrant));
+	ASSERT_EQ(0, chmod(b->rgrant, 0755));
+	char p[2][128];
+	const char *dirs[] = { b->grant, b->rgrant };
+	for (int i = 0; i < 2; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/f", dirs[i]);
+		int fd = open(p[i], O_CREAT | O_WRONLY | O_EXCL, 0755);
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	const char *rd[] = { b->rgrant, NULL }, *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = rd, .allow_write = w };
+	ASSERT_EQ(0, outcome(run_as(0, ops_newer_calls, b, &o)));
+	ASSERT_EQ(10, b->n);
+	for (int i = 0; i < 10; i++) {
+		if (i == 3 || i == 8) {
+			ASSERT_LE(0, b->res[i]);
+		} else {
+			EXPECT_EQ(-ENOSYS, b->res[i]) TH_LOG("call %d", i);
+		}
+	}
+	char v[128];
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(-1, getxattr(p[i], "system.posix_acl_access", v, sizeof(v)));
+		EXPECT_EQ(-1, getxattr(p[i], "security.capability", v, sizeof(v)));
+		EXPECT_EQ(-1, getxattr(p[i], "user.rg", v, sizeof(v)));
+	}
 	rm_rf(b->rgrant);
 	rm_rf(b->grant);
 	munmap(b, sizeof(*b));
