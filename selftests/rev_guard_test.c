@@ -9,10 +9,12 @@
  * them: they fail on purpose until the hole is closed. */
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -23,6 +25,7 @@
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 #include "policy_util.h"
+#include "u_state.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -584,6 +587,100 @@ TEST(setxattrat_which_the_tables_do_not_know_is_never_made)
 	rm_rf(b->rgrant);
 	rm_rf(b->grant);
 	munmap(b, sizeof(*b));
+}
+
+/* --- fchmod's mode rewritten in the mailbox while T checks it --- */
+
+struct mode_race {
+	volatile long writes, calls, landed, set_seen, bad, done, stopped;
+	volatile int fd;
+	char grant[64];
+};
+static struct mode_race *MR;
+static struct mailbox *volatile mode_victim;
+
+/* the victim's request, once it is in the mailbox, made fchmod(fd, 04755) */
+static void *rewrite_mode(void *a)
+{
+	(void)a;
+	while (!mode_victim)
+		;
+	struct mailbox *mb = mode_victim;
+	uint64_t args[6] = { (uint64_t)MR->fd, 04755 };
+	while (!MR->done) {
+		mb->payload.nr = SYS_fchmod;
+		memcpy(mb->payload.args, args, sizeof(args));
+		mb->nr = SYS_fchmod;
+		memcpy(mb->args, args, sizeof(args));
+		MR->writes++;
+	}
+	MR->stopped = 1;
+	return NULL;
+}
+
+static int body_mode_race(void *a)
+{
+	(void)a;
+	char p[96];
+	snprintf(p, sizeof(p), "%s/f", MR->grant);
+	MR->fd = open(p, O_RDWR);
+	if (MR->fd < 0)
+		return 1;
+	pthread_t w;
+	mode_victim = my_mailbox();
+	if (pthread_create(&w, NULL, rewrite_mode, NULL))
+		return 2;
+	/* 20000 calls, and on until a rewrite has landed (20 s at most) */
+	time_t until = time(NULL) + 20;
+	for (long i = 0; i < 20000 || (!MR->landed && time(NULL) < until); i++) {
+		long r = syscall(SYS_fchmod, MR->fd, 0600);
+		MR->calls++;
+		if (r < 0 && errno == EPERM)
+			MR->landed++; /* T checked the rewritten mode, and refused it */
+		else if (r < 0)
+			MR->bad++;
+		struct stat st;
+		/* a stat rewritten into the fchmod fails: only a success counts */
+		if (syscall(SYS_fstat, MR->fd, &st) == 0 && (st.st_mode & SET_ID))
+			MR->set_seen++;
+	}
+	MR->done = 1;
+	while (!MR->stopped)
+		;
+	pthread_join(w, NULL);
+	return 0;
+}
+
+/* T loads a request once: a mode rewritten after its check is never the
+ * one the kernel gets.  A policy that allows fchmod; another thread turns
+ * every request of the victim's into fchmod(fd, 04755). */
+TEST(race_fchmod_mode_rewritten_in_the_mailbox_never_gives_a_set_id_bit)
+{
+	MR = shared_page(sizeof(*MR));
+	ASSERT_NE(NULL, MR);
+	strcpy(MR->grant, "/tmp/sandpit-revg-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(MR->grant));
+	char p[96];
+	snprintf(p, sizeof(p), "%s/f", MR->grant);
+	int fd = open(p, O_CREAT | O_WRONLY | O_EXCL, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	char file[32];
+	policy_file("fchmod: allow\n", 0, file);
+	const char *w[] = { MR->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file, .allow_write = w };
+	int r = outcome(run_sandboxed_opts(body_mode_race, NULL, &o, 60));
+	unlink(file);
+	TH_LOG("outcome %d, rewrites %ld, calls %ld, refused %ld, other errors %ld, set-id seen %ld",
+	       r, MR->writes, MR->calls, MR->landed, MR->bad, MR->set_seen);
+	EXPECT_EQ(0, r);
+	EXPECT_LT(0, MR->writes);
+	EXPECT_LT(0, MR->landed);
+	EXPECT_EQ(0, MR->set_seen);
+	struct stat st;
+	ASSERT_EQ(0, stat(p, &st));
+	EXPECT_EQ(0u, st.st_mode & SET_ID) TH_LOG("left %o", st.st_mode & 07777);
+	rm_rf(MR->grant);
 }
 
 TEST_HARNESS_MAIN
