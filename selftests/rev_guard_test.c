@@ -698,4 +698,55 @@ TEST(race_fchmod_mode_rewritten_in_the_mailbox_never_gives_a_set_id_bit)
 	rm_rf(MR->grant);
 }
 
+/* --- a set-gid write grant: what the kernel passes on, and what it may not --- */
+
+static int ops_in_set_gid_dir(void *a)
+{
+	struct box *b = a;
+	char p[128];
+	int fd;
+	snprintf(p, sizeof(p), "%s/o", b->grant);
+	R(fd = open(p, O_CREAT | O_WRONLY | O_EXCL, 02755));
+	close(fd);
+	snprintf(p, sizeof(p), "%s/n", b->grant);
+	R(mknod(p, S_IFREG | 02755, 0));
+	snprintf(p, sizeof(p), "%s/d", b->grant);
+	R(mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s/d/o", b->grant);
+	R(fd = open(p, O_CREAT | O_WRONLY | O_EXCL, 06777));
+	close(fd);
+	return 0;
+}
+
+/* Files made in a set-gid directory get its group, never its bit (B's
+ * mask); a directory made there inherits S_ISGID from the kernel, as
+ * natively: a set-gid directory runs nothing, so that is no set-id bit
+ * given (THREATS.md's "never given" reads as: on no file). */
+TEST(names_made_in_a_set_gid_write_grant_are_files_without_set_id_bits)
+{
+	NEED_OPENAT2();
+	for (int u = 0; u < 2; u++) {
+		uid_t uid = u ? NOBODY : 0;
+		struct box *b = new_box(_metadata, uid);
+		ASSERT_NE(NULL, b);
+		ASSERT_EQ(0, chmod(b->grant, 02777));
+		const char *w[] = { b->grant, NULL };
+		struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+		ASSERT_EQ(0, outcome(run_as(uid, ops_in_set_gid_dir, b, &o)));
+		ASSERT_EQ(4, b->n);
+		const char *names[] = { "o", "n", "d/o" };
+		for (int i = 0; i < 3; i++) {
+			char p[128];
+			struct stat st;
+			snprintf(p, sizeof(p), "%s/%s", b->grant, names[i]);
+			ASSERT_EQ(0, lstat(p, &st)) TH_LOG("uid %d: %s", uid, names[i]);
+			EXPECT_TRUE(S_ISREG(st.st_mode));
+			EXPECT_EQ(0u, st.st_mode & SET_ID)
+			TH_LOG("uid %d: %s made %o", uid, names[i], st.st_mode & 07777);
+		}
+		rm_rf(b->grant);
+		munmap(b, sizeof(*b));
+	}
+}
+
 TEST_HARNESS_MAIN
