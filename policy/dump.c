@@ -86,8 +86,11 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 	}
 	if (a->kind == PK_PATH_OP)
 		fputs("made by B, ", f);
-	fprintf(f, "path arg%d", a->path_arg);
-	if (a->dirfd_arg != POLICY_NOARG)
+	if (a->path_arg == POLICY_NOARG)
+		fprintf(f, "the file of descriptor arg%d", a->dirfd_arg);
+	else
+		fprintf(f, "path arg%d", a->path_arg);
+	if (a->dirfd_arg != POLICY_NOARG && a->path_arg != POLICY_NOARG)
 		fprintf(f, ", dirfd arg%d", a->dirfd_arg);
 	if (a->flags_arg != POLICY_NOARG)
 		fprintf(f, ", %s flags arg%d", a->access == PA_OPEN ? "open" : "at", a->flags_arg);

@@ -89,10 +89,16 @@ static const struct policy_proc_arg
 	b_path_nofollow = { PK_PATH, N, N, N, PA_READ, 1 }, /* the last link is what it reads */
 	b_sigaction = { PK_SIGACTION, N, N, N, 0, 0 }, b_clone = { PK_CLONE, N, N, N, 0, 0 },
 	/* namespace calls B makes itself inside write grants (user/path_op.c) */
-	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 };
+	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 },
+	/* and the metadata calls on a descriptor, which B makes on the object
+	 * it takes from P (arg0) */
+	b_fd_op = { PK_PATH_OP, N, 0, N, PA_WRITE, 1 };
 
 #define CHECK_B(name, b) { name, { .kind = GUARD_NEEDS_B, .proc = b, .restrict_arg = N, \
 	.why = "its memory argument must be checked by the trusted process" } }
+#define CHECK_FD(name) { name, { .kind = GUARD_NEEDS_B, .proc = &b_fd_op, .restrict_arg = N, \
+	.why = "its descriptor may be of any file the program opened, which only the trusted " \
+	       "process can check against the write grants" } }
 #define PATH(name) { name, { .kind = GUARD_NEEDS_B, .restrict_arg = N, \
 	.why = "it takes a path, which only the trusted process can check against the grants, " \
 	       "and the trusted process has no check for this call" } }
@@ -185,6 +191,9 @@ static const struct entry table[] = {
 	CHECK_B("linkat", &b_op), CHECK_B("symlink", &b_op),
 	CHECK_B("symlinkat", &b_op), CHECK_B("chmod", &b_op),
 	CHECK_B("fchmodat", &b_op), CHECK_B("fchmodat2", &b_op), CHECK_B("utimensat", &b_op),
+	/* a descriptor's file, whichever grant it was opened under: B checks it
+	 * against the write grants as chmod's path */
+	CHECK_FD("fchmod"), CHECK_FD("fchown"), CHECK_FD("fsetxattr"), CHECK_FD("fremovexattr"),
 	PATH("creat"), PATH("chown"),
 	PATH("lchown"), PATH("fchownat"), PATH("utime"), PATH("utimes"),
 	CHECK_B("getxattr", &b_path), CHECK_B("lgetxattr", &b_path_nofollow),
@@ -441,7 +450,7 @@ static void place_path(int nr, struct policy_guard *g, struct policy_proc_arg *o
 	struct syscall_path sp;
 
 	if (g->kind != GUARD_NEEDS_B || !g->proc ||
-	    (g->proc->kind != PK_PATH && g->proc->kind != PK_PATH_OP))
+	    (g->proc->kind != PK_PATH && g->proc->kind != PK_PATH_OP) || g->proc == &b_fd_op)
 		return;
 	if (syscall_path(nr, &sp) < 0) {
 		never(g, unknown_why, 1); /* B would check a path the kinds do not know */

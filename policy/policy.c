@@ -212,7 +212,9 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 	if (nr < 0)
 		return nr;
 	if (a->kind == PK_PATH || a->kind == PK_PATH_OP) {
-		if (!valid_arg(a->path_arg))
+		/* PK_PATH_OP without a path: a call on the descriptor dirfd_arg */
+		if (!valid_arg(a->path_arg) &&
+		    !(a->kind == PK_PATH_OP && a->path_arg == POLICY_NOARG && valid_arg(a->dirfd_arg)))
 			return fail(err, errlen, -EINVAL, "%s: path argument %d out of range", name,
 				    a->path_arg);
 		if (a->dirfd_arg != POLICY_NOARG && !valid_arg(a->dirfd_arg))

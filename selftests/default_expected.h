@@ -204,6 +204,11 @@ static const struct process_call {
 	{ "fchmodat2", { PK_PATH_OP, 1, 0, 3, PA_WRITE, 1 } },
 	{ "truncate", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
 	{ "utimensat", { PK_PATH_OP, 1, 0, 3, PA_WRITE, 1 } },
+	/* a descriptor's file, as its path */
+	{ "fchmod", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
+	{ "fchown", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
+	{ "fsetxattr", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
+	{ "fremovexattr", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
 	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
 	/* threads only, each with its own T (invariant 4); fork is EPERM */
 	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
@@ -219,9 +224,9 @@ static const struct x_deny_calls {
 		/* SCM_RIGHTS would hand U copies of sandpit's descriptors */
 		"sendmsg", "sendmmsg",
 		/* nothing else is changed: owners, legacy forms, attributes */
-		"creat", "fchmod", "chown", "fchown", "lchown", "fchownat",
-		"utime", "utimes", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
-		"removexattr", "lremovexattr", "fremovexattr",
+		"creat", "chown", "lchown", "fchownat",
+		"utime", "utimes", "futimesat", "setxattr", "lsetxattr",
+		"removexattr", "lremovexattr",
 		/* a path the trusted process has no check for */
 		"inotify_add_watch",
 		/* SysV IPC and POSIX message queues: shared outside the grants */

@@ -46,6 +46,11 @@ static const char *unsafe(const struct syscall_kinds *k, const struct policy_gua
 {
 	unsigned covered = g && g->kind == GUARD_RULES ? g->covers : 0;
 
+	/* the metadata calls on a descriptor: its file may be a read grant's */
+	if (g && g->kind == GUARD_NEEDS_B && g->proc && g->proc->kind == PK_PATH_OP &&
+	    g->proc->path_arg == POLICY_NOARG)
+		return k->arg[0] == SK_FD ? "the file a descriptor holds" : NULL;
+
 	if (k->effects & SE_NEVER & ~covered)
 		return "an effect on T, another process or the system";
 	for (int a = 0; a < 6; a++) {
@@ -179,6 +184,12 @@ TEST(b_checks_the_path_argument_the_kinds_name)
 			EXPECT_TRUE(g && g->kind != GUARD_RULES) TH_LOG("%s", k->name);
 		if (!g || g->kind != GUARD_NEEDS_B || !g->proc || (g->proc->kind != PK_PATH && g->proc->kind != PK_PATH_OP))
 			continue;
+		if (!has && g->proc->kind == PK_PATH_OP && g->proc->path_arg == POLICY_NOARG) {
+			/* no path: B takes the file of the descriptor in arg0 */
+			EXPECT_EQ(SK_FD, k->arg[0]) TH_LOG("%s", k->name);
+			EXPECT_EQ(0, g->proc->dirfd_arg) TH_LOG("%s", k->name);
+			continue;
+		}
 		ASSERT_TRUE(has) TH_LOG("%s: B checks a path the kinds do not know", k->name);
 		EXPECT_EQ(sp.path_arg, g->proc->path_arg) TH_LOG("%s", k->name);
 		EXPECT_EQ(sp.dirfd_arg, g->proc->dirfd_arg) TH_LOG("%s", k->name);

@@ -678,6 +678,15 @@ TEST(memory_arguments_need_the_trusted_process)
 		     "t.policy:1:8: chown: 'allow' refused: it takes a path, which only the trusted "
 		     "process can check against the grants, and the trusted process has no check "
 		     "for this call; deny it");
+	/* a descriptor's file may be under a read grant: B checks it */
+	EXPECT_ERROR("fchmod: allow\n",
+		     "t.policy:1:9: fchmod: 'allow' refused: its descriptor may be of any file the "
+		     "program opened, which only the trusted process can check against the write "
+		     "grants; use 'process'");
+	EXPECT_ERROR("fsetxattr: arg4 == 0\n",
+		     "t.policy:1:12: fsetxattr: 'trap' refused: its descriptor may be of any file the "
+		     "program opened, which only the trusted process can check against the write "
+		     "grants; use 'process'");
 	EXPECT_ERROR("chown: process\n",
 		     "t.policy:1:8: chown: 'process' refused: the trusted process has no check for it");
 	EXPECT_ERROR("getppid: process\n",

@@ -504,6 +504,8 @@ static int on_the_descriptor(const struct policy_proc_arg *pa, const struct secu
 	return pa->flags_arg >= 0 && (sp->args[pa->flags_arg] & AT_EMPTY_PATH);
 }
 
+static const char setid_why[] = "a set-id file is never opened for writing";
+
 /* A path argument: copy, resolve as the kernel will, check, and hand T the
  * resolved absolute path in S so the kernel reads exactly what was checked. */
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
@@ -602,6 +604,17 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		 * give one (path_op.c), so neither may the mode it is made with */
 		if (flags & (O_CREAT | O_TMPFILE))
 			sp->args[pa->flags_arg + 1] &= ACCESSPERMS | S_ISVTX;
+		/* nor does a set-id file that is there take the program's bytes:
+		 * stores through a shared mapping keep its bit, where write(2)
+		 * would clear it */
+		struct stat st;
+		if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
+		    fstatat(AT_FDCWD, resolved, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) &&
+		    ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))) {
+			b_path_refused(s, pa, sp, path, resolved, setid_why);
+			return -EACCES;
+		}
 		if (compat_has(COMPAT_OPENAT2))
 			return open_beneath_no_links(sp, len, flags,
 						     (long)sp->args[pa->flags_arg + 1]);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +43,7 @@
 #define N POLICY_NOARG
 
 enum op { OP_MKDIR, OP_MKNOD, OP_UNLINK, OP_RENAME, OP_LINK, OP_SYMLINK, OP_TRUNCATE, OP_CHMOD,
-	  OP_UTIMENS };
+	  OP_UTIMENS, OP_CHOWN, OP_SETXATTR, OP_REMOVEXATTR };
 
 /* Where each call keeps its arguments: the (first) path and its directory,
  * the second path of rename and link (the new name), AT_* or RENAME_*
@@ -72,6 +73,11 @@ static const struct op_call {
 	{ SYS_fchmodat, OP_CHMOD, 0, 1, N, N, N, 2, 0 },
 	{ SYS_fchmodat2, OP_CHMOD, 0, 1, N, N, 3, 2, 0 },
 	{ SYS_utimensat, OP_UTIMENS, 0, 1, N, N, 3, 2, 0 },
+	/* on a descriptor only (no path): its object, B checks and changes */
+	{ SYS_fchmod, OP_CHMOD, 0, N, N, N, N, 1, 0 },
+	{ SYS_fchown, OP_CHOWN, 0, N, N, N, N, 1, 0 },
+	{ SYS_fsetxattr, OP_SETXATTR, 0, N, N, N, 4, 2, 0 },
+	{ SYS_fremovexattr, OP_REMOVEXATTR, 0, N, N, N, N, N, 0 },
 };
 
 /* One path of the call. */
@@ -244,21 +250,67 @@ static const char *metadata_refusal(const struct trusted_process_config *cfg, co
 	return NULL;
 }
 
-/* utimensat(fd, NULL, ...): B takes the object itself through P's
- * /proc/P/fd/N (a dup2 over N after the check cannot change what B acts
- * on) and checks the path of what it holds. */
-static long utimens_fd(const struct trusted_process_config *cfg, int s,
-		       const struct policy_proc_arg *pa, const struct secure_page *sp,
-		       const struct timespec *tsp)
+/* P's descriptor fd was opened O_PATH: the calls on the descriptor
+ * itself refuse it (EBADF), as they do natively */
+static int path_only(pid_t pid, int fd)
 {
-	char link[64], path[PATH_MAX];
+	char info[64], buf[256];
+	snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	int f = open(info, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0; /* the object's own open below says what is wrong */
+	ssize_t n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *fl = strstr(buf, "flags:");
+	return fl && (strtoul(fl + 6, NULL, 8) & O_PATH);
+}
+
+/* The metadata calls on a descriptor (fchmod, fchown, fsetxattr,
+ * fremovexattr, futimens): B takes the object itself through P's
+ * /proc/P/fd/N, so that a dup2 over N after the check cannot change what
+ * is acted on, checks the path of what it holds as chmod's, and makes the
+ * change on what it holds: done here, never by T on U's number. */
+static long meta_fd(const struct trusted_process_config *cfg, int s,
+		    const struct policy_proc_arg *pa, const struct secure_page *sp, int op,
+		    uint64_t val, const struct timespec *tsp)
+{
+	char link[64], path[PATH_MAX], name[XATTR_NAME_MAX + 1];
 	int fd = (int)sp->args[0];
 	if (fd == AT_FDCWD)
-		return -EFAULT;
+		return op == OP_UTIMENS ? -EFAULT : -EBADF;
+	if (fd >= cfg->fd_lo && fd <= cfg->fd_hi)
+		return -EBADF; /* sandpit's, as if not open (invariant 3) */
+	if (op != OP_UTIMENS && path_only(cfg->pid, fd))
+		return -EBADF;
+	void *value = NULL;
+	if (op == OP_SETXATTR || op == OP_REMOVEXATTR) {
+		long n = b_read_string(name, sizeof(name), sp->args[1]);
+		if (n < 0)
+			return n == -ENAMETOOLONG ? -ERANGE : n;
+		if (n == 0)
+			return -ERANGE;
+	}
+	size_t size = op == OP_SETXATTR ? (size_t)sp->args[3] : 0;
+	if (size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	if (size) {
+		value = malloc(size);
+		if (!value)
+			return -ENOMEM;
+		struct iovec local = { value, size };
+		struct iovec remote = { (void *)(uintptr_t)sp->args[2], size };
+		if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != (ssize_t)size) {
+			free(value);
+			return -EFAULT;
+		}
+	}
 	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)cfg->pid, fd);
 	int mine = open(link, O_PATH | O_CLOEXEC);
-	if (mine < 0)
+	if (mine < 0) {
+		free(value);
 		return errno == ENOENT ? -EBADF : -errno;
+	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", mine);
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
 	long r = n > 0 ? 0 : -EACCES;
@@ -273,15 +325,35 @@ static long utimens_fd(const struct trusted_process_config *cfg, int s,
 			why = metadata_refusal(cfg, path);
 	}
 	if (r == 0 && (fstat(mine, &st) < 0 || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-		r = -EACCES, why = device_why; /* its times are the machine's */
+		r = -EACCES, why = device_why; /* its metadata are the machine's */
 	if (why)
 		b_path_refused(s, pa, sp, path, path, why);
 	else if (r == -EACCES)
 		b_path_denial(s, pa, sp, n > 0 ? path : "", NULL, PA_WRITE,
 			      n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
-	if (r == 0 && utimensat(AT_FDCWD, link, tsp, 0) < 0)
-		r = -errno;
+	if (r == 0) {
+		int done;
+		switch (op) {
+		case OP_CHMOD:
+			done = chmod(link, (mode_t)val & 07777);
+			break;
+		case OP_CHOWN:
+			done = chown(link, (uid_t)val, (gid_t)sp->args[2]);
+			break;
+		case OP_SETXATTR:
+			done = setxattr(link, name, value, size, (int)sp->args[4]);
+			break;
+		case OP_REMOVEXATTR:
+			done = removexattr(link, name);
+			break;
+		default:
+			done = utimensat(AT_FDCWD, link, tsp, 0);
+			break;
+		}
+		r = done < 0 ? -errno : SP_V_ACK;
+	}
 	close(mine);
+	free(value);
 	return r;
 }
 
@@ -442,10 +514,19 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 			tsp = ts;
 		}
 		nofollow = !!(flags & AT_SYMLINK_NOFOLLOW);
-		if (!sp->args[c->path])
-			return utimens_fd(cfg, s, pa, sp, tsp);
+		if (c->path != N && !sp->args[c->path])
+			return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, tsp);
+		break;
+	case OP_CHOWN:
+	case OP_REMOVEXATTR:
+		break;
+	case OP_SETXATTR:
+		if (flags & ~(uint64_t)(XATTR_CREATE | XATTR_REPLACE))
+			return -EINVAL;
 		break;
 	}
+	if (c->path == N)
+		return meta_fd(cfg, s, pa, sp, c->op, val, tsp);
 
 	struct end *e = calloc(2, sizeof(*e)); /* 24 KiB: off B's 64 KiB stacks */
 	if (!e)
@@ -455,7 +536,7 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	long r = read_end(sp, c->dirfd, c->path, nofollow, a);
 	if (r == -ENOENT && c->op == OP_UTIMENS && (flags & AT_EMPTY_PATH) && !a->path[0]) {
 		free(e);
-		return utimens_fd(cfg, s, pa, sp, tsp);
+		return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, tsp);
 	}
 	if (r == 0 && b)
 		r = read_end(sp, c->dirfd2, c->path2, 1, b);
