@@ -811,7 +811,7 @@ static void enter_seccomp(struct start *s)
 	}
 }
 
-/* The steps of start-up, in ARCHITECTURE.md's order.  A failure before T
+/* The steps of start-up, in docs/design/startup.md's order.  A failure before T
  * runs returns an error and leaves nothing applied; after it, the process
  * dies rather than run unsandboxed (invariant 5). */
 int sandpit_start(const struct sandpit_options *opts)

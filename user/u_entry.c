@@ -204,9 +204,9 @@ long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
  * there.  SANDPIT_SIG's frame lies on the thread's stack: U sends it
  * through T and waits.  The program's handlers wait meanwhile
  * (program_handler sees self_req ahead of self_done), as one that asked
- * here would take this request's place.  Issue 18's interleaving is left
- * here (another signal's fresh frame under SANDPIT_SIG's restores the old
- * stack on its return): rare, a handler that lands inside such a call. */
+ * here would take this request's place.  One interleaving is left here:
+ * another signal's fresh frame under SANDPIT_SIG's restores the old stack
+ * on its return (rare: a handler that lands inside such a call). */
 static long ask_through_sandpit_sig(struct u_state *st, struct self_request *rq)
 {
 	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
@@ -473,8 +473,7 @@ long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, lo
  * that it reads or sets U's CPUs, priority, scheduling or CPU time, not
  * T's (T's CPUs can be fewer: it leaves U's, trusted_thread.S).  The same
  * call, natively, in filter mode.  (getrusage(RUSAGE_THREAD) and prctl's
- * thread name have no form that names a thread: ARCHITECTURE.md, Known
- * limits.) */
+ * thread name have no form that names a thread: docs/LIMITS.md.) */
 static void name_this_thread(long nr, long args[6], int tid)
 {
 	enum { PRIO_PROCESS_ = 0, IOPRIO_WHO_PROCESS_ = 1, CLOCK_THREAD_CPUTIME_ID_ = 3 };

@@ -7,7 +7,7 @@
  * (filter mode's net; SIGSEGV also answers the thread's own mask and
  * alternate stack changes, sandpit_ask_self) and 63 and 64; the
  * program's own uses of them (a real fault, a raise, a kill) reach the
- * program's virtualised disposition (issue 18). */
+ * program's virtualised disposition. */
 #include <asm/unistd.h>
 #include <sys/ucontext.h>
 #include "user/runtime.h"

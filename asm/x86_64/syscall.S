@@ -242,7 +242,7 @@ sandpit_copy_to_user_fault:
  * synchronous signal, not one sent through T: the kernel delivers a
  * fault before every other pending signal, so its frame always lies
  * right on the asker's context, and the mask it changes is the one the
- * asker returns to (issue 18: a SANDPIT_SIG sent by T could land on top
+ * asker returns to (a SANDPIT_SIG sent by T could instead land on top
  * of another signal's fresh frame, change that frame's handler mask, and
  * the program's handler then ran in between and made requests of its own). */
 	.globl sandpit_ask_self, sandpit_ask_self_insn
