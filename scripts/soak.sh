@@ -21,7 +21,9 @@
 # failed" (individual tests, as run-tests.sh counts them).  Exit 0 only
 # when none failed.
 #
-# Environment: SOAK_MINUTES (or SOAK_SECONDS); SOAK_ONCE_CALLS (once_test's calls per run,
+# Environment: SOAK_MINUTES (or SOAK_SECONDS); a step begun before the
+# time is up runs to its end, so a soak can last one step longer (run_test's
+# step takes ~3 minutes); SOAK_ONCE_CALLS (once_test's calls per run,
 # default sized so that 60 minutes make >= 10 M per mode);
 # SOAK_TESTS (binaries, default below); SOAK_CONDITIONS; SOAK_LOG (a
 # directory that keeps each step's full output; default a temporary one,
@@ -34,7 +36,8 @@ MINUTES=${SOAK_MINUTES:-10}
 # third of that under a busy loop per CPU: 1 M calls take 1.5-5 minutes for
 # its five modes, and it runs every other step, so 60 minutes make about
 # 10-20 M calls per mode
-ONCE_CALLS=${SOAK_ONCE_CALLS:-1000000}
+# (shorter soaks make shorter runs: 100 k calls per minute of soak, at most 1 M)
+ONCE_CALLS=${SOAK_ONCE_CALLS:-$((MINUTES < 10 ? MINUTES * 100000 : 1000000))}
 MODE_BINS="threads_test signals_test eintr_test slots_test core_test once_test fault_test"
 FALLBACK_BINS="run_test no_unwind_test"
 TESTS=${SOAK_TESTS:-"$MODE_BINS $FALLBACK_BINS"}
