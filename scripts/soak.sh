@@ -24,7 +24,8 @@
 # Environment: SOAK_MINUTES (or SOAK_SECONDS); a step begun before the
 # time is up runs to its end, so a soak can last one step longer (run_test's
 # step takes ~3 minutes); SOAK_ONCE_CALLS (once_test's calls per run,
-# default sized so that 60 minutes make >= 10 M per mode);
+# default sized so that 60 minutes make >= 10 M per mode; a twentieth of
+# it is once_test's raises, SANDPIT_ONCE_RAISES);
 # SOAK_TESTS (binaries, default below); SOAK_CONDITIONS; SOAK_LOG (a
 # directory that keeps each step's full output; default a temporary one,
 # kept only when something failed); BUILD (default build).
@@ -78,7 +79,7 @@ run_step() { # BIN COND OUT
 	*" $1 "*) set -- "$1" "$2" "$3" --fallbacks ;;
 	*) set -- "$1" "$2" "$3" --modes ;;
 	esac
-	env="BUILD=$BUILD SANDPIT_ONCE_CALLS=$ONCE_CALLS TEST_TIMEOUT=${TEST_TIMEOUT:-900}"
+	env="BUILD=$BUILD SANDPIT_ONCE_CALLS=$ONCE_CALLS SANDPIT_ONCE_RAISES=$((ONCE_CALLS / 20)) TEST_TIMEOUT=${TEST_TIMEOUT:-900}"
 	case $2 in
 	busy) busy_start
 	      env $env ./scripts/run-tests.sh "$4" "$bin" >"$3" 2>&1

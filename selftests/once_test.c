@@ -146,4 +146,58 @@ TEST_F_TIMEOUT(once, every_call_answered_with_its_own_result_under_a_storm, 3600
 	EXPECT_LT(0, ONCE->landed);
 }
 
+/* A signal a thread sends itself, unblocked, has its handler run before
+ * the call returns (natively always: the kernel delivers it on the way
+ * out).  Sandboxed, T sends it and the delivery must still come before U
+ * goes on, or the next raise of the same signal finds it pending and is
+ * lost.  SANDPIT_ONCE_RAISES raises (default 5 000), each checked. */
+static volatile long raised_handled;
+static void on_raise(int sig)
+{
+	(void)sig;
+	raised_handled++;
+}
+
+static int body_raise(void *a)
+{
+	long n = *(long *)a;
+	struct sigaction sa = { .sa_handler = on_raise };
+	if (sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	struct u_state *st = state_of(my_mailbox());
+	uint64_t s0 = st->seq;
+	for (long i = 0; i < n; i++) {
+		long h = raised_handled;
+		if (syscall(SYS_tgkill, getpid(), gettid(), SIGALRM))
+			wrong(0, -errno);
+		if (raised_handled != h + 1)
+			wrong(1, raised_handled - h);
+		ONCE->calls++;
+	}
+	ONCE->handled = raised_handled;
+	ONCE->through_t = (long)(st->seq - s0);
+	return 0;
+}
+
+TEST_F_TIMEOUT(once, a_signal_raised_at_this_thread_runs_its_handler_before_the_call_returns, 3600)
+{
+	const char *e = getenv("SANDPIT_ONCE_RAISES");
+	long want = e ? atol(e) : 5000;
+	ONCE = shared_page(sizeof(*ONCE));
+	ASSERT_NE(NULL, ONCE);
+	memset(ONCE, 0, sizeof(*ONCE));
+	struct sandpit_options o = { .mode = suite_mode() };
+	int out = outcome(run_sandboxed_opts(body_raise, &want, &o, 3500));
+	ASSERT_EQ(0, out) TH_LOG("after %ld raises", ONCE->calls);
+	TH_LOG("%ld raises, %ld handlers ran, %ld requests to T", ONCE->calls, ONCE->handled,
+	       ONCE->through_t);
+	EXPECT_EQ(0, ONCE->wrong)
+	TH_LOG("first late or lost: %ld raises after %ld, answer %ld", ONCE->first_what, 0L,
+	       ONCE->first_got);
+	EXPECT_EQ(want, ONCE->calls);
+	EXPECT_EQ(want, ONCE->handled);
+	/* the raises went to T */
+	EXPECT_LE(want, ONCE->through_t);
+}
+
 TEST_HARNESS_MAIN
