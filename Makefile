@@ -39,7 +39,7 @@ TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev_guard_test calls_test decided_calls_test invariants_test \
                 threads_test library_test core_test rule_eval_test signals_test \
                 secrets_test slots_test grant_test answer_test unwind_test \
-                eintr_test nofile_test)
+                eintr_test nofile_test once_test fault_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
@@ -221,6 +221,13 @@ demo: deps
 	@SANDPIT_MODE=strict $(BUILD)/examples/demo
 	@SANDPIT_MODE=filter $(BUILD)/examples/demo
 
+# make soak: the race- and signal-heavy selftests and the real-program
+# checks over and over, in every mode and fallback, under changing load,
+# CPUs and user, for SOAK_MINUTES (scripts/soak.sh; not part of make check)
+SOAK_MINUTES ?= 10
+soak: all tests
+	@BUILD=$(BUILD) SOAK_MINUTES=$(SOAK_MINUTES) ./scripts/soak.sh
+
 # the C that runs outside the sandbox (policy model, path checks, patcher,
 # the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
 # a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
@@ -392,5 +399,5 @@ lint: $(BUILD)/include/profiler.skel.h
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-asan fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch fuzz-plan-file demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-asan soak fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch fuzz-plan-file demo bench bench-docs install lint clean
 .SECONDARY:

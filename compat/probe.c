@@ -132,11 +132,11 @@ static int sysctl_lists_action(const char *word)
 	char buf[256];
 	int fd = open(ACTIONS_AVAIL_FILE, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
 	for (char *save, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
 		if (!strcmp(w, word))
@@ -237,9 +237,10 @@ static int action_available(uint32_t action, const char *sysctl_word)
 {
 	if (cache.actions_by_syscall)
 		return seccomp_raw(SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
-	if (present_now(COMPAT_ACTIONS_AVAIL))
-		return sysctl_lists_action(sysctl_word);
-	return action_tried_in_child(action);
+	/* a file that cannot be read now (no descriptor left, /proc gone)
+	 * says nothing about the kernel: the action is tried instead */
+	int listed = present_now(COMPAT_ACTIONS_AVAIL) ? sysctl_lists_action(sysctl_word) : -1;
+	return listed >= 0 ? listed : action_tried_in_child(action);
 }
 
 static int probe_kill_process(void)

@@ -322,9 +322,12 @@ static int check_caller(struct start *s)
 		return fail(-EOPNOTSUPP, "write grants (%s) need openat2, which this kernel %s",
 			    opts->allow_write[0],
 			    getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)" : "lacks");
-	if ((r = count_threads()) != 1)
-		return fail(r < 0 ? r : -EBUSY,
-			    "sandpit_start: %d threads exist; call it before creating any", r);
+	/* a failure to count (no /proc, no descriptor left) is not a count */
+	if ((r = count_threads()) < 0)
+		return fail(r, "sandpit_start: cannot count this process's threads in /proc/self/task: %s",
+			    strerror(-r));
+	if (r != 1)
+		return fail(-EBUSY, "sandpit_start: %d threads exist; call it before creating any", r);
 	return 0;
 }
 
@@ -370,14 +373,14 @@ static int build_policy(struct start *s)
 		r = policy_new_default(&policy, opts ? opts->allow_read : NULL,
 				       opts ? opts->allow_write : NULL, s->perr, sizeof(s->perr));
 		if (r < 0)
-			return fail(r, "policy: %s", s->perr);
+			return fail(r, "policy: %s", s->perr[0] ? s->perr : strerror(-r));
 	}
 	/* the plan cache is outside every grant, whatever the policy says */
 	s->perr[0] = 0;
 	if ((r = deny_plan_cache(policy, s->perr, sizeof(s->perr))) < 0) {
 		policy_free(policy);
 		policy = NULL;
-		return fail(r, "policy: %s", s->perr);
+		return fail(r, "policy: %s", s->perr[0] ? s->perr : strerror(-r));
 	}
 	return 0;
 }

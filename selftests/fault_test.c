@@ -1,0 +1,472 @@
+/* Faults from outside the program: its trusted process B killed or
+ * stopped in the middle of a call, one of its trusted threads T killed,
+ * RLIMIT_NOFILE and RLIMIT_AS at the edge when it starts, /proc gone.
+ * Each ends in one of two ways, asserted: the program goes on with every
+ * call made exactly once, or it ends at once with sandpit's one-line
+ * reason -- sandpit_start's error before the point of no return, one
+ * "sandpit: ...; killing the process" line and SIGKILL after it.  Never a
+ * hang, never a crash, never a call that was not made reported as made.
+ *
+ * The test process is a child subreaper, so that B (the sandboxed
+ * process's sibling, or reparented to it) is its child: found by name,
+ * stopped, killed, and waited for, since B must end when P ends. */
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sched.h>
+#include <kselftest_harness.h>
+#include "sandbox_util.h"
+
+/* shared with the sandboxed child */
+struct fault {
+	volatile long calls, wrong, first_got, stop_at;
+	volatile int inside; /* in the call B answers */
+	volatile int done;   /* the body ended by itself */
+	ino_t ino;
+	int start_rc;
+	char start_msg[512];
+	char path[64];
+};
+static struct fault *F;
+
+/* above any pid_max: no such thread */
+#define NO_TID 0x3ffffff0
+
+static void wrong(long got)
+{
+	if (!F->wrong++)
+		F->first_got = got;
+}
+
+/* The calls a fault lands among: an open B checks (a second open made
+ * for one asked would show as a descriptor number other than the first's,
+ * since each is closed before the next), and two calls T answers whose
+ * answers differ.  Until stop_at calls, or for ever. */
+static int body_calls(void *a)
+{
+	int fd0 = -1;
+	struct stat sb;
+	(void)a;
+	while (!F->stop_at || F->calls < F->stop_at) {
+		F->inside = 1;
+		int fd = open(F->path, O_RDONLY);
+		F->inside = 0;
+		if (fd < 0 || fstat(fd, &sb) || sb.st_ino != F->ino)
+			wrong(fd < 0 ? -errno : fd);
+		if (fd0 < 0)
+			fd0 = fd;
+		else if (fd != fd0)
+			wrong(fd);
+		if (fd >= 0)
+			close(fd);
+		if (syscall(SYS_tgkill, getpid(), gettid(), 0) != 0)
+			wrong(-1000);
+		if (syscall(SYS_tgkill, getpid(), NO_TID, 0) != -1 || errno != ESRCH)
+			wrong(-1001);
+		F->calls++;
+	}
+	F->done = 1;
+	return 0;
+}
+
+enum { RAN, REFUSED, KILLED_WITH_REASON, OTHER }; /* how a sandboxed run ended */
+struct run {
+	pid_t p, b;
+	int out; /* outcome(): exit status or 1000 + signal, -2 hung */
+	int b_ended;
+	char err[2048]; /* P's and B's stderr */
+};
+
+static void fault_file(void)
+{
+	struct stat sb;
+	snprintf(F->path, sizeof(F->path), "/tmp/sandpit-fault-%d", getpid());
+	int fd = open(F->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+	F->ino = stat(F->path, &sb) ? 0 : sb.st_ino;
+}
+
+/* Forks P: prepare (limits, namespaces; may be NULL) then sandpit_start
+ * and body, with stderr in errfd.  The start's result goes to F. */
+static pid_t start_p(int (*prepare)(long), long arg, int (*body)(void *), int errfd)
+{
+	static const char *r[] = { "/tmp", NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = r };
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		dup2(errfd, 2);
+		if (prepare && prepare(arg) < 0)
+			_exit(KSFT_SKIP);
+		F->start_rc = sandpit_start(&o);
+		if (F->start_rc < 0) {
+			snprintf(F->start_msg, sizeof(F->start_msg), "%s", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(body(NULL));
+	}
+	return p;
+}
+
+static pid_t find_b(void)
+{
+	pid_t b = 0;
+	for (int i = 0; i < 500 && !b; i++) {
+		b = find_child_named("sandpit-B");
+		if (!b)
+			usleep(10000);
+	}
+	return b;
+}
+
+/* P's end within timeout_s, then B's within 5 s (B is a child of this
+ * process, see the top), then the messages. */
+static void finish(struct run *r, int errfd, int timeout_s)
+{
+	int st = 0, done = 0;
+	for (int i = 0; i < timeout_s * 100 && !done; i++) {
+		done = waitpid(r->p, &st, WNOHANG) == r->p;
+		if (!done)
+			usleep(10000);
+	}
+	if (!done) {
+		kill(r->p, SIGKILL);
+		waitpid(r->p, &st, 0);
+	}
+	r->out = done ? outcome(st) : -2;
+	if (!r->b)
+		r->b = find_child_named("sandpit-B");
+	r->b_ended = 1;
+	if (r->b > 0) {
+		int bst;
+		r->b_ended = 0;
+		for (int i = 0; i < 500 && !r->b_ended; i++) {
+			r->b_ended = waitpid(r->b, &bst, WNOHANG) == r->b;
+			if (!r->b_ended)
+				usleep(10000);
+		}
+		if (!r->b_ended) {
+			kill(r->b, SIGKILL);
+			waitpid(r->b, &bst, 0);
+		}
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	ssize_t n = pread(errfd, r->err, sizeof(r->err) - 1, 0);
+	r->err[n > 0 ? n : 0] = 0;
+	close(errfd);
+}
+
+static int err_file(void)
+{
+	char tmpl[] = "/tmp/sandpit-fault-errXXXXXX";
+	int fd = mkstemp(tmpl);
+	if (fd >= 0)
+		unlink(tmpl);
+	return fd;
+}
+
+/* sandpit's lines in err: how many, and the first (or "") */
+static int sandpit_lines(const char *err, char *first, size_t len)
+{
+	int n = 0;
+	first[0] = 0;
+	for (const char *l = err; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t ll = nl ? (size_t)(nl - l) : strlen(l);
+		if (!strncmp(l, "sandpit: ", 9) && n++ == 0)
+			snprintf(first, len, "%.*s", (int)ll, l);
+		l += ll + (nl ? 1 : 0);
+	}
+	return n;
+}
+
+/* the two allowed ends, or OTHER */
+static int classify(const struct run *r)
+{
+	char first[512];
+	int n = sandpit_lines(r->err, first, sizeof(first));
+	size_t fl = strlen(first), kl = strlen("; killing the process");
+	if (r->out == 0 && n == 0)
+		return RAN;
+	if (r->out == SANDBOX_START_FAILED && F->start_rc < 0 && F->start_msg[0])
+		return REFUSED;
+	if (r->out == KILLED(SIGKILL) && n == 1 && fl > kl &&
+	    !strcmp(first + fl - kl, "; killing the process"))
+		return KILLED_WITH_REASON;
+	return OTHER;
+}
+
+FIXTURE(fault) {};
+FIXTURE_SETUP(fault)
+{
+	F = shared_page(sizeof(*F));
+	ASSERT_NE(NULL, F);
+	memset(F, 0, sizeof(*F));
+	fault_file();
+	ASSERT_NE(0, (long)F->ino);
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+}
+FIXTURE_TEARDOWN(fault)
+{
+	unlink(F->path);
+}
+
+/* Waits until P is inside B's call and stays there (B is stopped): the
+ * calls count has not moved for 100 ms.  1 if so. */
+static int stuck_in_call(void)
+{
+	for (int i = 0; i < 500; i++) {
+		long c = F->calls;
+		usleep(100000);
+		if (F->inside && F->calls == c)
+			return 1;
+	}
+	return 0;
+}
+
+static int calls_reach(long n)
+{
+	for (int i = 0; i < 3000 && F->calls < n; i++)
+		usleep(10000);
+	return F->calls >= n;
+}
+
+/* B killed while P waits for its answer: P ends at once, killed, with T's
+ * one line; the call is not reported made (the body never went on). */
+TEST_F_TIMEOUT(fault, b_killed_in_the_middle_of_a_call_ends_p_with_the_reason, 60)
+{
+	struct run r = { 0 };
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	r.p = start_p(NULL, 0, body_calls, errfd);
+	ASSERT_LT(0, r.p);
+	r.b = find_b();
+	ASSERT_LT(0, r.b);
+	ASSERT_TRUE(calls_reach(1000));
+	/* stopped first, so that the kill lands in a call, not between two */
+	ASSERT_EQ(0, kill(r.b, SIGSTOP));
+	EXPECT_TRUE(stuck_in_call());
+	long at = F->calls;
+	ASSERT_EQ(0, kill(r.b, SIGKILL));
+	finish(&r, errfd, 10);
+	TH_LOG("%ld calls before the kill; P's end %d; stderr: %s", at, r.out, r.err);
+	EXPECT_EQ(KILLED(SIGKILL), r.out);
+	EXPECT_EQ(KILLED_WITH_REASON, classify(&r));
+	EXPECT_NE(NULL, strstr(r.err, "sandpit: the trusted process is gone; killing the process\n"));
+	EXPECT_EQ(at, F->calls); /* the call in flight never came back */
+	EXPECT_EQ(0, F->done);
+	EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+}
+
+/* B stopped in the middle of a call and continued: the call completes,
+ * made once, and P goes on. */
+TEST_F_TIMEOUT(fault, b_stopped_and_continued_the_call_is_made_once_and_p_goes_on, 60)
+{
+	struct run r = { 0 };
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	F->stop_at = 1L << 40;
+	r.p = start_p(NULL, 0, body_calls, errfd);
+	ASSERT_LT(0, r.p);
+	r.b = find_b();
+	ASSERT_LT(0, r.b);
+	ASSERT_TRUE(calls_reach(1000));
+	ASSERT_EQ(0, kill(r.b, SIGSTOP));
+	int stuck = stuck_in_call();
+	long at = F->calls;
+	usleep(300000);
+	long still = F->calls;
+	ASSERT_EQ(0, kill(r.b, SIGCONT));
+	F->stop_at = at + 2000;
+	finish(&r, errfd, 30);
+	TH_LOG("stopped at %ld calls, %ld after; P's end %d; stderr: %s", at, F->calls, r.out, r.err);
+	EXPECT_TRUE(stuck); /* the stop landed inside B's call */
+	EXPECT_EQ(at, still);
+	EXPECT_EQ(0, r.out);
+	EXPECT_EQ(RAN, classify(&r));
+	EXPECT_EQ(1, F->done);
+	EXPECT_EQ(at + 2000, F->calls);
+	EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+	EXPECT_TRUE(r.b_ended);
+}
+
+/* T of P's only thread, from /proc: P's task that is not P */
+static pid_t find_t(pid_t p)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", p);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	pid_t t = 0;
+	while (d && (e = readdir(d)))
+		if (atoi(e->d_name) > 0 && atoi(e->d_name) != p)
+			t = atoi(e->d_name);
+	if (d)
+		closedir(d);
+	return t;
+}
+
+/* T killed from outside: SIGKILL to one thread ends its whole process (the
+ * kernel's rule), so P ends at once; B must not outlive it. */
+TEST_F_TIMEOUT(fault, t_killed_from_outside_ends_p_and_b, 60)
+{
+	struct run r = { 0 };
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	r.p = start_p(NULL, 0, body_calls, errfd);
+	ASSERT_LT(0, r.p);
+	r.b = find_b();
+	ASSERT_LT(0, r.b);
+	ASSERT_TRUE(calls_reach(1000));
+	pid_t t = find_t(r.p);
+	ASSERT_LT(0, t);
+	ASSERT_EQ(0, syscall(SYS_tgkill, r.p, t, SIGKILL));
+	finish(&r, errfd, 10);
+	TH_LOG("T %d killed after %ld calls; P's end %d; stderr: %s", t, F->calls, r.out, r.err);
+	EXPECT_EQ(KILLED(SIGKILL), r.out);
+	EXPECT_EQ(0, F->done);
+	EXPECT_TRUE(r.b_ended);
+	EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+}
+
+/* ------------------------------------------ limits and /proc at start */
+
+static int set_nofile(long n)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	rl.rlim_cur = (rlim_t)n;
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* this process's address space size (VmSize), bytes */
+static long vm_size(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *c = strstr(buf, "VmSize:");
+	return c ? atol(c + 7) * 1024 : -1;
+}
+
+/* the limit: VmSize at this point plus arg bytes */
+static int set_as(long extra)
+{
+	long v = vm_size();
+	struct rlimit rl;
+	if (v < 0 || getrlimit(RLIMIT_AS, &rl))
+		return -1;
+	rl.rlim_cur = (rlim_t)(v + extra);
+	return setrlimit(RLIMIT_AS, &rl);
+}
+
+/* Runs P with prepare(arg) over and over, each to an allowed end: either
+ * it ran 200 rounds of calls, all answered right, or it ended at once
+ * with a reason that names cause.  Counts each end in ends[]. */
+static void edge_runs(struct __test_metadata *_metadata, int (*prepare)(long), const long *args,
+		      int nargs, const char *cause, int ends[4])
+{
+	for (int i = 0; i < nargs; i++) {
+		struct run r = { 0 };
+		int errfd = err_file();
+		ASSERT_LE(0, errfd);
+		F->calls = F->wrong = F->done = 0;
+		F->start_rc = 0;
+		F->start_msg[0] = 0;
+		F->stop_at = 200;
+		r.p = start_p(prepare, args[i], body_calls, errfd);
+		ASSERT_LT(0, r.p);
+		finish(&r, errfd, 20);
+		int e = classify(&r);
+		ends[e]++;
+		if (e == OTHER || (e == RAN && (F->wrong || F->calls != 200)) || !r.b_ended)
+			TH_LOG("limit %ld: end %d, %ld calls, %ld wrong, B ended %d; start: %s; stderr: %s",
+			       args[i], r.out, F->calls, F->wrong, r.b_ended, F->start_msg, r.err);
+		EXPECT_NE(OTHER, e);
+		EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+		if (e == RAN)
+			EXPECT_EQ(200, F->calls);
+		EXPECT_TRUE(r.b_ended);
+		if (e == REFUSED)
+			EXPECT_NE(NULL, strstr(F->start_msg, cause)) TH_LOG("limit %ld: %s", args[i], F->start_msg);
+		if (e == KILLED_WITH_REASON)
+			EXPECT_NE(NULL, strstr(r.err, cause)) TH_LOG("limit %ld: %s", args[i], r.err);
+		if (e == REFUSED && getenv("FAULT_VERBOSE"))
+			TH_LOG("limit %ld refused: %s", args[i], F->start_msg);
+	}
+}
+
+/* RLIMIT_NOFILE from far too few descriptors to enough: every start either
+ * refuses with a reason or runs right; the edge is crossed (both seen). */
+TEST_F_TIMEOUT(fault, rlimit_nofile_at_the_edge_refuses_or_runs, 120)
+{
+	long n[48];
+	int ends[4] = { 0 };
+	for (int i = 0; i < 48; i++)
+		n[i] = 3 + 2 * i;
+	edge_runs(_metadata, set_nofile, n, 48, strerror(EMFILE), ends);
+	TH_LOG("RLIMIT_NOFILE 3..97: %d ran, %d refused, %d killed with a reason", ends[RAN],
+	       ends[REFUSED], ends[KILLED_WITH_REASON]);
+	EXPECT_LT(0, ends[RAN]);
+	EXPECT_LT(0, ends[REFUSED] + ends[KILLED_WITH_REASON]);
+}
+
+/* RLIMIT_AS from no room above the child's size to 128 MB of it */
+TEST_F_TIMEOUT(fault, rlimit_as_at_the_edge_refuses_or_runs, 120)
+{
+	long n[24];
+	int ends[4] = { 0 };
+	for (int i = 0; i < 24; i++)
+		n[i] = i ? (64L << 10) << (i / 2) : 0; /* 0, 64 KB .. 128 MB */
+	edge_runs(_metadata, set_as, n, 24, strerror(ENOMEM), ends);
+	TH_LOG("RLIMIT_AS size + 0..128 MB: %d ran, %d refused, %d killed with a reason", ends[RAN],
+	       ends[REFUSED], ends[KILLED_WITH_REASON]);
+	EXPECT_LT(0, ends[RAN]);
+	EXPECT_LT(0, ends[REFUSED] + ends[KILLED_WITH_REASON]);
+}
+
+/* /proc unmounted in a mount namespace of P's own (root only) */
+static int no_proc(long arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    umount2("/proc", MNT_DETACH))
+		return -1;
+	return access("/proc/self", F_OK) == 0 ? -1 : 0;
+}
+
+TEST_F_TIMEOUT(fault, proc_unmounted_refuses_or_runs, 60)
+{
+	struct run r = { 0 };
+	if (geteuid() != 0)
+		SKIP(return, "unmounting /proc needs root (a mount namespace of its own)");
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	F->stop_at = 200;
+	r.p = start_p(no_proc, 0, body_calls, errfd);
+	ASSERT_LT(0, r.p);
+	finish(&r, errfd, 20);
+	if (r.out == KSFT_SKIP)
+		SKIP(return, "no mount namespace here (unshare or umount refused)");
+	int e = classify(&r);
+	TH_LOG("/proc unmounted: end %d (%d), %ld calls; start: %s; stderr: %s", r.out, e, F->calls,
+	       F->start_msg, r.err);
+	EXPECT_NE(OTHER, e);
+	if (e == REFUSED)
+		EXPECT_NE(NULL, strstr(F->start_msg, "/proc"));
+	EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+	if (e == RAN)
+		EXPECT_EQ(200, F->calls);
+	EXPECT_TRUE(r.b_ended);
+}
+
+TEST_HARNESS_MAIN
