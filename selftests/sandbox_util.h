@@ -16,6 +16,8 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,8 +27,6 @@
 
 #define SANDBOX_START_FAILED 200
 
-/* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
- * (or nothing) means filter when the kernel has it. */
 /* write grants need openat2; a forced legacy kernel has none */
 static inline int suite_has_openat2(void)
 {
@@ -34,6 +34,17 @@ static inline int suite_has_openat2(void)
 	return !k || (strcmp(k, "legacy") && !strstr(k, "no-openat2"));
 }
 
+/* 1 if the kernel has seccomp-bpf, asked the way sandpit's probe asks: a
+ * NULL filter program is EFAULT where filters exist and EINVAL where they
+ * do not (a kernel built without SECCOMP_FILTER) */
+static inline int kernel_has_filter(void)
+{
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) < 0 && errno == EFAULT;
+}
+
+/* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
+ * (or nothing) means filter when the kernel has it -- a forced legacy
+ * kernel does not, nor does a real one without seccomp-bpf. */
 static inline enum sandpit_mode suite_mode(void)
 {
 	const char *m = getenv("SANDPIT_MODE");
@@ -42,7 +53,9 @@ static inline enum sandpit_mode suite_mode(void)
 		return SANDPIT_MODE_STRICT;
 	if (m && !strcmp(m, "filter"))
 		return SANDPIT_MODE_FILTER;
-	return k && !strcmp(k, "legacy") ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER;
+	if (k && !strcmp(k, "legacy"))
+		return SANDPIT_MODE_STRICT;
+	return kernel_has_filter() ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT;
 }
 
 /* Shared with the sandboxed child: it writes results here. */
