@@ -215,12 +215,14 @@ check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
 		$(BUILD)/fuzz/minijail_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made \
 		$(BUILD)/fuzz/plan_file_fuzz $(BUILD)/fuzz/plan_seeds/.made
-	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) ./scripts/run-tests.sh --modes $(MODE_TESTS) \
-		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS)
+	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) MODE_TESTS="$(MODE_TESTS)" ./scripts/run-tests.sh --modes $(MODE_TESTS) \
+		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS) \
+		--once --timeout=$(CHECK_KERNELS_TIMEOUT) scripts/kernels/check-kernels.sh
 
 # the kernel matrix (docs/KERNELS.md): a kernel without seccomp-bpf built
 # from linux-source-6.1 and Debian's stock 6.1, each booted under qemu with
 # the mode tests in the modes it has; make check runs it last
+CHECK_KERNELS_TIMEOUT ?= 3000
 check-kernels: deps
 	@$(MAKE) --no-print-directory all tests
 	@BUILD=$(BUILD) MODE_TESTS="$(MODE_TESTS)" ./scripts/kernels/check-kernels.sh

@@ -14,7 +14,8 @@
 # mode auto is auto on the kernel as it is.  A "binary" whose output ends
 # with a run's own "N passed, N failed" line (a nested run, such as
 # scripts/kernels/check-kernels.sh) is counted by that line.
-# A run that dies or hangs past $TEST_TIMEOUT seconds counts as failed.
+# A run that dies or hangs past $TEST_TIMEOUT seconds (--timeout=SECS: for
+# the binaries after it) counts as failed.
 TIMEOUT=${TEST_TIMEOUT:-300}
 runs=""
 each=once
@@ -23,6 +24,7 @@ for a in "$@"; do
 	--modes) each=modes; modes="strict filter old-filter no-fsgsbase legacy" ;;
 	--modes=*) each=modes; modes=$(echo "${a#--modes=}" | tr , ' ') ;;
 	--once) each=once ;;
+	--timeout=*) runs="$runs timeout:${a#--timeout=}" ;;
 	--fallbacks) each=fallbacks ;;
 	*) if [ $each = modes ]; then
 		for m in $modes; do runs="$runs $m:$a"; done
@@ -38,10 +40,11 @@ failed=0
 skipped=0
 failures=""
 n=0
-total=$(echo $runs | wc -w)
+total=$(echo $runs | tr ' ' '\n' | grep -vc '^timeout:')
 echo "TAP version 13"
 echo "1..$total"
 for r in $runs; do
+	case $r in timeout:*) TIMEOUT=${r#timeout:}; continue ;; esac
 	n=$((n + 1))
 	mode=${r%%:*}
 	t=${r#*:}

@@ -560,7 +560,7 @@ TEST(fs_base_fallback_without_ptrace_fails_closed)
 	ASSERT_EQ(c, waitpid(c, &st, WUNTRACED));
 	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, c, NULL, NULL));
 	kill(c, SIGCONT);
-	alarm(20);
+	alarm(20 * suite_timeout_scale());
 	for (;;) {
 		ASSERT_EQ(c, waitpid(c, &st, __WALL));
 		if (!WIFSTOPPED(st))

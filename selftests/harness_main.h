@@ -9,12 +9,21 @@
 #include <stdlib.h>
 #include "kselftest_harness.h"
 
-static inline void harness_scale_timeouts(void)
+/* how many times longer than on the host the tests may take (>= 1); the
+ * tests' own give-up times (a hung sandboxed child) scale by it too */
+static inline int suite_timeout_scale(void)
 {
 	const char *s = getenv("SANDPIT_TEST_TIMEOUT_SCALE");
 	int k = s ? atoi(s) : 1;
 
-	if (k <= 1)
+	return k > 1 ? k : 1;
+}
+
+static inline void harness_scale_timeouts(void)
+{
+	int k = suite_timeout_scale();
+
+	if (k == 1)
 		return;
 	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next)
 		for (struct __test_metadata *t = f->tests; t; t = t->next)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
+#include "harness_main.h"
 #include "bench/bench.h"
 
 #define SANDBOX_START_FAILED 200
@@ -82,7 +83,7 @@ static inline int run_sandboxed_opts(int (*fn)(void *), void *arg,
 		_exit(fn(arg));
 	}
 	int st;
-	for (int i = 0; i < timeout_s * 100; i++) {
+	for (int i = 0; i < timeout_s * suite_timeout_scale() * 100; i++) {
 		pid_t w = waitpid(p, &st, WNOHANG);
 		if (w == p)
 			return st;

@@ -82,7 +82,7 @@ EOS
 boot() { # KIND KERNELDIR
 	case $1 in
 	# a CPU without FSGSBASE, and nofsgsbase: B sets FS by ptrace for real
-	strict-only) cpu="-cpu qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt"; extra="nofsgsbase" ;;
+	strict-only) cpu="-cpu max,-fsgsbase"; extra="nofsgsbase" ;;
 	# -cpu max: FSGSBASE and 5-level paging (LA57) on
 	stock) cpu="-cpu max"; extra="" ;;
 	esac
@@ -91,8 +91,9 @@ boot() { # KIND KERNELDIR
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 -machine q35 -m 3072 -smp 2 $cpu \
 		-display none -no-reboot -nic none \
 		-kernel "$2/kernel" -initrd "$K/$1/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 mitigations=off $extra sandpit.run=$K/$1/run.sh" \
+		-append "console=ttyS0 panic=-1 mitigations=off $extra sandpit.run=$K/$1/run.sh sandpit.build=$B" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$B",mount_tag=build,security_model=none,multidevs=remap \
 		-serial "file:$K/$1/console.log" -serial "file:$K/$1/tap" </dev/null >"$K/$1/qemu.log" 2>&1
 	echo $? >"$K/$1/qemu.rc"
 	echo "# $1: guest ran $(($(date +%s) - start)) s"
