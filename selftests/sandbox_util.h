@@ -16,14 +16,13 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <linux/seccomp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
 #include "harness_main.h"
+#include "kernel_probe.h"
 #include "bench/bench.h"
 
 #define SANDBOX_START_FAILED 200
@@ -33,14 +32,6 @@ static inline int suite_has_openat2(void)
 {
 	const char *k = getenv("SANDPIT_KERNEL");
 	return !k || (strcmp(k, "legacy") && !strstr(k, "no-openat2"));
-}
-
-/* 1 if the kernel has seccomp-bpf, asked the way sandpit's probe asks: a
- * NULL filter program is EFAULT where filters exist and EINVAL where they
- * do not (a kernel built without SECCOMP_FILTER) */
-static inline int kernel_has_filter(void)
-{
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) < 0 && errno == EFAULT;
 }
 
 /* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
