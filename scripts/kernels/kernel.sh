@@ -33,8 +33,8 @@ stock() {
 		cp "$t"/x/boot/config-* "$t/out/config"
 		# what the guest needs to reach the host's files: virtio-pci and
 		# 9p, in dependency order
-		for m in virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev \
-			virtio_pci netfs fscache 9pnet 9pnet_virtio 9p; do
+		for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev \
+			virtio_pci 9pnet 9pnet_virtio netfs fscache 9p; do
 			f=$(find "$t/x/lib/modules" -name "$m.ko*" | head -1)
 			[ -n "$f" ] || { say "$m.ko not in $pkg"; exit 1; }
 			case $f in
