@@ -40,7 +40,7 @@ static int run_capture(int (*fn)(void *), void *arg, const struct sandpit_option
 		_exit(fn(arg));
 	}
 	int st = 0, done = 0;
-	for (int i = 0; i < timeout_s * 100 && !done; i++) {
+	for (int i = 0; i < timeout_s * suite_timeout_scale() * 100 && !done; i++) {
 		done = waitpid(p, &st, WNOHANG) == p;
 		if (!done)
 			usleep(10000);

@@ -643,6 +643,8 @@ TEST(api_strict_refused_cleanly_under_an_existing_filter)
 {
 	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	struct sock_fprog prog = { 1, &allow };
+	if (!kernel_has_filter())
+		SKIP(return, "no seccomp-bpf on this kernel: no process can be under a filter");
 	ASSERT_EQ(0, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 	ASSERT_EQ(0, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
 	setenv("SANDPIT_MODE", "strict", 1);
@@ -671,9 +673,11 @@ TEST(api_auto_on_a_legacy_kernel_runs_strict)
 	EXPECT_EQ(0, outcome(run_sandboxed(body_mode, &want)));
 }
 
-TEST(api_auto_on_this_kernel_runs_filter)
+/* auto is filter where the kernel has seccomp-bpf, strict where it has
+ * not (the strict-only kernel of the kernel matrix) */
+TEST(api_auto_on_this_kernel_runs_filter_if_it_has_it)
 {
-	enum sandpit_mode want = SANDPIT_MODE_FILTER;
+	enum sandpit_mode want = kernel_has_filter() ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT;
 	unsetenv("SANDPIT_KERNEL");
 	setenv("SANDPIT_MODE", "auto", 1);
 	EXPECT_EQ(0, outcome(run_sandboxed(body_mode, &want)));

@@ -20,6 +20,7 @@
 #include "selftests/build_dir.h"
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
+#include "selftests/kernel_probe.h"
 #include "user/plan_file.h"
 
 
@@ -45,6 +46,7 @@ static void write_file(struct __test_metadata *_metadata, const char *path, cons
 
 FIXTURE_SETUP(run)
 {
+	SKIP_FILTER_VARIANT_WITHOUT_FILTER(variant->mode);
 	strcpy(self->dir, "/tmp/sandpit-run-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(self->big, sizeof self->big, "%s/big.txt", self->dir);
@@ -1062,6 +1064,7 @@ static const char cat_policy[] =
 
 FIXTURE_SETUP(tiny)
 {
+	SKIP_FILTER_VARIANT_WITHOUT_FILTER(variant->mode);
 	strcpy(self->dir, "/tmp/sandpit-tiny-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(self->file, sizeof self->file, "%s/file.txt", self->dir);
@@ -1282,6 +1285,7 @@ FIXTURE_VARIANT_ADD(plan_cache, filter) { .mode = "filter" };
 
 FIXTURE_SETUP(plan_cache)
 {
+	SKIP_FILTER_VARIANT_WITHOUT_FILTER(variant->mode);
 	strcpy(self->dir, "/tmp/sandpit-plans-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	snprintf(self->cache, sizeof self->cache, "%s/cache", self->dir);

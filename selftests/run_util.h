@@ -81,7 +81,7 @@ static void sandpit_run_argv(char **av, char *sandpit, char *modeopt, char *secs
 	int n = 0;
 	snprintf(sandpit, PATH_MAX + 16, "%s/sandpit", bindir);
 	snprintf(modeopt, 32, "--mode=%s", mode);
-	snprintf(secs, 16, "%u", timeout);
+	snprintf(secs, 16, "%u", timeout * suite_timeout_scale());
 	if (timeout) {
 		av[n++] = "timeout";
 		av[n++] = "-s";

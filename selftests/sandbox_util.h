@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
+#include "harness_main.h"
+#include "kernel_probe.h"
 #include "bench/bench.h"
 
 #define SANDBOX_START_FAILED 200
 
-/* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
- * (or nothing) means filter when the kernel has it. */
 /* write grants need openat2; a forced legacy kernel has none */
 static inline int suite_has_openat2(void)
 {
@@ -34,6 +34,9 @@ static inline int suite_has_openat2(void)
 	return !k || (strcmp(k, "legacy") && !strstr(k, "no-openat2"));
 }
 
+/* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
+ * (or nothing) means filter when the kernel has it -- a forced legacy
+ * kernel does not, nor does a real one without seccomp-bpf. */
 static inline enum sandpit_mode suite_mode(void)
 {
 	const char *m = getenv("SANDPIT_MODE");
@@ -42,7 +45,9 @@ static inline enum sandpit_mode suite_mode(void)
 		return SANDPIT_MODE_STRICT;
 	if (m && !strcmp(m, "filter"))
 		return SANDPIT_MODE_FILTER;
-	return k && !strcmp(k, "legacy") ? SANDPIT_MODE_STRICT : SANDPIT_MODE_FILTER;
+	if (k && !strcmp(k, "legacy"))
+		return SANDPIT_MODE_STRICT;
+	return kernel_has_filter() ? SANDPIT_MODE_FILTER : SANDPIT_MODE_STRICT;
 }
 
 /* Shared with the sandboxed child: it writes results here. */
@@ -69,7 +74,7 @@ static inline int run_sandboxed_opts(int (*fn)(void *), void *arg,
 		_exit(fn(arg));
 	}
 	int st;
-	for (int i = 0; i < timeout_s * 100; i++) {
+	for (int i = 0; i < timeout_s * suite_timeout_scale() * 100; i++) {
 		pid_t w = waitpid(p, &st, WNOHANG);
 		if (w == p)
 			return st;

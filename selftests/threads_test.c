@@ -416,7 +416,12 @@ static int body_nested(void *a)
 	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
 	if (sigaction(SIGALRM, &sa, NULL))
 		return 1;
-	struct itimerval it = { .it_interval = { 0, 500 }, .it_value = { 0, 500 } };
+	/* a tick every 500 us on the host; where calls are slower by a
+	 * known factor (qemu's TCG, SANDPIT_TEST_TIMEOUT_SCALE) ticks are as
+	 * much rarer, or the handlers' own calls through T would take the
+	 * whole interval and the loop never end */
+	long tick = 500L * suite_timeout_scale();
+	struct itimerval it = { .it_interval = { 0, tick }, .it_value = { 0, tick } };
 	if (setitimer(ITIMER_REAL, &it, NULL))
 		return 2;
 	struct stat sb;
@@ -439,6 +444,7 @@ TEST(signal_handler_calls_while_a_trusted_call_is_in_flight)
 {
 	struct nested_seen *seen = shared_page(sizeof(*seen));
 	ASSERT_NE(NULL, seen);
+	TH_LOG("a SIGALRM every %d us", 500 * suite_timeout_scale());
 	int o = outcome(run_sandboxed_opts(body_nested, seen, NULL, 60));
 	/* a wrong parent first, with what was answered instead and when */
 	EXPECT_EQ(seen->want, seen->got) TH_LOG("getppid %ld of 20000 answered %ld", seen->at, seen->got);

@@ -1,0 +1,185 @@
+#!/bin/sh
+# check-kernels.sh: the kernel matrix (docs/KERNELS.md).  Boots each test
+# kernel under qemu (TCG), runs the part of the suite that kernel decides
+# in the guest, and prints one kselftest TAP stream, each guest's own run
+# indented beneath its line, with the last line "N passed, N failed" over
+# every test of every guest -- the form scripts/run-tests.sh nests.
+#   BUILD=build MODE_TESTS="..." [ONCE_TESTS="..."] check-kernels.sh [strict-only] [stock]
+# (ONCE_TESTS: the tests run once in each guest, default run_test compat_test)
+# A guest that hangs is killed after $GUEST_TIMEOUT seconds and fails.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+B=$(cd "${BUILD:-build}" && pwd)
+K="$B/kernels"
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
+# TCG runs the tests 3-8 times slower than the host: stretch every
+# per-test timeout (harness_main.h) and per-binary timeout to match
+SCALE=${GUEST_TIMEOUT_SCALE:-8}
+kernels=${*:-strict-only stock}
+mkdir -p "$K"
+
+passed=0
+failed=0
+skipped=0
+n=0
+failures=""
+echo "TAP version 13"
+echo "1..$(($(echo $kernels | wc -w) * 2))"
+line() { # STATUS NAME [WHY]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n kernels: $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok $n kernels: $2"
+		failed=$((failed + 1))
+		failures="$failures
+# failed: kernels: $2${3:+ ($3)}"
+	fi
+}
+
+gcc -m32 -static -O2 -o "$K/hello32" "$HERE/hello32.c" || echo "# cannot build hello32 (gcc-multilib)"
+
+initramfs() { # KIND KERNELDIR -> $K/KIND/initramfs.gz
+	d="$K/$1/root"
+	rm -rf "$d"
+	mkdir -p "$d/bin" "$d/proc" "$d/sys" "$d/dev" "$d/mnt" "$d/modules"
+	cp /bin/busybox "$d/bin/busybox"
+	cp "$HERE/init" "$d/init"
+	[ ! -d "$2/modules" ] || cp "$2"/modules/* "$d/modules/"
+	(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) >"$K/$1/initramfs.gz"
+}
+
+# what the guest runs, per kernel: MODES and the selftests in them
+guest_script() { # KIND
+	case $1 in
+	strict-only)
+		# no seccomp-bpf: every mode test in strict mode (FSGSBASE is
+		# off for real: nofsgsbase and a CPU without it), calls_test
+		# again in auto on the real kernel (it must pick strict), and
+		# `sandpit run` of real programs
+		tests="--modes=strict $MODE_TESTS --modes=auto $B/selftests/calls_test \
+			--once ${ONCE_TESTS-$B/selftests/run_test $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
+	stock)
+		tests="--modes=strict,filter $MODE_TESTS \
+			--once ${ONCE_TESTS-$B/selftests/run_test $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
+	esac
+	cat >"$K/$1/run.sh" <<EOS
+# written by check-kernels.sh; run inside the $1 guest
+cd "$ROOT" || exit 1
+echo "# guest kernel: \$(uname -r), \$(nproc) CPUs, \$(grep -o -m1 ' la57' /proc/cpuinfo || echo 'no la57'), \$(grep -o -m1 ' fsgsbase' /proc/cpuinfo || echo 'no fsgsbase')"
+"$B/sandpit" probe | sed 's/^/# probe: /'
+export BUILD="$B" SANDPIT_TEST_TIMEOUT_SCALE=$SCALE TEST_TIMEOUT=$((300 * SCALE))
+exec sh "$ROOT/scripts/run-tests.sh" $tests
+EOS
+	# guest-checks.sh takes the kind as its argument through run-tests.sh's
+	# plain argv: pass it by a wrapper
+	sed -i "s|$HERE/guest-checks.sh|$K/$1/checks.sh|" "$K/$1/run.sh"
+	printf '#!/bin/sh\nexec sh %s %s\n' "$HERE/guest-checks.sh" "$1" >"$K/$1/checks.sh"
+	chmod +x "$K/$1/checks.sh"
+}
+
+boot() { # KIND KERNELDIR
+	case $1 in
+	# a CPU without FSGSBASE, and nofsgsbase: B sets FS by ptrace for real
+	strict-only) cpu="-cpu max,-fsgsbase"; extra="nofsgsbase" ;;
+	# -cpu max: FSGSBASE and 5-level paging (LA57) on
+	stock) cpu="-cpu max"; extra="" ;;
+	esac
+	rm -f "$K/$1/console.log" "$K/$1/tap"
+	start=$(date +%s)
+	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 -machine q35 -m 3072 -smp 2 $cpu \
+		-display none -no-reboot -nic none \
+		-kernel "$2/kernel" -initrd "$K/$1/initramfs.gz" \
+		-append "console=ttyS0 panic=-1 mitigations=off $extra sandpit.run=$K/$1/run.sh sandpit.build=$B" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$B",mount_tag=build,security_model=none,multidevs=remap \
+		-serial "file:$K/$1/console.log" -serial "file:$K/$1/tap" </dev/null >"$K/$1/qemu.log" 2>&1
+	echo $? >"$K/$1/qemu.rc"
+	echo "# $1: guest ran $(($(date +%s) - start)) s"
+}
+
+# probe rows "feature state fallback" of a probe listing
+rows() { sed -n 's/^\(# probe: \)\{0,1\}\([a-z0-9-]*\)  *\(present\|absent\|forced-off\)  *\(.*\)$/\2 \3 \4/p' "$1"; }
+
+agree() { # KIND: the host's simulation of the kernel against the real one
+	g="$K/$1/probe.guest"
+	h="$K/$1/probe.host"
+	rows "$K/$1/tap" >"$g"
+	if [ ! -s "$g" ]; then
+		line 1 "$1: probe agrees with the host's simulation" "no probe from the guest"
+		return
+	fi
+	if [ "$1" = strict-only ]; then
+		sim=legacy
+	else
+		sim=$(awk '$2 == "absent" { printf "%sno-%s", s, $1; s = "," }' "$g")
+	fi
+	SANDPIT_KERNEL=$sim "$B/sandpit" probe >"$K/$1/probe.host.txt" 2>&1
+	rows "$K/$1/probe.host.txt" >"$h"
+	"$B/sandpit" probe >"$K/$1/probe.native.txt" 2>&1
+	bad=0
+	while read -r f st fb; do
+		hl=$(awk -v f="$f" '$1 == f' "$h")
+		hst=$(echo "$hl" | cut -d' ' -f2)
+		hfb=$(echo "$hl" | cut -d' ' -f3-)
+		if [ "$st" = absent ]; then
+			# absent for real: the simulation turns it off and falls back
+			# the same way
+			if [ "$hst" != forced-off ] && [ "$hst" != absent ]; then
+				echo "# $f: absent on $1, $hst with SANDPIT_KERNEL=$sim"; bad=1
+			elif [ "$hfb" != "$fb" ]; then
+				echo "# $f: fallback on $1: $fb; simulated: $hfb"; bad=1
+			fi
+		elif [ "$hst" = forced-off ]; then
+			# the strict-only kernel is a 6.1: newer than the pre-3.5
+			# kernels `legacy` stands for, it has what 6.1 has
+			echo "# $f: present on $1, forced off by SANDPIT_KERNEL=$sim"
+		fi
+	done <"$g"
+	line $bad "$1: probe agrees feature by feature with SANDPIT_KERNEL=${sim:-''} on the host"
+}
+
+for kind in $kernels; do
+	dir=$("$HERE/kernel.sh" "$kind" 2>"$K/kernel-$kind.log")
+	sed 's/^/# /' "$K/kernel-$kind.log"
+	if [ -z "$dir" ] || [ ! -s "$dir/kernel" ]; then
+		line 1 "$kind: guest suite" "no kernel"
+		line 1 "$kind: probe agrees with the host's simulation" "no kernel"
+		continue
+	fi
+	mkdir -p "$K/$kind"
+	initramfs "$kind" "$dir"
+	guest_script "$kind"
+	# REUSE_TAP=1: read the results of the last boot again, boot nothing
+	[ "${REUSE_TAP:-0}" = 1 ] && [ -s "$K/$kind/tap" ] || boot "$kind" "$dir"
+	sed 's/^/  /' "$K/$kind/tap"
+	last=$(tail -n1 "$K/$kind/tap")
+	if echo "$last" | grep -qE '^[0-9]+ passed, [0-9]+ failed$'; then
+		p=$(echo "$last" | cut -d' ' -f1)
+		f=$(echo "$last" | cut -d' ' -f3)
+		k=$(sed -n 's/^# \([0-9]*\) skipped$/\1/p' "$K/$kind/tap" | tail -n1)
+		skipped=$((skipped + ${k:-0}))
+		# the guest's tests count one by one, not its line here
+		passed=$((passed + p))
+		failed=$((failed + f))
+		n=$((n + 1))
+		if [ "$f" = 0 ]; then
+			echo "ok $n kernels: $kind: guest suite, $p passed"
+		else
+			echo "not ok $n kernels: $kind: guest suite, $f failed"
+			failures="$failures
+$(sed -n 's/^# failed in /# failed in ['"$kind"'] /p' "$K/$kind/tap")"
+		fi
+	else
+		echo "# $kind: no summary from the guest (qemu status $(cat "$K/$kind/qemu.rc" 2>/dev/null)); console:"
+		tail -n 30 "$K/$kind/console.log" | sed 's/^/#   /'
+		line 1 "$kind: guest suite" "the guest did not finish"
+	fi
+	agree "$kind"
+done
+[ "$skipped" -eq 0 ] || echo "# $skipped skipped"
+[ -z "$failures" ] || echo "$failures" | sed 1d
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
