@@ -7,7 +7,7 @@ PKGS="build-essential libseccomp-dev libzydis-dev libzycore-dev libbpf-dev libel
       busybox-static sqlite3 jq bc python3 perl gnuplot-nox golang-go gdb"
 PKGS="$PKGS cppcheck clang-tidy" # make lint
 # make check-kernels (KERNELS=1): qemu, the kernel source and what building it needs
-[ -z "$KERNELS" ] || PKGS="$PKGS qemu-system-x86 linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio"
+[ -z "${KERNELS:-}" ] || PKGS="$PKGS qemu-system-x86 linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
