@@ -21,7 +21,7 @@ result $? "list_option_prints_kselftest_list" "$dir/log"
 # every selftest is listed, once per mode of run-tests.sh for the mode tests
 # and the fallback tests, and each entry is a program in its collection
 ok=0
-modes=$(sed -n 's/.*runs="\$runs \(strict:.*\)"$/\1/p' scripts/run-tests.sh | sed 's/:\$a//g')
+modes=$(sed -n 's/.*--modes) each=modes; modes="\(.*\)" ;;$/\1/p' scripts/run-tests.sh)
 fallbacks=$(sed -n 's/.*runs="\$runs \(-:.*no-.*\)"$/\1/p' scripts/run-tests.sh | sed 's/:\$a//g')
 [ -n "$modes" ] && [ -n "$fallbacks" ] || { echo "# cannot read the modes of run-tests.sh"; ok=1; }
 for src in selftests/*_test.c; do
