@@ -276,8 +276,16 @@ static int body_block(void *a)
 	return 0;
 }
 
+/* the attacks that act as root and as nobody, with files of both: root's */
+#define NEED_ROOT(uid)                                                                  \
+	do {                                                                            \
+		if ((uid) != 0 && geteuid() != 0)                                       \
+			SKIP(return, "acting as another user and giving files to it needs root"); \
+	} while (0)
+
 static void block_attack(struct __test_metadata *_metadata, uid_t uid, rlim_t soft, rlim_t hard)
 {
+	NEED_ROOT(uid);
 	struct block_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	struct sandpit_options opts = { .mode = suite_mode() };
@@ -558,6 +566,7 @@ static void unchanged(struct __test_metadata *_metadata, const char *path, uid_t
 
 static void meta_attack(struct __test_metadata *_metadata, uid_t uid)
 {
+	NEED_ROOT(1);
 	NEED_OPENAT2();
 	struct sandpit_options o;
 	const char *rd[2], *w[3];
@@ -651,6 +660,7 @@ static int body_dup2_race(void *a)
 
 TEST(dup2_race_between_bs_check_and_act_never_changes_a_read_grants_file)
 {
+	NEED_ROOT(1);
 	NEED_OPENAT2();
 	struct sandpit_options o;
 	const char *rd[2], *w[3];
@@ -733,6 +743,7 @@ static void setid_race(struct __test_metadata *_metadata, uid_t uid)
 	if (!getenv("SANDPIT_KNOWN_HOLES"))
 		SKIP(return, "known open hole: a set-id file renamed over the checked name "
 			     "between B's check and T's open (docs/THREATS.md)");
+	NEED_ROOT(1);
 	NEED_OPENAT2();
 	struct sandpit_options o;
 	const char *rd[2], *w[3];
