@@ -49,41 +49,6 @@
 			SKIP(return, "write grants need openat2"); \
 	} while (0)
 
-/* fn(arg) sandboxed in a child that is uid (root, or nobody without
- * supplementary groups) with RLIMIT_NOFILE soft:hard (0: as inherited)
- * before sandpit_start: the wait status, -2 if hung */
-static int run_as(uid_t uid, rlim_t soft, rlim_t hard, int (*fn)(void *), void *arg,
-		  const struct sandpit_options *o, int timeout_s)
-{
-	fflush(NULL);
-	pid_t p = fork();
-	if (p < 0)
-		return -1;
-	if (p == 0) {
-		struct rlimit rl = { soft, hard };
-		if (soft && setrlimit(RLIMIT_NOFILE, &rl))
-			_exit(SANDBOX_START_FAILED + 3);
-		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-			_exit(SANDBOX_START_FAILED + 1);
-		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-			_exit(SANDBOX_START_FAILED + 2);
-		if (sandpit_start(o) < 0) {
-			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
-			_exit(SANDBOX_START_FAILED);
-		}
-		_exit(fn(arg));
-	}
-	int st;
-	for (int i = 0; i < timeout_s * 100; i++) {
-		if (waitpid(p, &st, WNOHANG) == p)
-			return st;
-		usleep(10000);
-	}
-	kill(p, SIGKILL);
-	waitpid(p, &st, 0);
-	return -2;
-}
-
 static void rm_rf(const char *d)
 {
 	char cmd[160];
@@ -289,7 +254,7 @@ static void block_attack(struct __test_metadata *_metadata, uid_t uid, rlim_t so
 	struct block_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	struct sandpit_options opts = { .mode = suite_mode() };
-	int st = run_as(uid, soft, hard, body_block, o, &opts, 120);
+	int st = run_sandboxed_as(uid, soft, hard, body_block, o, &opts, 120);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("block %ld..%ld (limit %lu:%lu, uid %u)", o->lo, o->hi, (unsigned long)soft,
 	       (unsigned long)hard, uid);
@@ -364,7 +329,7 @@ TEST(close_range_unshare_over_everything_leaves_sandpit_serving)
 	struct unshare_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	struct sandpit_options opts = { .mode = suite_mode() };
-	int st = run_as(0, 1024, 20000, body_unshare, o, &opts, 60);
+	int st = run_sandboxed_as(0, 1024, 20000, body_unshare, o, &opts, 60);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("close_range(3, ~0, UNSHARE) = %ld, own closed %ld", o->r, o->own_closed);
 	EXPECT_EQ(1, o->works);
@@ -423,7 +388,7 @@ TEST(sandpits_eventfds_filled_and_rung_by_the_program_sandpit_still_serves)
 	struct evfd_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	struct sandpit_options opts = { .mode = suite_mode() };
-	int st = run_as(0, 1024, 20000, body_evfd, o, &opts, 60);
+	int st = run_sandboxed_as(0, 1024, 20000, body_evfd, o, &opts, 60);
 	TH_LOG("written %ld, threads %ld, calls %ld, status %d", o->written, o->threads_ok,
 	       o->calls_ok, st);
 	ASSERT_NE(-2, st);
@@ -572,7 +537,7 @@ static void meta_attack(struct __test_metadata *_metadata, uid_t uid)
 	const char *rd[2], *w[3];
 	struct meta_box *b = meta_setup(_metadata, uid, &o, rd, w);
 	ASSERT_NE(NULL, b);
-	int st = run_as(uid, 0, 0, body_meta, b, &o, 60);
+	int st = run_sandboxed_as(uid, 0, 0, body_meta, b, &o, 60);
 	ASSERT_EQ(0, outcome(st));
 	EXPECT_EQ((1L << NFD) - 1, b->opened);
 	/* the attack reached B: the write grant's file takes a plain mode */
@@ -666,7 +631,7 @@ TEST(dup2_race_between_bs_check_and_act_never_changes_a_read_grants_file)
 	const char *rd[2], *w[3];
 	struct meta_box *b = meta_setup(_metadata, 0, &o, rd, w);
 	ASSERT_NE(NULL, b);
-	int st = run_as(0, 0, 0, body_dup2_race, b, &o, 120);
+	int st = run_sandboxed_as(0, 0, 0, body_dup2_race, b, &o, 120);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("calls %ld, succeeded %ld, swaps %ld", b->race_calls, b->race_ok, b->race_swaps);
 	EXPECT_EQ(RACE_N, b->race_calls);
@@ -761,7 +726,7 @@ static void setid_race(struct __test_metadata *_metadata, uid_t uid)
 	ASSERT_EQ(0, fchown(fd, uid, uid));
 	ASSERT_EQ(0, fchmod(fd, 04755));
 	close(fd);
-	int st = run_as(uid, 0, 0, body_setid_race, b, &o, 120);
+	int st = run_sandboxed_as(uid, 0, 0, body_setid_race, b, &o, 120);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("opens %ld, writable %ld, on a set-id file %ld, renames %ld (exchange errno %ld)",
 	       b->opens, b->writable, b->writable_setid, b->renames, b->rename_errno);

@@ -64,45 +64,10 @@ static void rm_rf(const char *d)
 		fprintf(stderr, "could not remove %s\n", d);
 }
 
-/* fn(b) sandboxed in a child that is uid (root, or nobody with no
- * supplementary groups) before sandpit_start: the wait status, -2 if hung */
-/* As root, the user asked for; as anyone else, that user (who cannot
- * become another): the attacks then run once more as the same user */
+/* the user the child runs as: a suite not run by root stays its user */
 static uid_t who(uid_t uid)
 {
 	return geteuid() ? geteuid() : uid;
-}
-
-static int run_as(uid_t uid, int (*fn)(void *), struct box *b, const struct sandpit_options *o)
-{
-	uid = who(uid);
-	fflush(NULL);
-	pid_t p = fork();
-	if (p < 0)
-		return -1;
-	if (p == 0) {
-		if (uid != geteuid() && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-			_exit(SANDBOX_START_FAILED + 1);
-		/* setuid made the child undumpable, which a program started as
-		 * nobody is not: B could not trace it (strict mode without
-		 * FSGSBASE needs to) */
-		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-			_exit(SANDBOX_START_FAILED + 2);
-		if (sandpit_start(o) < 0) {
-			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
-			_exit(SANDBOX_START_FAILED);
-		}
-		_exit(fn(b));
-	}
-	int st;
-	for (int i = 0; i < 60 * 100; i++) {
-		if (waitpid(p, &st, WNOHANG) == p)
-			return st;
-		usleep(10000);
-	}
-	kill(p, SIGKILL);
-	waitpid(p, &st, 0);
-	return -2;
 }
 
 /* a box shared with the child, its write grant made and owned by uid */
@@ -194,7 +159,7 @@ static void fchmod_under(struct __test_metadata *_metadata, const struct fchmod_
 	policy_file(fp->text, fp->minijail, file);
 	const char *w[] = { b->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file, .allow_write = w };
-	int st = run_as(uid, ops_fchmod, b, &o);
+	int st = run_sandboxed_as(uid, 0, 0, ops_fchmod, b, &o, 60);
 	unlink(file);
 	ASSERT_EQ(0, outcome(st)) TH_LOG("uid %d, policy:\n%s", uid, fp->text);
 	/* every attempt reached the call */
@@ -280,7 +245,7 @@ static void other_ways_as(struct __test_metadata *_metadata, uid_t uid)
 	ASSERT_NE(NULL, b);
 	const char *w[] = { b->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
-	ASSERT_EQ(0, outcome(run_as(uid, ops_other_ways, b, &o))) TH_LOG("uid %d", uid);
+	ASSERT_EQ(0, outcome(run_sandboxed_as(uid, 0, 0, ops_other_ways, b, &o, 60))) TH_LOG("uid %d", uid);
 	ASSERT_EQ(19, b->n) TH_LOG("uid %d", uid);
 	ASSERT_LE(0, b->res[0]);
 	ASSERT_LE(0, b->res[1]);
@@ -350,7 +315,7 @@ TEST(a_policy_allowing_fsetxattr_gives_no_file_capability)
 	policy_file("fsetxattr: process\n", 0, file);
 	const char *w[] = { b->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file, .allow_write = w };
-	ASSERT_EQ(0, outcome(run_as(0, ops_file_caps, b, &o)));
+	ASSERT_EQ(0, outcome(run_sandboxed_as(0, 0, 0, ops_file_caps, b, &o, 60)));
 	unlink(file);
 	ASSERT_EQ(3, b->n);
 	ASSERT_LE(0, b->res[0]);
@@ -429,7 +394,7 @@ TEST(a_policy_allowing_fchmod_changes_no_mode_outside_the_write_grants)
 	const char *rd[] = { b->rgrant, NULL }, *w[] = { b->fgrant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file,
 				     .allow_read = rd, .allow_write = w };
-	ASSERT_EQ(0, outcome(run_as(0, ops_mode_outside, b, &o)));
+	ASSERT_EQ(0, outcome(run_sandboxed_as(0, 0, 0, ops_mode_outside, b, &o, 60)));
 	unlink(file);
 	ASSERT_EQ(7, b->n);
 	ASSERT_LE(0, b->res[0]);
@@ -513,7 +478,7 @@ TEST(a_set_id_file_in_a_write_grant_never_takes_the_programs_bytes_with_its_bit)
 	}
 	const char *rd[] = { b->rgrant, NULL }, *w[] = { b->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = rd, .allow_write = w };
-	ASSERT_EQ(0, outcome(run_as(0, ops_rewrite_set_id, b, &o)));
+	ASSERT_EQ(0, outcome(run_sandboxed_as(0, 0, 0, ops_rewrite_set_id, b, &o, 60)));
 	ASSERT_LE(4, b->n);
 	EXPECT_GT(0, b->res[0]) TH_LOG("link of a read grant's set-uid file into the write grant");
 	ASSERT_LE(0, b->res[1]);
@@ -587,7 +552,7 @@ TEST(setxattrat_which_the_tables_do_not_know_is_never_made)
 	}
 	const char *rd[] = { b->rgrant, NULL }, *w[] = { b->grant, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_read = rd, .allow_write = w };
-	ASSERT_EQ(0, outcome(run_as(0, ops_newer_calls, b, &o)));
+	ASSERT_EQ(0, outcome(run_sandboxed_as(0, 0, 0, ops_newer_calls, b, &o, 60)));
 	ASSERT_EQ(10, b->n);
 	for (int i = 0; i < 10; i++) {
 		if (i == 3 || i == 8) {
@@ -736,7 +701,7 @@ TEST(names_made_in_a_set_gid_write_grant_are_files_without_set_id_bits)
 		ASSERT_EQ(0, chmod(b->grant, 02777));
 		const char *w[] = { b->grant, NULL };
 		struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
-		ASSERT_EQ(0, outcome(run_as(uid, ops_in_set_gid_dir, b, &o)));
+		ASSERT_EQ(0, outcome(run_sandboxed_as(uid, 0, 0, ops_in_set_gid_dir, b, &o, 60)));
 		ASSERT_EQ(4, b->n);
 		const char *names[] = { "o", "n", "d/o" };
 		for (int i = 0; i < 3; i++) {

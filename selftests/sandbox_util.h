@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,6 +114,47 @@ static inline int proc_status_hex(const char *path, const char *field, unsigned 
 }
 
 /* exit status, or 1000 + signal, or the negative run_sandboxed error */
+/* fn(arg) sandboxed in a child that is uid (without supplementary groups;
+ * a suite run by another user than root stays that user, who can become
+ * no other) with RLIMIT_NOFILE soft:hard (0: as inherited) before
+ * sandpit_start: the wait status, -2 if it ran past timeout_s */
+static inline int run_sandboxed_as(uid_t uid, rlim_t soft, rlim_t hard, int (*fn)(void *),
+				   void *arg, const struct sandpit_options *o, int timeout_s)
+{
+	if (geteuid())
+		uid = geteuid();
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		struct rlimit rl = { soft, hard };
+		if (soft && setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(SANDBOX_START_FAILED + 3);
+		if (uid != geteuid() && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(SANDBOX_START_FAILED + 1);
+		/* setuid made the child undumpable, which a program started as
+		 * that user is not: B could not trace it (strict mode without
+		 * FSGSBASE needs to) */
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(SANDBOX_START_FAILED + 2);
+		if (sandpit_start(o) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(fn(arg));
+	}
+	int st;
+	for (int i = 0; i < timeout_s * 100; i++) {
+		if (waitpid(p, &st, WNOHANG) == p)
+			return st;
+		usleep(10000);
+	}
+	kill(p, SIGKILL);
+	waitpid(p, &st, 0);
+	return -2;
+}
+
 static inline int outcome(int st)
 {
 	if (st < 0)
