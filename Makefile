@@ -17,17 +17,17 @@ BPFTOOL  ?= bpftool
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 # The untrusted-side runtime runs inside the sandbox: freestanding, no libc,
-# no sanitizers, no stack protector.  Its files are named user/u_*.c.
+# no sanitizers, no stack protector.  Its files are named user/untrusted/u_*.c.
 # Frame pointers and unwind tables: a debugger or profiler that stops a
 # thread in a patched call walks through the entry back to the program.
 U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
             -fno-stack-protector -fno-sanitize=all -fcf-protection=none \
             -mgeneral-regs-only -fasynchronous-unwind-tables -fno-omit-frame-pointer
 
-U_SRCS   := $(wildcard user/u_*.c)
+U_SRCS   := $(wildcard user/untrusted/u_*.c)
 # policy/*.bpf.c are BPF programs (the profiler), not part of the library
 BPF_SRCS := $(wildcard policy/*.bpf.c)
-C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*.c)) $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) \
+C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*/*.c)) $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) \
             $(wildcard compat/*.c)
 S_SRCS   := $(wildcard asm/x86_64/*.S) $(wildcard policy/*.S)
 LIB_OBJS := $(U_SRCS:%.c=$(BUILD)/%.o) $(C_SRCS:%.c=$(BUILD)/%.o) $(S_SRCS:%.S=$(BUILD)/%.o)
@@ -57,15 +57,15 @@ deps:
 $(HARNESS):
 	@./scripts/deps.sh $(BUILD)
 
-$(BUILD)/user/u_%.o: user/u_%.c $(wildcard user/*.h policy/*.h include/*.h)
+$(BUILD)/user/untrusted/u_%.o: user/untrusted/u_%.c $(wildcard user/*/*.h policy/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(U_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.c $(wildcard user/*.h policy/*.h compat/*.h include/*.h)
+$(BUILD)/%.o: %.c $(wildcard user/*/*.h policy/*.h compat/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
 
-$(BUILD)/%.o: %.S $(wildcard user/*.h policy/*.h asm/x86_64/*.h)
+$(BUILD)/%.o: %.S $(wildcard user/*/*.h policy/*.h asm/x86_64/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
 
@@ -267,17 +267,17 @@ $(BUILD)/fuzz/%_fuzz: selftests/fuzz/%_fuzz.c $(FUZZ_SRCS) policy/default.policy
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SRCS) \
 		-lseccomp -lpthread
 
-# the ELF reader alone (user/elf_read.c): it needs nothing else
-$(BUILD)/fuzz/elf_%_fuzz: selftests/fuzz/elf_%_fuzz.c user/elf_read.c user/elf_read.h
+# the ELF reader alone (user/patch/elf_read.c): it needs nothing else
+$(BUILD)/fuzz/elf_%_fuzz: selftests/fuzz/elf_%_fuzz.c user/patch/elf_read.c user/patch/elf_read.h
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/elf_read.c
+	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/patch/elf_read.c
 
-# the plan cache's file reader alone (user/plan_file.c); its seeds are real
+# the plan cache's file reader alone (user/patch/plan_file.c); its seeds are real
 # cache files, made here by `sandpit run` (plans of a program, its ld.so
 # and its libc, and the list of what the program needs)
-$(BUILD)/fuzz/plan_file_fuzz: selftests/fuzz/plan_file_fuzz.c user/plan_file.c user/plan_file.h
+$(BUILD)/fuzz/plan_file_fuzz: selftests/fuzz/plan_file_fuzz.c user/patch/plan_file.c user/patch/plan_file.h
 	@mkdir -p $(dir $@)
-	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/plan_file.c
+	clang $(CPPFLAGS) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< user/patch/plan_file.c
 $(BUILD)/fuzz/plan_seeds/.made: $(BUILD)/sandpit
 	@rm -rf $(dir $@) && mkdir -p -m 0700 $(dir $@)
 	@for p in /bin/true "/bin/ls --version"; do \
@@ -398,12 +398,12 @@ install: all
 
 # clang-tidy (checks in .clang-tidy) on the same sources as cppcheck, each
 # with the flags it is built with; two at a time; xargs fails if any does
-TIDY_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*.c policy/*.c compat/*.c loader/*.c bench/*.c))
+TIDY_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*/*.c policy/*.c compat/*.c loader/*.c bench/*.c))
 lint: $(BUILD)/include/profiler.skel.h
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader bench
 	@echo "clang-tidy: $(words $(TIDY_SRCS)) files"
 	@printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -I{} sh -c 'case {} in \
-		user/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \
+		user/untrusted/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \
 		out=$$(clang-tidy --quiet {} -- $(CPPFLAGS) $(WARN) -std=gnu11 $$f 2>&1); rc=$$?; \
 		printf "%s\n" "$$out" | grep -v "warnings\? generated\.$$" | grep .; exit $$rc'
 

@@ -20,7 +20,7 @@
 
 #include "sandpit.h"
 #include "bench/bench.h"
-#include "user/sandbox.h"
+#include "user/start/sandbox.h"
 #include "compat/compat.h"
 
 #define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */

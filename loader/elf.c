@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "loader/elf.h"
-#include "user/elf_read.h"
+#include "user/patch/elf_read.h"
 
 #define PAGE ELF_PAGE
 

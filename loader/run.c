@@ -24,7 +24,7 @@
 #include "loader/elf.h"
 #include "loader/run.h"
 #include "policy/policy.h"
-#include "user/sandbox.h"
+#include "user/start/sandbox.h"
 
 #define MAX_GRANTS 64
 #define MAX_AUXV 64

@@ -37,7 +37,7 @@
 #include "policy/policy.h"
 #include "policy/rule_eval.h"
 #include "policy/t_table.h"
-#include "user/secure_mem.h"
+#include "user/layout/secure_mem.h"
 
 /* the fake block of sandpit descriptors the filter protects */
 #define FD_LO 1000

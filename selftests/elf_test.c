@@ -16,8 +16,8 @@
 #include <kselftest_harness.h>
 
 #include "loader/elf.h"
-#include "user/elf_read.h"
-#include "user/patch.h"
+#include "user/patch/elf_read.h"
+#include "user/patch/patch.h"
 #include "selftests/build_dir.h"
 #include "selftests/elf_craft.h"
 

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
-#include "user/secure_mem.h"
+#include "user/layout/secure_mem.h"
 #include "u_state.h"
 
 #define MAXFDS 4096

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <Zydis/Zydis.h>
 #include <kselftest_harness.h>
-#include "user/patch.h"
-#include "user/tramp_layout.h"
+#include "user/patch/patch.h"
+#include "user/layout/tramp_layout.h"
 #include "vdso_clock.h"
 
 /* The test's syscall stub: count, then do the call.  Unlike sandpit's stub it

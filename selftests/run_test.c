@@ -21,7 +21,7 @@
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
 #include "selftests/kernel_probe.h"
-#include "user/plan_file.h"
+#include "user/patch/plan_file.h"
 
 
 FIXTURE(run) {

@@ -3,7 +3,7 @@
  * and T table T works from).  Only inside a started sandbox. */
 #ifndef SANDPIT_SELFTEST_U_STATE_H
 #define SANDPIT_SELFTEST_U_STATE_H
-#include "user/runtime.h"
+#include "user/untrusted/runtime.h"
 
 /* the calling thread's mailbox: the first word of its u_state, at %gs */
 static inline struct mailbox *my_mailbox(void)

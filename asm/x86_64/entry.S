@@ -15,8 +15,8 @@
  * has no unwind information; see docs/design/patcher.md, "Unwinding"). */
 
 #include <asm/unistd.h>
-#include "user/secure_mem.h"
-#include "user/tramp_layout.h"
+#include "user/layout/secure_mem.h"
+#include "user/layout/tramp_layout.h"
 
 /* what the call and the red-zone step put between the program's rsp and ours */
 #define STEP (8 + TRAMP_RED_ZONE)

@@ -16,7 +16,7 @@
  * returns through its frame (sandpit_intr_handler).
  * Also here: the nursery every new thread of U's starts in. */
 #include <asm/unistd.h>
-#include "user/secure_mem.h"
+#include "user/layout/secure_mem.h"
 #include "policy/t_table.h"
 
 #define CLONE_THREAD_FLAGS 0x50f00 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM */

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "user/secure_mem.h"
+#include "user/layout/secure_mem.h"
 
 int main(int argc, char **argv)
 {

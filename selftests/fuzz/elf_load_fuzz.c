@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/elf_read.h"
+#include "user/patch/elf_read.h"
 #include "selftests/elf_craft.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

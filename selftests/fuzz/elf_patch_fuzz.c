@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/elf_read.h"
+#include "user/patch/elf_read.h"
 
 static void lookups(struct elf_ehtab *t, uintptr_t lo, size_t size)
 {

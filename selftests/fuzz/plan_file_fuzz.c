@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/plan_file.h"
+#include "user/patch/plan_file.h"
 
 static uint64_t fnv(const uint8_t *p, size_t n)
 {

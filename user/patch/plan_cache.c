@@ -1,0 +1,706 @@
+/* The patch-plan cache's directory and files (see plan_cache.h).  Runs
+ * outside any sandbox, with libc. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "user/patch/patch.h"
+#include "user/patch/patch_sys.h"
+#include "user/patch/plan_cache.h"
+#include "user/start/sandbox.h"
+
+#define MAPS_MAX (4u << 20)
+#define PLAN_SETTLE_NS 2000000000ULL /* see plan_cache_put */
+
+void plan_cache_note(const char *path, const char *what, const char *why)
+{
+	char line[PLAN_PATH_MAX + 512], *p = line;
+	const char *part[] = { "sandpit: plan cache: ", path, ": ", what, why ? ": " : "",
+			       why ? why : "" };
+
+	/* no stdio: it runs inside the sandbox too */
+	if (patch_debug <= 0)
+		return;
+	for (unsigned i = 0; i < sizeof part / sizeof part[0]; i++) {
+		size_t n = strnlen(part[i], 200 + (i == 1 ? PLAN_PATH_MAX : 0));
+
+		memcpy(p, part[i], n);
+		p += n;
+	}
+	*p++ = '\n';
+	p_sys(SYS_write, 2, line, p - line, 0, 0, 0);
+}
+
+/* The GNU build-id note of the object, read through its view. */
+static void build_id(const struct module *mod, const struct maps *m, struct plan_key *k)
+{
+	struct elf_view v;
+
+	module_view(mod, m, &v);
+	for (unsigned i = 0; i < mod->phnum; i++) {
+		const ElfW(Phdr) *ph = &mod->phdr[i];
+		uintptr_t a = mod->bias + ph->p_vaddr, end = a + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE || end < a)
+			continue;
+		while (a + 12 <= end) {
+			uint32_t h[3];
+			uintptr_t name = a + 12, desc;
+
+			if (!elf_view_get(&v, a, h, sizeof h))
+				break;
+			desc = name + ((h[0] + 3ULL) & ~3ULL);
+			if (h[0] == 4 && h[2] == NT_GNU_BUILD_ID && h[1] <= PLAN_MAX_BUILD_ID &&
+			    desc + h[1] <= end && elf_view_has(&v, name, 4) &&
+			    !memcmp((const void *)name, "GNU", 4) &&
+			    elf_view_get(&v, desc, k->build_id, h[1])) {
+				k->build_id_len = h[1];
+				return;
+			}
+			a = desc + ((h[1] + 3ULL) & ~3ULL);
+		}
+	}
+}
+
+int plan_cache_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+		   char *path, size_t pathlen)
+{
+	const char *env = getenv("SANDPIT_PLAN_CACHE");
+	const struct vma *x = NULL;
+	struct stat st;
+	size_t len;
+
+	memset(k, 0, sizeof *k);
+	if (env && !strcmp(env, "off"))
+		return -1;
+	for (unsigned i = 0; i < m->n && !x; i++)
+		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
+			x = &m->v[i];
+	len = x && x->path ? strlen(x->path) : pathlen;
+	if (!x || !x->ino || !mod->phdr || len >= pathlen ||
+	    (len > 10 && !strcmp(x->path + len - 10, " (deleted)")))
+		return -1;
+	memcpy(path, x->path, len + 1);
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_ino != x->ino ||
+	    major(st.st_dev) != x->dev_major || minor(st.st_dev) != x->dev_minor)
+		return -1;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	k->ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec;
+	k->text_lo = mod->lo - mod->bias;
+	k->text_hi = mod->hi - mod->bias;
+	build_id(mod, m, k);
+	return 0;
+}
+
+int plan_cache_pristine(const struct module *mod, const struct plan_key *k, const char *path)
+{
+	static uint8_t buf[65536];
+	const ElfW(Phdr) *ph = NULL;
+	uintptr_t lo = mod->lo - mod->bias;
+	struct stat st;
+	uint64_t off, left = mod->hi - mod->lo;
+	const uint8_t *mem = (const uint8_t *)mod->lo;
+	int fd, r = -1;
+
+	for (unsigned i = 0; i < mod->phnum && !ph; i++)
+		if (mod->phdr[i].p_type == PT_LOAD && (mod->phdr[i].p_flags & PF_X) &&
+		    mod->phdr[i].p_vaddr <= lo && lo - mod->phdr[i].p_vaddr < mod->phdr[i].p_filesz &&
+		    left <= mod->phdr[i].p_filesz - (lo - mod->phdr[i].p_vaddr))
+			ph = &mod->phdr[i];
+	if (!ph || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	off = ph->p_offset + (lo - ph->p_vaddr);
+	if (!fstat(fd, &st) && st.st_dev == k->dev && st.st_ino == k->ino) {
+		while (left) {
+			size_t n = left < sizeof buf ? left : sizeof buf;
+
+			if (pread(fd, buf, n, (off_t)off) != (ssize_t)n || memcmp(buf, mem, n))
+				break;
+			left -= n;
+			off += n;
+			mem += n;
+		}
+		r = left ? -1 : 0;
+	}
+	close(fd);
+	return r;
+}
+
+/* The directories the cache may be in, as the environment names them:
+ * SANDPIT_PLAN_CACHE (as given), XDG_CACHE_HOME/sandpit/plans,
+ * HOME/.cache/sandpit/plans, those it names, in that order, each with how
+ * many of its last components are sandpit's own (made by it, never a
+ * symbolic link).  *in_use: the index of the one this run uses, -1 none
+ * ("off", or a name too long). */
+struct cache_dir {
+	char path[PLAN_PATH_MAX];
+	unsigned own;
+};
+
+static int cache_dirs(struct cache_dir d[3], int *in_use)
+{
+	const char *env = getenv("SANDPIT_PLAN_CACHE"), *base;
+	int n = 0, len;
+
+	*in_use = env && !strcmp(env, "off") ? -1 : 0;
+	if (env && *env && strcmp(env, "off")) {
+		len = snprintf(d[n].path, sizeof d[n].path, "%s", env);
+		/* "dir/" is dir */
+		while (len > 1 && d[n].path[len - 1] == '/')
+			d[n].path[--len] = 0;
+		if (len > 0 && (size_t)len < sizeof d[n].path && strcmp(d[n].path, "/"))
+			d[n++].own = 1;
+		else
+			*in_use = -1;
+	}
+	if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/' &&
+	    (len = snprintf(d[n].path, sizeof d[n].path, "%s/sandpit/plans", base)) > 0 &&
+	    (size_t)len < sizeof d[n].path)
+		d[n++].own = 2;
+	if ((base = getenv("HOME")) && base[0] == '/' &&
+	    (len = snprintf(d[n].path, sizeof d[n].path, "%s/.cache/sandpit/plans", base)) > 0 &&
+	    (size_t)len < sizeof d[n].path)
+		d[n++].own = 2;
+	if (!n)
+		*in_use = -1;
+	return n;
+}
+
+/* The cache directory, opened and checked: the user's part of its path
+ * (XDG_CACHE_HOME, HOME/.cache, or all but the last component of
+ * SANDPIT_PLAN_CACHE) followed as it is, made 0700 where missing; then
+ * sandpit's own components (sandpit, plans) each opened without following
+ * a symbolic link, a directory owned by us that no one else may write,
+ * the last one with no group or other access at all.  -1 (and *why) if
+ * there is none to use; *why is NULL when the cache is simply off or
+ * absent. */
+static int open_dir(bool create, const char **why)
+{
+	struct cache_dir d[3];
+	char *dir, *own[2], root[] = "/", dot[] = ".";
+	struct stat st;
+	int in_use, fd;
+
+	*why = NULL;
+	cache_dirs(d, &in_use);
+	if (in_use < 0)
+		return -1;
+	dir = d[in_use].path;
+	for (unsigned i = d[in_use].own; i-- > 0;) {
+		char *slash = strrchr(dir, '/');
+
+		own[i] = slash ? slash + 1 : dir;
+		if (slash)
+			*slash = 0;
+	}
+	if (d[in_use].own == 1 && own[0] == dir)
+		dir = dot; /* a name relative to the working directory */
+	else if (!*dir)
+		dir = root;
+	if (create) {
+		for (char *s = dir + 1;; s++) {
+			if (*s == '/' || !*s) {
+				char c = *s;
+
+				*s = 0;
+				(void)!mkdir(dir, 0700);
+				*s = c;
+			}
+			if (!*s)
+				break;
+		}
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned i = 0; fd >= 0 && i < d[in_use].own; i++) {
+		int next = openat(fd, own[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (next < 0 && errno == ENOENT && create && !mkdirat(fd, own[i], 0700))
+			next = openat(fd, own[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
+			*why = "the cache directory is a symbolic link or not a directory";
+		else if (next >= 0 && (fstat(next, &st) || st.st_uid != geteuid() ||
+				       (st.st_mode & (i + 1 < d[in_use].own ? 022 : 077))))
+			*why = "the cache directory is not ours alone (owner, or group/other access)";
+		close(fd);
+		fd = next;
+		if (*why) {
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+int plan_cache_dirs(char dirs[][PLAN_PATH_MAX], int max)
+{
+	struct cache_dir d[3];
+	char cwd[PLAN_PATH_MAX];
+	const char *why;
+	int in_use, n = cache_dirs(d, &in_use), fd;
+
+	/* the one in use made now, so that the directories above it exist
+	 * for the program too (it may make no name on the way to a deny) */
+	if (in_use >= 0 && (fd = open_dir(true, &why)) >= 0)
+		close(fd);
+	if (n > max)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (d[i].path[0] == '/')
+			memcpy(dirs[i], d[i].path, sizeof d[i].path);
+		else if (!getcwd(cwd, sizeof cwd))
+			return -errno;
+		else if ((size_t)snprintf(dirs[i], PLAN_PATH_MAX, "%s/%s", cwd, d[i].path) >=
+			 PLAN_PATH_MAX)
+			return -ENAMETOOLONG;
+	}
+	return n;
+}
+
+static void file_name(const struct plan_key *k, char *name, size_t n)
+{
+	snprintf(name, n, "%llx-%llx.plan", (unsigned long long)k->dev,
+		 (unsigned long long)k->ino);
+}
+
+static bool same_key(const struct plan_key *a, const struct plan_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns &&
+	       a->text_lo == b->text_lo && a->text_hi == b->text_hi &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
+void plan_cache_release(void *mem)
+{
+	free(mem);
+}
+
+int plan_cache_get(const struct plan_key *k, const char *path, struct plan_file *f, void **mem)
+{
+	const char *why;
+	char name[64];
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+	int dfd = open_dir(false, &why), fd;
+
+	*mem = NULL;
+	if (dfd < 0) {
+		if (why)
+			plan_cache_note(path, "cache refused", why);
+		return why ? -1 : 0;
+	}
+	file_name(k, name, sizeof name);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0) {
+		if (errno == ELOOP) {
+			plan_cache_note(path, "cache refused", "its file is a symbolic link");
+			return -1;
+		}
+		return 0;
+	}
+	why = fstat(fd, &st) ? "fstat failed"
+	      : !S_ISREG(st.st_mode) ? "its file is not a regular file"
+	      : st.st_uid != geteuid() || (st.st_mode & 077) ? "its file is not ours alone"
+	      : st.st_size > PLAN_MAX_FILE ? "its file is too large"
+					    : NULL;
+	buf = why ? NULL : malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!why && (!buf || got != (size_t)st.st_size))
+		why = "could not read its file";
+	if (!why && !plan_file_parse(buf, got, f, &why) && !same_key(&f->key, k))
+		why = "it is for another file, or the file has changed";
+	if (why) {
+		free(buf);
+		plan_cache_note(path, "cache refused", why);
+		return -1;
+	}
+	*mem = buf;
+	return 1;
+}
+
+void plan_cache_put(const struct plan_key *k, const char *path, const struct plan_rec *r,
+		    unsigned n)
+{
+	static unsigned seq;
+	const char *why;
+	char name[64], tmp[96];
+	size_t nbytes = 0, len;
+	uint8_t *buf, *p;
+	int dfd, fd;
+
+	struct timespec now;
+
+	if (n > PLAN_MAX_SITES)
+		return;
+	/* a file changed in the last seconds may change again within the
+	 * same timestamp tick, unseen by the key (git's "racy" files): its
+	 * plan is not kept */
+	if (clock_gettime(CLOCK_REALTIME, &now) ||
+	    (uint64_t)now.tv_sec * 1000000000ULL <
+		    (k->ctime_ns > k->mtime_ns ? k->ctime_ns : k->mtime_ns) + PLAN_SETTLE_NS) {
+		plan_cache_note(path, "cache not written", "the file changed too recently");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		nbytes += (size_t)r[i].before + r[i].after;
+	len = plan_file_size(n, nbytes);
+	if (len > PLAN_MAX_FILE || !(buf = malloc(len)))
+		return;
+	p = plan_file_begin(buf, k, n);
+	for (unsigned i = 0; i < n; i++)
+		p = plan_file_put(p, &r[i]);
+	p = plan_file_end(buf, p);
+	dfd = open_dir(true, &why);
+	if (dfd < 0) {
+		if (why)
+			plan_cache_note(path, "cache not written", why);
+		free(buf);
+		return;
+	}
+	file_name(k, name, sizeof name);
+	snprintf(tmp, sizeof tmp, ".%s.%d.%u", name, (int)getpid(), seq++);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, buf, len) == (ssize_t)len;
+
+		ok = !close(fd) && ok;
+		if (!ok || renameat(dfd, tmp, dfd, name)) {
+			unlinkat(dfd, tmp, 0);
+			plan_cache_note(path, "cache not written", "write or rename failed");
+		}
+	}
+	close(dfd);
+	free(buf);
+}
+
+/* ---- `sandpit run`: plans for what ld.so maps inside the sandbox ---- */
+
+/* The plans the loader read for this program (each: u32 length, then the
+ * file), and the page the run-time patcher names unplanned files in.  Both
+ * are in P's memory, which U can write: a hostile program can spoil only
+ * its own plans (each is copied, parsed and verified before use) and its
+ * own hints (which the parent treats as untrusted names). */
+static const uint8_t *preload;
+static size_t preload_len;
+static struct plan_hints *hints;
+
+static uint64_t dev_of(unsigned major, unsigned minor)
+{
+	uint64_t ma = major, mi = minor;
+
+	return ((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) |
+	       ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL);
+}
+
+int plan_cache_inside_key(const struct module *mod, const struct maps *m, struct plan_key *k,
+			  const char **path)
+{
+	const struct vma *x = NULL;
+
+	memset(k, 0, sizeof *k);
+	for (unsigned i = 0; i < m->n && !x; i++)
+		if (m->v[i].lo <= mod->lo && mod->lo < m->v[i].hi)
+			x = &m->v[i];
+	if (!x || !x->ino || !mod->phdr || (!preload && !hints))
+		return -1;
+	k->dev = dev_of(x->dev_major, x->dev_minor);
+	k->ino = x->ino;
+	k->text_lo = mod->lo - mod->bias;
+	k->text_hi = mod->hi - mod->bias;
+	build_id(mod, m, k);
+	*path = x->path;
+	return 0;
+}
+
+int plan_cache_preloaded(const struct plan_key *k, struct plan_file *f, void **mem)
+{
+	size_t at = 0, len = preload_len;
+	const char *why;
+
+	*mem = NULL;
+	while (preload && len - at >= 4) {
+		uint32_t n;
+		uint8_t *copy;
+
+		memcpy(&n, preload + at, 4);
+		if (n > len - at - 4)
+			return 0;
+		copy = p_alloc(n ? n : 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, preload + at + 4, n);
+		at += 4 + (size_t)n;
+		if (!plan_file_parse(copy, n, f, &why) && f->key.dev == k->dev &&
+		    f->key.ino == k->ino && f->key.text_lo == k->text_lo &&
+		    f->key.text_hi == k->text_hi && f->key.build_id_len == k->build_id_len &&
+		    !memcmp(f->key.build_id, k->build_id, k->build_id_len)) {
+			*mem = copy;
+			return 1;
+		}
+		p_free(copy);
+	}
+	return 0;
+}
+
+void plan_cache_hint(const char *path, bool planned)
+{
+	size_t len = path ? strnlen(path, PLAN_HINT_LEN) : PLAN_HINT_LEN;
+	uint32_t i;
+
+	if (!hints || len >= PLAN_HINT_LEN)
+		return;
+	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
+	if (i >= PLAN_MAX_HINTS)
+		return;
+	memcpy(hints->path[i], path, len + 1);
+	if (planned)
+		__atomic_fetch_or(&hints->planned, 1u << i, __ATOMIC_RELAXED);
+}
+
+/* The cache's file for the program open on fd: the libraries it named
+ * last time ("<dev>-<ino>.needs", one path a line). */
+static void needs_name(const struct stat *st, char *name, size_t n)
+{
+	snprintf(name, n, "%llx-%llx.needs", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
+/* Reads a cache file whole, checked as plan_cache_get does: its length,
+ * or -1 (*why set when it was refused rather than absent). */
+static long read_cached(int dfd, const char *name, uint8_t *buf, size_t cap, const char **why)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*why = fd < 0 && errno == ELOOP ? "its file is a symbolic link" : NULL;
+	if (fd < 0)
+		return -1;
+	*why = fstat(fd, &st) ? "fstat failed"
+	       : !S_ISREG(st.st_mode) ? "its file is not a regular file"
+	       : st.st_uid != geteuid() || (st.st_mode & 077) ? "its file is not ours alone"
+	       : (uint64_t)st.st_size > cap ? "its file is too large"
+					    : NULL;
+	while (!*why && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!*why && got != (size_t)st.st_size)
+		*why = "could not read its file";
+	return *why ? -1 : (long)got;
+}
+
+/* The cache's plan for the regular file ls describes, read whole into buf
+ * (PLAN_MAX_FILE bytes) and parsed into f: its length, or -1 (*why set when
+ * a file was there but refused).  The file must still be the one planned:
+ * device, inode, size and both times (the rest of the key is checked
+ * against the mapped object where the plan is used). */
+static long cached_plan_of(int dfd, const struct stat *ls, uint8_t *buf, struct plan_file *f,
+			   const char **why)
+{
+	char name[64];
+	long got;
+
+	*why = NULL;
+	file_name(&(struct plan_key){ .dev = ls->st_dev, .ino = ls->st_ino }, name, sizeof name);
+	got = read_cached(dfd, name, buf, PLAN_MAX_FILE, why);
+	if (got <= 0 || plan_file_parse(buf, (size_t)got, f, why))
+		return -1;
+	if (f->key.dev != (uint64_t)ls->st_dev || f->key.ino != (uint64_t)ls->st_ino ||
+	    f->key.size != (uint64_t)ls->st_size ||
+	    f->key.mtime_ns != (uint64_t)ls->st_mtim.tv_sec * 1000000000ULL +
+				       (uint64_t)ls->st_mtim.tv_nsec ||
+	    f->key.ctime_ns != (uint64_t)ls->st_ctim.tv_sec * 1000000000ULL +
+				       (uint64_t)ls->st_ctim.tv_nsec) {
+		*why = "the file has changed";
+		return -1;
+	}
+	return got;
+}
+
+void plan_cache_run_child(int prog_fd, void *hint_page)
+{
+	static uint8_t needs[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	char name[64];
+	struct stat st;
+	uint8_t *block = NULL, *buf;
+	size_t len = 0;
+	long n;
+	int dfd;
+
+	const char *env = getenv("SANDPIT_PLAN_CACHE");
+
+	if (env && !strcmp(env, "off"))
+		return;
+	hints = hint_page;
+	if (fstat(prog_fd, &st) || (dfd = open_dir(false, &why)) < 0)
+		return;
+	if (!(buf = malloc(PLAN_MAX_FILE))) {
+		close(dfd);
+		return;
+	}
+	needs_name(&st, name, sizeof name);
+	n = read_cached(dfd, name, needs, sizeof needs - 1, &why);
+	for (char *l = (char *)needs, *nl; n > 0 && (nl = memchr(l, '\n', (char *)needs + n - l));
+	     l = nl + 1) {
+		struct plan_file f;
+		struct stat ls;
+		uint8_t *nb;
+		long got;
+
+		*nl = 0;
+		if (l[0] != '/' || lstat(l, &ls) || !S_ISREG(ls.st_mode))
+			continue;
+		got = cached_plan_of(dfd, &ls, buf, &f, &why);
+		if (got > 0 && len + 4 + (size_t)got <= PLAN_MAX_PRELOAD &&
+		    (nb = realloc(block, len + 4 + (size_t)got))) {
+			uint32_t g = (uint32_t)got;
+
+			block = nb;
+			memcpy(block + len, &g, 4);
+			memcpy(block + len + 4, buf, (size_t)got);
+			len += 4 + (size_t)got;
+		} else if (why) {
+			plan_cache_note(l, "cache refused", why);
+		}
+	}
+	free(buf);
+	close(dfd);
+	preload = block;
+	preload_len = len;
+}
+
+/* whether the list out (len bytes, a name a line) has the name p (n bytes) */
+static bool listed(const char *out, size_t len, const char *p, size_t n)
+{
+	for (const char *l = out, *nl; l < out + len; l = nl + 1) {
+		nl = memchr(l, '\n', (size_t)(out + len - l));
+		if ((size_t)(nl - l) == n && !memcmp(l, p, n))
+			return true;
+	}
+	return false;
+}
+
+void plan_cache_run_parent(const char *prog, const void *hint_page,
+			   int (*plan_file_at)(const char *path))
+{
+	static char last[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	struct plan_hints h;
+	char name[64], tmp[96], out[PLAN_MAX_HINTS * PLAN_HINT_LEN];
+	const char *why;
+	struct plan_file f;
+	struct stat st, ls;
+	size_t len = 0;
+	unsigned count = 0;
+	uint8_t *buf;
+	long n_last;
+	int dfd, fd;
+
+	/* one copy of what the sandboxed program may have written: names only */
+	memcpy(&h, hint_page, sizeof h);
+	if (h.n > PLAN_MAX_HINTS)
+		h.n = PLAN_MAX_HINTS;
+	if (!h.n || stat(prog, &st) || (dfd = open_dir(true, &why)) < 0)
+		return;
+	if (!(buf = malloc(PLAN_MAX_FILE))) {
+		close(dfd);
+		return;
+	}
+	needs_name(&st, name, sizeof name);
+	n_last = read_cached(dfd, name, (uint8_t *)last, sizeof last, &why);
+	for (uint32_t i = 0; i < h.n; i++) {
+		char *p = h.path[i];
+		size_t n = strnlen(p, PLAN_HINT_LEN);
+
+		if (n == PLAN_HINT_LEN || p[0] != '/' || memchr(p, '\n', n) || listed(out, len, p, n) ||
+		    lstat(p, &ls) || !S_ISREG(ls.st_mode) || (uint64_t)ls.st_size > PLAN_MAX_OBJECT)
+			continue;
+		/* what the child planned itself is planned here for the cache;
+		 * a plan it took from the cache was verified against the file
+		 * when it was used, and each run verifies it again before use
+		 * (a hostile child can only ask for planning, or list a name
+		 * the next run finds no good plan for) */
+		if (h.planned & (1u << i) && plan_file_at(p))
+			continue;
+		memcpy(out + len, p, n);
+		out[len + n] = '\n';
+		len += n + 1;
+		count++;
+	}
+	/* then what earlier runs needed and this one did not (another
+	 * argument, another import), while its plan is still good: the list
+	 * is what the program has needed, not what its last run did */
+	for (char *l = last, *nl; n_last > 0 && count < PLAN_MAX_HINTS &&
+				  (nl = memchr(l, '\n', (size_t)(last + n_last - l)));
+	     l = nl + 1) {
+		size_t n = (size_t)(nl - l);
+		char p[PLAN_HINT_LEN];
+
+		if (l[0] != '/' || n >= PLAN_HINT_LEN || listed(out, len, l, n))
+			continue;
+		memcpy(p, l, n);
+		p[n] = '\0';
+		if (lstat(p, &ls) || !S_ISREG(ls.st_mode) || cached_plan_of(dfd, &ls, buf, &f, &why) < 0)
+			continue;
+		memcpy(out + len, l, n + 1);
+		len += n + 1;
+		count++;
+	}
+	free(buf);
+	/* nothing, or the same list as last time: nothing to write */
+	if (!len || (n_last == (long)len && !memcmp(last, out, len))) {
+		close(dfd);
+		return;
+	}
+	snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, out, len) == (ssize_t)len;
+
+		ok = !close(fd) && ok;
+		if (!ok || renameat(dfd, tmp, dfd, name))
+			unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+}
+
+void sandpit_plan_cache_child(int prog_fd, void *hint_page)
+{
+	plan_cache_run_child(prog_fd, hint_page);
+}
+
+void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
+			       int (*plan_file_at)(const char *path))
+{
+	plan_cache_run_parent(prog, hint_page, plan_file_at);
+}
+
+int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum)
+{
+	return phdr ? patch_cache_object(bias, (const void *)phdr, phnum) : -EINVAL;
+}

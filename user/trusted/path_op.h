@@ -1,0 +1,25 @@
+/* Namespace calls inside write grants, made by the trusted process B itself
+ * (mkdir, mknod of a FIFO, rmdir, unlink, rename, link, symlink, truncate,
+ * chmod, utimensat).  Runs in B. */
+#ifndef SANDPIT_PATH_OP_H
+#define SANDPIT_PATH_OP_H
+#include "user/layout/secure_mem.h"
+
+struct trusted_process_config;
+struct policy_proc_arg;
+
+/* The call in sp (B's private copy of U's request, kind PK_PATH_OP): B
+ * resolves each path, checks it against the write grants, opens the parent
+ * directory with openat2(RESOLVE_NO_SYMLINKS) and makes the call on the
+ * last component relative to it.  Returns SP_V_ACK (done, 0), a negative
+ * errno (the kernel's, or -EACCES for what the policy refuses), or 0 with
+ * the call rewritten in sp for T to make (utimensat on a descriptor).  s
+ * is the slot, for the explanation of a refusal. */
+long path_op(const struct trusted_process_config *cfg, int s, const struct policy_proc_arg *pa,
+	     struct secure_page *sp);
+
+/* An absolute path B resolved without links, opened O_PATH with oflags
+ * (O_DIRECTORY, O_NOFOLLOW for its last component) so that no link is
+ * followed: a descriptor, or -errno (ELOOP, ENOTDIR: a link swapped in). */
+long path_open_no_links(const char *path, int oflags);
+#endif
