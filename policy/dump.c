@@ -80,8 +80,10 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		[PA_READ] = "read", [PA_WRITE] = "write", [PA_OPEN] = "open", [PA_NEVER] = "never"
 	};
 
-	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE) {
-		fputs(a->kind == PK_SIGACTION ? "sigaction" : "thread flags, new slot", f);
+	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE || a->kind == PK_RLIMIT) {
+		fputs(a->kind == PK_SIGACTION ? "sigaction" :
+		      a->kind == PK_CLONE ? "thread flags, new slot" :
+		      "own limits, lowered or kept, made by B", f);
 		return;
 	}
 	if (a->kind == PK_PATH_OP)

@@ -88,6 +88,9 @@ static const struct policy_proc_arg
 	b_path = { PK_PATH, N, N, N, PA_READ, 0 },
 	b_path_nofollow = { PK_PATH, N, N, N, PA_READ, 1 }, /* the last link is what it reads */
 	b_sigaction = { PK_SIGACTION, N, N, N, 0, 0 }, b_clone = { PK_CLONE, N, N, N, 0, 0 },
+	/* limits: B reads the new one once, and makes the change itself on P
+	 * only when it lowers or keeps the limit the kernel reports */
+	b_rlimit = { PK_RLIMIT, N, N, N, 0, 0 },
 	/* namespace calls B makes itself inside write grants (user/path_op.c) */
 	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 },
 	/* and the metadata calls on a descriptor, which B makes on the object
@@ -183,6 +186,10 @@ static const struct entry table[] = {
 	CHECK_B("rt_sigaction", &b_sigaction),
 	/* threads only, each with its own T (invariant 4) */
 	CHECK_B("clone", &b_clone),
+	/* 'allow' and register rules as the kinds say (prlimit64 on P only);
+	 * 'process' is B's check: lowered or kept, never raised, P only */
+	{ "setrlimit", { .kind = GUARD_RULES, .proc = &b_rlimit, .restrict_arg = N } },
+	{ "prlimit64", { .kind = GUARD_RULES, .proc = &b_rlimit, .restrict_arg = N } },
 	/* paths B has no check for */
 	CHECK_B("truncate", &b_op), CHECK_B("mkdir", &b_op), CHECK_B("mkdirat", &b_op),
 	CHECK_B("mknod", &b_op), CHECK_B("mknodat", &b_op), CHECK_B("rmdir", &b_op),

@@ -232,6 +232,15 @@ int policy_export_minijail(const struct policy *p, FILE *f)
 				name);
 			break;
 		case POLICY_PROCESS:
+			if (c->proc.kind == PK_RLIMIT) {
+				/* a filter cannot compare with the limit in force:
+				 * reads only, of the process itself */
+				fprintf(f, "# %s: sandpit's trusted process lets a limit be lowered "
+					   "or kept; a seccomp filter can only let it be read\n%s\n",
+					name, nr == SCMP_SYS(prlimit64) ? "prlimit64: arg0 == 0 && arg2 == 0"
+									 : "setrlimit: return EPERM");
+				break;
+			}
 			fprintf(f, "# %s: sandpit's trusted process checks its %s; a seccomp filter "
 				   "cannot read memory\n%s: allow\n", name,
 				c->proc.kind == PK_PATH ? "path against the grants" :

@@ -353,7 +353,7 @@ int parse_resolve(struct parser *ps, struct line_call *c, int nr, int action,
 		return -1;
 	}
 	if (action == A_PROCESS) {
-		if (!g || g->kind != GUARD_NEEDS_B || !g->proc) {
+		if (!g || (g->kind != GUARD_NEEDS_B && g->kind != GUARD_RULES) || !g->proc) {
 			parse_report(ps, -EINVAL, at,
 			       "%s: 'process' refused: the trusted process has no check for it", name);
 			return -1;

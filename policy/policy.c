@@ -228,7 +228,7 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 		if (a->access == PA_OPEN && a->flags_arg == POLICY_NOARG)
 			return fail(err, errlen, -EINVAL, "%s: open access needs a flags argument",
 				    name);
-	} else if (a->kind != PK_SIGACTION && a->kind != PK_CLONE) {
+	} else if (a->kind != PK_SIGACTION && a->kind != PK_CLONE && a->kind != PK_RLIMIT) {
 		return fail(err, errlen, -EINVAL, "%s: unknown argument kind %d", name, a->kind);
 	}
 	c.proc = *a;

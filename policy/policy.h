@@ -75,6 +75,8 @@ enum policy_proc_kind {
 	PK_CLONE,     /* a new thread: B checks the flags and prepares its slot */
 	PK_PATH_OP,   /* a namespace call inside write grants that B makes itself
 		       * (user/path_op.c); the fields name its first path */
+	PK_RLIMIT,    /* setrlimit, prlimit64: the process's own limits, lowered or
+		       * kept, never raised; B makes the change (user/b_rlimit.c) */
 };
 
 /* The memory argument of a process-class call. */

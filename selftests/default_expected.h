@@ -158,7 +158,6 @@ static const struct thread_call {
 	/* signals stay within P and never reach a trusted thread */
 	{ "kill", EPERM, { SELF_PID(0) } },
 	{ "tgkill", EPERM, { SELF_PID(0), U_TID(1) } },
-	{ "prlimit64", EPERM, { EQ(2, 0) } },
 	{ "prctl", EPERM,
 	  { BITSET(0, 0, BIT(PR_GET_DUMPABLE, 0) | BIT(PR_SET_NAME, 0) | BIT(PR_GET_NAME, 0)) } },
 };
@@ -212,6 +211,9 @@ static const struct process_call {
 	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
 	/* threads only, each with its own T (invariant 4); fork is EPERM */
 	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
+	/* the process's own limits, lowered or kept, never raised */
+	{ "setrlimit", { PK_RLIMIT, N, N, N, 0, 0 } },
+	{ "prlimit64", { PK_RLIMIT, N, N, N, 0, 0 } },
 };
 
 static const struct x_deny_calls {
@@ -241,7 +243,7 @@ static const struct x_deny_calls {
 		/* they would act on T, not U */
 		"arch_prctl", "set_tid_address", "set_robust_list",
 		"rt_sigprocmask", "sigaltstack", "tkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-		"sched_setaffinity", "sched_setparam", "sched_setscheduler", "setrlimit",
+		"sched_setaffinity", "sched_setparam", "sched_setscheduler",
 		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
 		"setfsgid", "setgroups", "capset", "rt_sigsuspend", "rt_sigtimedwait",
 		"set_thread_area", "set_mempolicy", "sched_setattr", "setpriority", "ioprio_set",

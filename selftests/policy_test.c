@@ -353,11 +353,15 @@ TEST(signals_only_to_self_never_to_a_trusted_thread)
 	EXPECT_EQ(-EPERM, EVAL("tkill", T_TID, 10, 0, 0, 0, 0));
 }
 
-TEST(prlimit64_may_only_read)
+/* B compares a new limit with the one in force (progs_test) */
+TEST(limits_go_to_the_trusted_process)
 {
-	EXPECT_EQ(0, EVAL("prlimit64", 0, RLIMIT_NOFILE, 0, 0x1000, 0, 0));
-	EXPECT_EQ(-EPERM, EVAL("prlimit64", 0, RLIMIT_NOFILE, 0x1000, 0, 0, 0));
-	EXPECT_EQ(-EPERM, EVAL("setrlimit", RLIMIT_NOFILE, 0x1000, 0, 0, 0, 0));
+	struct policy *p = default_policy();
+	EXPECT_EQ(TT_PROCESS, entry(default_table(), "prlimit64")->cls);
+	EXPECT_EQ(TT_PROCESS, entry(default_table(), "setrlimit")->cls);
+	EXPECT_EQ(PK_RLIMIT, policy_proc_arg(p, nr_of("prlimit64"))->kind);
+	EXPECT_EQ(PK_RLIMIT, policy_proc_arg(p, nr_of("setrlimit"))->kind);
+	policy_free(p);
 }
 
 TEST(prctl_allows_names_and_dumpable_only)

@@ -31,5 +31,7 @@ long b_reported_denial(int s);
 void b_killed(int s, const struct secure_page *sp);
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp);
 long b_check_sigaction(struct secure_page *sp);
+/* b_rlimit.c */
+long b_check_rlimit(int s, struct secure_page *sp);
 
 #endif

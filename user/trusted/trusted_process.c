@@ -775,6 +775,8 @@ static long check(int s, struct secure_page *out)
 	}
 	case PK_PATH_OP:
 		return path_op(cfg, s, pa, out);
+	case PK_RLIMIT:
+		return b_check_rlimit(s, out);
 	default:
 		return -ENOSYS;
 	}
