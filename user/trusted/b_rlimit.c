@@ -14,9 +14,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "user/b_checks.h"
-#include "user/secure_mem.h"
-#include "user/trusted_process.h"
+#include "user/trusted/b_checks.h"
+#include "user/layout/secure_mem.h"
+#include "user/trusted/trusted_process.h"
 
 static pthread_mutex_t rlimit_lock = PTHREAD_MUTEX_INITIALIZER;
 
