@@ -7,10 +7,12 @@
  * another, and compares: the call's result and errno, how many times the
  * handler ran, and for the sleeps the remaining time they wrote.  The
  * parent sets up what the call blocks on (a full socket, an empty pipe, a
- * lock it holds...) before the fork, waits until the child's thread is
- * asleep (state S in /proc/PID/task/PID/stat) after it said it is about
- * to call, sends SIGUSR1 with tgkill, and then releases the call so that a
- * restarted one completes.  A call that neither ends nor restarts fails the
+ * lock it holds...) before the fork, waits until a task of the child is
+ * asleep in the very call (/proc/PID/task/TID/syscall: its number and
+ * first argument; sandboxed it may be the trusted thread that makes it),
+ * sends SIGUSR1 with tgkill, waits for the handler (and, for a restarted
+ * call, until the call sleeps again), and then releases the call so that
+ * a restarted one completes.  No sleeps sized by guess (pace.h).  A call that neither ends nor restarts fails the
  * test by its timeout instead of hanging the suite.
  *
  * accept and accept4 need a policy that allows them (the default refuses
@@ -31,12 +33,13 @@
 #include <sys/un.h>
 #include <kselftest_harness.h>
 #include "selftests/sandbox_util.h"
+#include "selftests/pace.h"
 
 #define SLEEP_S 5
 
 /* what the child reports (a shared page) */
 struct report {
-	volatile int ready;     /* the child is about to make the call */
+	volatile int ready;     /* the child is about to make the call (expect) */
 	int started;            /* sandpit_start's result (sandboxed runs) */
 	long ret;
 	int err;
@@ -45,6 +48,8 @@ struct report {
 	pid_t grandchild;       /* wait4's child */
 	uint32_t word;          /* the futex */
 	volatile int finished;  /* the call returned */
+	long nrs[4];            /* the call as a task sleeps in it: its numbers */
+	long arg0;              /* and its first argument, -1 for any */
 };
 
 /* what the parent set up, inherited by the child */
@@ -340,43 +345,62 @@ static void done(struct report *p, long r)
 	p->finished = 1;
 }
 
+/* the call the child is about to make, as /proc shows a task asleep in
+ * it (glibc's wrappers may make another number: the alternatives) */
+static void expect(struct report *p, long arg0, long a, long b, long c)
+{
+	p->nrs[0] = a;
+	p->nrs[1] = b;
+	p->nrs[2] = c;
+	p->nrs[3] = -1;
+	p->arg0 = arg0;
+	__atomic_store_n(&p->ready, 1, __ATOMIC_SEQ_CST);
+}
+
 static void call_send(struct res *r, struct report *p)
 {
+	expect(p, r->fd[0], SYS_sendto, SYS_sendmsg, -1);
 	done(p, send(r->fd[0], "y", 1, 0));
 }
 
 static void call_recv(struct res *r, struct report *p)
 {
 	char c;
+	expect(p, r->fd[0], SYS_recvfrom, SYS_recvmsg, -1);
 	done(p, recv(r->fd[0], &c, 1, 0));
 }
 
 static void call_read(struct res *r, struct report *p)
 {
 	char c;
+	expect(p, r->fd[0], SYS_read, -1, -1);
 	done(p, read(r->fd[0], &c, 1));
 }
 
 static void call_write(struct res *r, struct report *p)
 {
+	expect(p, r->fd[1], SYS_write, -1, -1);
 	done(p, write(r->fd[1], "y", 1));
 }
 
 static void call_epoll_wait(struct res *r, struct report *p)
 {
 	struct epoll_event ev;
+	expect(p, r->ep, SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2);
 	done(p, epoll_wait(r->ep, &ev, 1, SLEEP_S * 1000));
 }
 
 static void call_poll(struct res *r, struct report *p)
 {
 	struct pollfd f = { .fd = r->fd[0], .events = POLLIN };
+	expect(p, (long)&f, SYS_poll, SYS_ppoll, -1);
 	done(p, poll(&f, 1, SLEEP_S * 1000));
 }
 
 static void call_select(struct res *r, struct report *p)
 {
 	fd_set s;
+	expect(p, r->fd[0] + 1, SYS_select, SYS_pselect6, -1);
 	FD_ZERO(&s);
 	FD_SET(r->fd[0], &s);
 	struct timeval tv = { SLEEP_S, 0 };
@@ -386,6 +410,7 @@ static void call_select(struct res *r, struct report *p)
 static void call_futex(struct res *r, struct report *p)
 {
 	(void)r;
+	expect(p, (long)&p->word, SYS_futex, -1, -1);
 	done(p, syscall(SYS_futex, &p->word, FUTEX_WAIT, 0, NULL, NULL, 0));
 }
 
@@ -393,6 +418,7 @@ static void call_nanosleep(struct res *r, struct report *p)
 {
 	(void)r;
 	struct timespec req = { SLEEP_S, 0 }, rem = { -1, -1 };
+	expect(p, CLOCK_REALTIME, SYS_clock_nanosleep, SYS_nanosleep, -1);
 	done(p, nanosleep(&req, &rem));
 	p->rem_ns = rem.tv_sec < 0 ? -1 : rem.tv_sec * 1000000000L + rem.tv_nsec;
 }
@@ -401,6 +427,7 @@ static void call_clock_nanosleep(struct res *r, struct report *p)
 {
 	(void)r;
 	struct timespec req = { SLEEP_S, 0 }, rem = { -1, -1 };
+	expect(p, CLOCK_MONOTONIC, SYS_clock_nanosleep, -1, -1);
 	int e = clock_nanosleep(CLOCK_MONOTONIC, 0, &req, &rem);
 	p->ret = e;
 	p->err = 0;
@@ -411,24 +438,28 @@ static void call_wait4(struct res *r, struct report *p)
 {
 	(void)r;
 	int st;
+	expect(p, p->grandchild, SYS_wait4, SYS_waitid, -1);
 	long w = wait4(p->grandchild, &st, 0, NULL);
 	done(p, w < 0 ? w : w == p->grandchild); /* 1: it was the child */
 }
 
 static void call_flock(struct res *r, struct report *p)
 {
+	expect(p, r->lock_other, SYS_flock, -1, -1);
 	done(p, flock(r->lock_other, LOCK_EX));
 }
 
 static void call_setlkw(struct res *r, struct report *p)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	expect(p, r->lock_other, SYS_fcntl, -1, -1);
 	done(p, fcntl(r->lock_other, F_SETLKW, &l));
 }
 
 /* descriptors are numbered differently in the sandbox: 1 for a new one */
 static void call_accept(struct res *r, struct report *p)
 {
+	expect(p, r->lsock, SYS_accept, SYS_accept4, -1);
 	int fd = accept(r->lsock, NULL, NULL);
 	done(p, fd < 0 ? fd : 1);
 }
@@ -436,35 +467,41 @@ static void call_accept(struct res *r, struct report *p)
 /* 1 for a new descriptor with its close-on-exec flag */
 static void call_accept4(struct res *r, struct report *p)
 {
+	expect(p, r->lsock, SYS_accept4, -1, -1);
 	int fd = accept4(r->lsock, NULL, NULL, SOCK_CLOEXEC);
 	done(p, fd < 0 ? fd : fcntl(fd, F_GETFD) == FD_CLOEXEC);
 }
 
 static void call_open_fifo_read(struct res *r, struct report *p)
 {
+	expect(p, -1, SYS_openat, SYS_openat2, SYS_open);
 	int fd = open(r->name, O_RDONLY);
 	done(p, fd < 0 ? fd : 1);
 }
 
 static void call_open_fifo_write(struct res *r, struct report *p)
 {
+	expect(p, -1, SYS_openat, SYS_openat2, SYS_open);
 	int fd = open(r->name, O_WRONLY);
 	done(p, fd < 0 ? fd : 1);
 }
 
 /* ---- running a scenario */
 
-/* the thread's state letter from /proc/PID/task/PID/stat, 0 if gone */
-static char thread_state(pid_t pid)
+/* until a task of pid sleeps in the call the report names (or the call
+ * returned): 1 if seen asleep */
+static int asleep_in_call(pid_t pid, struct report *p)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	char *c = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	return c && c[1] == ' ' ? c[2] : 0;
+	for (long i = 0; i < 10000 && !p->finished; i++) {
+		for (int k = 0; k < 4 && p->nrs[k] >= 0; k++)
+			if (pace_blocked_in(pid, p->nrs[k], p->arg0))
+				return 1;
+		if (i < 100)
+			sched_yield();
+		else
+			usleep(1000);
+	}
+	return 0;
 }
 
 struct outcome {
@@ -503,23 +540,21 @@ static struct outcome run(const struct scenario *s, int sandboxed, int restart)
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(SIGUSR1, &sa, NULL) < 0)
 			_exit(3);
-		rep->ready = 1;
-		s->call(&r, rep);
+		s->call(&r, rep); /* says it is ready, and what it calls */
 		_exit(0);
 	}
-	/* about to call, then asleep in it; a margin for the sandbox's T
-	 * to reach the call too */
-	for (int i = 0; i < 1000 && !rep->ready; i++)
-		usleep(10000);
-	for (int i = 0; i < 1000 && rep->ready && !o.blocked; i++) {
-		if (thread_state(pid) == 'S')
-			o.blocked = 1;
-		else
-			usleep(5000);
-	}
-	usleep(200000);
+	/* about to call, then asleep in it (a task of the child in the very
+	 * call: sandboxed, its U waits for T in another) */
+	for (int i = 0; i < 10000 && !rep->ready; i++)
+		usleep(1000);
+	o.blocked = rep->ready && asleep_in_call(pid, rep);
 	syscall(SYS_tgkill, pid, pid, SIGUSR1);
-	usleep(300000);
+	/* the handler ran; a call that restarts sleeps in it again before it
+	 * is released (one released before would not be the restarted one) */
+	for (int i = 0; i < 10000 && !rep->handled && !rep->finished; i++)
+		usleep(1000);
+	if (restart && rep->handled)
+		asleep_in_call(pid, rep);
 	s->release(&r, rep);
 	int st = wait_or_kill(pid);
 	if (rep->grandchild > 0) {

@@ -27,9 +27,10 @@
 #define FUTEX_WAIT_BITSET 9
 #define ERESTARTSYS 512 /* the kernel's own: U re-issues the call per SA_RESTART */
 #define ERESTARTNOINTR 513 /* the call was never made: U makes it, whatever the handler */
-/* a ucontext's rax, rbx, rip (uc_mcontext at 40, gregs in the kernel's order) */
+/* a ucontext's rax, rbx, rcx, rip (uc_mcontext at 40, gregs in the kernel's order) */
 #define UC_RAX   (40 + 13 * 8)
 #define UC_RBX   (40 + 11 * 8)
+#define UC_RCX   (40 + 14 * 8)
 #define UC_RIP   (40 + 16 * 8)
 #define BLK(nr)  (1 << ((nr) & 63))
 #define BLOCKING_CALLS_N 448 /* blocking_calls' bits */
@@ -627,7 +628,11 @@ trusted_thread_main:
  *   before the call: it was never made, and U gets -ERESTARTNOINTR and
  *     makes it after the handler, as natively a signal that comes before
  *     a call runs its handler and then the call;
- *   at .Lwait_call (the kernel rewound a call that said -ERESTARTSYS,
+ *   at .Lwait_call with rcx cleared: T was stopped at the instruction
+ *     before it ran (preempted, or the interrupt came in between), so the
+ *     call was never made: -ERESTARTNOINTR, as above;
+ *   at .Lwait_call with rcx at .Lwait_done (the syscall instruction puts
+ *     it there, and the kernel rewound a call that said -ERESTARTSYS,
  *     T's handler being SA_RESTART): U gets -ERESTARTSYS, and re-issues
  *     the call unless a handler that ran lacks SA_RESTART (then EINTR),
  *     as the kernel restarts U's call;
@@ -639,6 +644,7 @@ trusted_thread_main:
 .Lexec_waiting:
 	SIGMASK SIG_UNBLOCK, intr_mask
 	ARGS_FROM_XMM
+	xor %ecx, %ecx /* set only by the syscall instruction (see above) */
 .Lwait_call:
 	syscall
 .Lwait_done:
@@ -1251,8 +1257,11 @@ sandpit_intr_handler:
 1:	ja 3f
 	lea .Lwait_call(%rip), %rax
 	cmp %rax, %rcx
-	jae 2f
-	mov $-ERESTARTNOINTR, %rbx
+	jb 4f
+	lea .Lwait_done(%rip), %rax
+	cmp %rax, UC_RCX(%r9)
+	je 2f
+4:	mov $-ERESTARTNOINTR, %rbx
 	jmp 2f
 3:	lea .Lwait_blocked(%rip), %rax
 	cmp %rax, %rcx

@@ -74,6 +74,12 @@ static int u_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 static int t_pidfds[SM_NSLOTS] = { [0 ... SM_NSLOTS - 1] = -1 };
 /* a thread has run in the slot (slot 0: sandpit_start's) */
 static char ran[SM_NSLOTS] = { 1 };
+/* U asked for its T to be interrupted (watch_p) while the slot was still
+ * starting, before B knew T's tid: sent when the kernel confirms the
+ * slot's threads (watch_step).  U asks once a request, so an interrupt
+ * dropped here would leave U's handler waiting on T's call for ever.
+ * With the lock held. */
+static char intr_pending[SM_NSLOTS];
 
 /* a thread has run in slot s: only then can its mailbox say anything
  * (asking the others would make the kernel allocate their pages).  Without
@@ -382,6 +388,10 @@ static void watch_step(int s, struct watch_wait *w)
 			t_tids[s] = watch[s].t;
 			u_pidfds[s] = thread_pidfd(u_tids[s]);
 			t_pidfds[s] = thread_pidfd(t_tids[s]);
+			if (intr_pending[s]) {
+				intr_pending[s] = 0;
+				syscall(SYS_tgkill, cfg->pid, t_tids[s], SANDPIT_SIG_INTR);
+			}
 			/* U in the table first: its T serves it once it sees its
 			 * tid here, the creating T returns it once the count moves */
 			publish_tids();
@@ -525,7 +535,11 @@ static void *watch_p(void *arg)
 		for (size_t i = 0; i + 1 < have; i += 2) {
 			uint16_t s;
 			memcpy(&s, buf + i, sizeof(s));
-			if (s < SM_NSLOTS && t_tids[s])
+			if (s >= SM_NSLOTS)
+				continue;
+			if (slots[s].state == SLOT_STARTING)
+				intr_pending[s] = 1;
+			else if (t_tids[s])
 				syscall(SYS_tgkill, cfg->pid, t_tids[s], SANDPIT_SIG_INTR);
 		}
 		pthread_mutex_unlock(&lock);
@@ -692,6 +706,7 @@ static long check_clone(int parent, struct secure_page *sp)
 	cmb->t_ctid = START_MARK;
 	slots[s].exiting = 0;
 	slots[s].state = SLOT_STARTING;
+	intr_pending[s] = 0;
 	publish_tids(); /* the new slot's T needs the list too */
 	__atomic_add_fetch(&watch_gen, 1, __ATOMIC_RELEASE);
 	wake_all(&watch_gen);
