@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "sandbox_util.h"
-#include "user/secure_mem.h"
+#include "user/layout/secure_mem.h"
 
 /* ---- limits ---- */
 
