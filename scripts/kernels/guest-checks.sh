@@ -26,10 +26,10 @@ if [ "$kind" = strict-only ]; then
 	result $? "$kind: probe reports filter and every feature built on it absent" "$t/probe"
 
 	"$B/sandpit" run --mode=filter -- /bin/true >"$t/out" 2>"$t/err"
-	rc=$?
-	[ "$rc" = 125 ] && [ "$(wc -l <"$t/err")" = 1 ] && [ ! -s "$t/out" ]
+	st_rc=$?
+	[ "$st_rc" = 125 ] && [ "$(wc -l <"$t/err")" = 1 ] && [ ! -s "$t/out" ]
 	st=$?
-	echo "# status $rc, stderr: $(cat "$t/err")"
+	echo "# status $st_rc, stderr: $(cat "$t/err")"
 	result $st "$kind: sandpit run --mode=filter exits 125 with one line" "$t/err"
 
 	for m in auto strict; do
