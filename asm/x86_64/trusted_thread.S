@@ -59,6 +59,10 @@
 #define F_SETLKW 7
 #define F_OFD_SETLKW 38
 #define CLOSE_RANGE_CLOEXEC 4
+#define MSG_CTRUNC   8
+#define EMFILE   24
+#define EIO      5
+#define SCM_RIGHTS_HDR 0x100000001 /* cmsg_level SOL_SOCKET (1), cmsg_type SCM_RIGHTS (1) */
 #define O_CLOEXEC 02000000
 #define EFD_CLOEXEC  O_CLOEXEC
 #define EFD_NONBLOCK 04000
@@ -878,6 +882,8 @@ trusted_thread_main:
 	je .Lclone
 	cmp $SP_V_ACK, %rbp
 	je .Lack
+	cmp $SP_V_RECV, %rbp
+	je .Lrecv
 	test %rbp, %rbp
 	jnz 1f
 	/* an open B checked may block (a FIFO without a writer, a terminal):
@@ -983,6 +989,93 @@ trusted_thread_main:
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax
+	jmp .Lresult
+
+/* ---- B opened the file itself and sent it (SP_V_RECV, user/write_open.c):
+ * the program gets that very file, never one opened again by its name.
+ * The message header is in the mailbox, which U can write at any time:
+ * T writes it, receives, acknowledges (B sends the next descriptor, for
+ * any slot, only after this byte), then reads each field of the answer
+ * once into a register.  The answer is a descriptor only if exactly the
+ * tag B sent came back with exactly one SCM_RIGHTS descriptor that is not
+ * sandpit's; anything else is an errno, and a descriptor that did come is
+ * closed (never one of sandpit's block).  A forgery can only cost U its
+ * own open: the file was checked, and it lands in P's table anyway. */
+.Lrecv:
+	mov %rdi, %r8 /* MSG_CMSG_CLOEXEC or 0, from S */
+	mov %rsi, %r9 /* the tag, from S */
+	lea MB_PAYLOAD(%r14), %rbx
+	xor %eax, %eax
+	mov %rax, RM_MSG + 0(%rbx)  /* msg_name */
+	mov %rax, RM_MSG + 8(%rbx)  /* msg_namelen */
+	lea RM_IOV(%rbx), %rcx
+	mov %rcx, RM_MSG + 16(%rbx) /* msg_iov */
+	movq $1, RM_MSG + 24(%rbx)  /* msg_iovlen */
+	lea RM_CBUF(%rbx), %rcx
+	mov %rcx, RM_MSG + 32(%rbx) /* msg_control */
+	movq $RM_CBUF_LEN, RM_MSG + 40(%rbx)
+	mov %rax, RM_MSG + 48(%rbx) /* msg_flags */
+	lea RM_DATA(%rbx), %rcx
+	mov %rcx, RM_IOV(%rbx)
+	movq $8, RM_IOV + 8(%rbx)
+	mov %rax, RM_DATA(%rbx)
+	mov %rax, RM_CBUF(%rbx)
+	mov %rax, RM_CBUF + 8(%rbx)
+	movq $-1, RM_CBUF + 16(%rbx)
+	movslq SP_CFG_PASS_FD(%r15), %rdi
+	mov %rbx, %rsi
+	mov %r8, %rdx
+	or $MSG_DONTWAIT, %rdx
+	mov $__NR_recvmsg, %eax
+	syscall
+	mov %rax, %rbp
+	movslq SP_CFG_PASS_FD(%r15), %rdi
+	lea RM_DATA(%rbx), %rsi
+	mov $1, %edx
+	mov $__NR_write, %eax
+	syscall
+	/* each field once */
+	mov RM_DATA(%rbx), %r10
+	movl RM_MSG + 48(%rbx), %r11d
+	mov RM_CBUF(%rbx), %rcx
+	mov RM_CBUF + 8(%rbx), %rdx
+	movslq RM_CBUF + 16(%rbx), %r8
+	/* a descriptor, if one came: one SCM_RIGHTS header, >= 0, not sandpit's */
+	xor %esi, %esi
+	cmp $RM_CMSG_LEN, %rcx
+	jne 1f
+	mov $SCM_RIGHTS_HDR, %rax
+	cmp %rax, %rdx
+	jne 1f
+	test %r8, %r8
+	js 1f
+	movslq SP_CFG_FD_LO(%r15), %rax
+	cmp %rax, %r8
+	jl 2f
+	movslq SP_CFG_FD_HI(%r15), %rax
+	cmp %rax, %r8
+	jle 1f
+2:	mov $1, %esi /* r8 is a descriptor T may return or close */
+1:	mov $-EMFILE, %rax /* the kernel could not install it: the limit */
+	test $MSG_CTRUNC, %r11d
+	jnz .Lrecv_fail
+	mov $-EIO, %rax
+	cmp $8, %rbp
+	jne .Lrecv_fail
+	cmp %r9, %r10
+	jne .Lrecv_fail
+	test %esi, %esi
+	jz .Lrecv_fail
+	mov %r8, %rax
+	jmp .Lresult
+.Lrecv_fail:
+	test %esi, %esi
+	jz .Lresult
+	mov %rax, %rbp
+	mov %r8, %rdi
+	mov $__NR_close, %eax
+	syscall
+	mov %rbp, %rax
 	jmp .Lresult
 
 /* ---- publish the result; wake U only if it sleeps */

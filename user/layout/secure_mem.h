@@ -46,7 +46,7 @@
 #define SP_CFG_PID      96
 #define SP_CFG_U_TID    100
 #define SP_CFG_SPIN     104  /* u32: spin iterations (~ one blocking hand-off)  */
-#define SP_CFG_PAD1     108  /* u32: unused */
+#define SP_CFG_PASS_FD  108  /* i32: P's end of B's descriptor hand-over (SP_V_RECV) */
 #define SP_CFG_TIDS     112  /* u64: the U tid table (SM_NSLOTS x i32, 0: none) */
 #define SP_CFG_CPU_MASKS 120 /* u64: the CPU masks (SM_CPU_ALL + 1), 0: T never moves */
 #define SP_CFG_MAPS_FD  128  /* i32: /proc/self/maps, opened in P before the sandbox */
@@ -95,6 +95,21 @@
 #define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
 #define SP_V_ACK        2    /* done, the result is 0                            */
 #define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
+/* B opened the file itself (an open for writing, user/write_open.c) and
+ * sent it on SP_CFG_PASS_FD: T receives it (recvmsg, SP_ARGS[0] its flags:
+ * MSG_CMSG_CLOEXEC or 0; SP_ARGS[1] the tag B sent with it), acknowledges
+ * with one byte and returns the descriptor it got, or an errno */
+#define SP_V_RECV       4
+/* T's recvmsg for SP_V_RECV, built in the mailbox's payload (B has copied
+ * the request by then): struct msghdr, one iovec, the tag's 8 bytes and
+ * the control buffer, CMSG_SPACE(sizeof(int)).  U can write all of it;
+ * T reads each answer once and trusts none (trusted_thread.S) */
+#define RM_MSG          0    /* struct msghdr (56) */
+#define RM_IOV          56   /* struct iovec (16) */
+#define RM_DATA         72   /* the tag (8) */
+#define RM_CBUF         80   /* cmsghdr (16) + the descriptor (4) + pad (4) */
+#define RM_CBUF_LEN     24
+#define RM_CMSG_LEN     20   /* CMSG_LEN(sizeof(int)) */
 /* a verdict of -SP_ANSWERED is no errno: B answered the call itself (the
  * stat family, statx, access, readlink: b_checks.c) and SP_DATA holds its
  * answer (struct sp_answer): the call's result, and `len` bytes for the
@@ -212,7 +227,8 @@ struct secure_page {
 	uint32_t b_cpu, slot;
 	int32_t t_fd, tb_fd, fd_lo, fd_hi;
 	int32_t pid, u_tid;
-	uint32_t spin, pad1;
+	uint32_t spin;
+	int32_t pass_fd;
 	uint64_t tids; /* int32_t[SM_NSLOTS] */
 	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
 	int32_t maps_fd;
@@ -309,7 +325,7 @@ _Static_assert(__builtin_offsetof(struct secure_page, fprog) == SP_FPROG, "SP_FP
 _Static_assert(__builtin_offsetof(struct secure_page, pollfd) == SP_POLLFD, "SP_POLLFD");
 _Static_assert(__builtin_offsetof(struct secure_page, exiting) == SP_EXITING, "SP_EXITING");
 _Static_assert(__builtin_offsetof(struct secure_page, u_fd) == SP_CFG_U_FD, "SP_CFG_U_FD");
-_Static_assert(__builtin_offsetof(struct secure_page, pad1) == SP_CFG_PAD1, "SP_CFG_PAD1");
+_Static_assert(__builtin_offsetof(struct secure_page, pass_fd) == SP_CFG_PASS_FD, "SP_CFG_PASS_FD");
 _Static_assert(SM_ALT_REGION < SM_REGION_ALIGN, "the alternate stacks fit the alignment");
 _Static_assert(__builtin_offsetof(struct secure_page, data) == SP_DATA, "SP_DATA");
 _Static_assert(sizeof(struct sp_answer) == SP_DATA_SIZE, "an answer fills B's data area");

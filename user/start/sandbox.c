@@ -514,6 +514,7 @@ static int configure(struct start *s)
 	s->pid = getpid();
 	s->tid = (pid_t)syscall(SYS_gettid);
 	sp->tb_fd = s->tb_fd;
+	sp->pass_fd = s->b_fd; /* P's end of the hand-over, once B is started */
 	sp->maps_fd = s->maps_fd;
 	sp->fd_lo = s->fd_lo;
 	sp->fd_hi = s->fd_hi;
@@ -583,19 +584,28 @@ static int fork_trusted_process(struct start *s)
 {
 	int r;
 
+	/* the descriptors B opens for the program (SP_V_RECV): one socket
+	 * pair, B's end in B only, P's in sandpit's block where B's end of
+	 * T<->B was (P must not hold that, or T would never see B hang up) */
+	int pass[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pass) < 0)
+		return fail(-errno, "socketpair: %s", strerror(errno));
+	tp.pass_fd = pass[1];
+	tp.pass_peer = pass[0];
 	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
-	if (s->mid < 0)
+	close(pass[1]);
+	if (s->mid < 0) {
+		close(pass[0]);
 		return fail(s->mid, "cannot start the trusted process: %s", strerror(-s->mid));
-	/* P must not hold B's end, or T would never see B hang up; a
-	 * placeholder keeps the slot inside sandpit's block */
-	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup3(null_fd, s->b_fd, O_CLOEXEC) < 0) {
+	}
+	if (dup3(pass[0], s->b_fd, O_CLOEXEC) < 0) {
 		r = -errno;
+		close(pass[0]);
 		close(s->tb_fd); /* B sees P's end go and exits */
 		trusted_process_started(s->mid, s->bpid, -1);
 		return fail(r, "cannot close the trusted process's descriptor");
 	}
-	close(null_fd);
+	close(pass[0]);
 	/* the count is B's: P (and so U) keeps no descriptor to it */
 	if (tp.report_fd >= 0) {
 		close(tp.report_fd);

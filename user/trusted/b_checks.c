@@ -34,6 +34,7 @@
 #include "user/trusted/denial_log.h"
 #include "user/trusted/fs_base.h"
 #include "user/trusted/b_checks.h"
+#include "user/trusted/write_open.h"
 #include "user/layout/slots.h"
 #include "user/trusted/path_op.h"
 #include "user/trusted/trusted_process.h"
@@ -607,11 +608,24 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		/* nor does a set-id file that is there take the program's bytes:
 		 * stores through a shared mapping keep its bit, where write(2)
 		 * would clear it */
+		int writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT));
+		if (writes && compat_has(COMPAT_OPENAT2) && !(flags & (O_PATH | __O_TMPFILE))) {
+			/* decided on the file B opens, and that file handed over:
+			 * a name checked and opened again by T could be swapped
+			 * in between (user/write_open.c) */
+			const char *why;
+			int fd = b_write_open(resolved, flags, (long)sp->args[pa->flags_arg + 1], &why);
+			if (fd >= 0)
+				return b_hand_over(sp, fd, flags);
+			if (fd != -EWOULDBLOCK_OPEN) {
+				if (fd == -EACCES && why)
+					b_path_refused(s, pa, sp, path, resolved, why);
+				return fd;
+			}
+		}
 		struct stat st;
-		if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
-		    fstatat(AT_FDCWD, resolved, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) &&
-		    ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))) {
+		if (writes && fstatat(AT_FDCWD, resolved, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && B_SETID(st.st_mode)) {
 			b_path_refused(s, pa, sp, path, resolved, setid_why);
 			return -EACCES;
 		}

@@ -37,6 +37,7 @@
 #include "user/trusted/exit_check.h"
 #include "user/trusted/fs_base.h"
 #include "user/trusted/b_checks.h"
+#include "user/trusted/write_open.h"
 #include "user/layout/slots.h"
 #include "user/trusted/path_op.h"
 #include "user/trusted/trusted_process.h"
@@ -955,27 +956,35 @@ static void *serve(void *arg)
 		memcpy(out.args, req.args, sizeof(out.args));
 		out.verdict = check(s, &out);
 		publish(s, &out);
+		if (out.verdict == SP_V_RECV)
+			b_hand_over_done();
 	}
 	return NULL;
 }
 
 static void __attribute__((noreturn)) run(void)
 {
-	/* B keeps only its socket and stderr: holding P's stdin/stdout open
+	/* B keeps only its sockets and stderr: holding P's stdin/stdout open
 	 * would keep pipes from seeing their end */
 	close(0);
 	close(1);
 	/* and the command's count of refusals (denial_log.h), if it gave one */
-	int keep[2] = { cfg->fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd };
-	if (keep[1] < keep[0]) {
-		int t = keep[0];
-		keep[0] = keep[1];
-		keep[1] = t;
+	int keep[3] = { cfg->fd, cfg->pass_fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd };
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	int from = 3;
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		if (keep[i] + 1 > from)
+			from = keep[i] + 1;
 	}
-	syscall(SYS_close_range, 3, keep[0] - 1, 0);
-	if (keep[1] > keep[0])
-		syscall(SYS_close_range, keep[0] + 1, keep[1] - 1, 0);
-	syscall(SYS_close_range, keep[1] + 1, ~0u, 0);
+	syscall(SYS_close_range, from, ~0u, 0);
 	prctl(PR_SET_NAME, "sandpit-B");
 	prctl(PR_SET_DUMPABLE, 0);
 	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */

@@ -14,6 +14,7 @@ struct policy;
 struct trusted_process_config {
 	pid_t pid;                  /* P */
 	int fd;                     /* B's end of the socket pair: P's end hangs up when P ends */
+	int pass_fd, pass_peer;     /* B's end of the descriptor hand-over (SP_V_RECV), and P's (B closes it) */
 	int fd_lo, fd_hi;           /* P's sandpit descriptors: B closes its copies */
 	int nslots;                 /* slots that fit sandpit's descriptor block (user/slots.h) */
 	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
