@@ -505,6 +505,61 @@ TEST(a_set_id_file_in_a_write_grant_never_takes_the_programs_bytes_with_its_bit)
 	munmap(b, sizeof(*b));
 }
 
+static int ops_open_set_gid_no_exec(void *a)
+{
+	struct box *b = a;
+	char p[128];
+	snprintf(p, sizeof(p), "%s/g", b->grant);
+	static const int how[] = { O_WRONLY, O_RDWR, O_WRONLY | O_TRUNC, O_RDWR | O_APPEND };
+	for (unsigned i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		int fd = open(p, how[i]);
+		R(fd < 0 ? -errno : fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	int fd = open(p, O_RDONLY); /* reading it stays allowed */
+	R(fd < 0 ? -errno : 0);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* A set-gid file without group execute is no set-gid program today, but
+ * an ACL giving its group execute (or a chmod from outside) makes it one
+ * with the bytes the program put in: any set-id bit keeps a file from
+ * being opened for writing, as root and as nobody, in both modes. */
+TEST(a_set_gid_file_without_group_execute_is_never_opened_for_writing)
+{
+	NEED_OPENAT2();
+	static const uid_t as[] = { 0, NOBODY };
+	for (int u = 0; u < 2; u++) {
+		struct box *b = new_box(_metadata, as[u]);
+		ASSERT_NE(NULL, b);
+		char p[128];
+		snprintf(p, sizeof(p), "%s/g", b->grant);
+		int fd = open(p, O_CREAT | O_WRONLY | O_EXCL, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, fchown(fd, who(as[u]), who(as[u])));
+		ASSERT_EQ(0, fchmod(fd, 02644));
+		close(fd);
+		const char *w[] = { b->grant, NULL };
+		struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+		ASSERT_EQ(0, outcome(run_sandboxed_as(as[u], 0, 0, ops_open_set_gid_no_exec, b, &o, 60)));
+		ASSERT_EQ(5, b->n);
+		for (int k = 0; k < 4; k++) {
+			EXPECT_EQ(-EACCES, b->res[k]);
+		}
+		EXPECT_EQ(0, b->res[4]) TH_LOG("uid %d: a read open of it", (int)as[u]);
+		struct stat st;
+		ASSERT_EQ(0, stat(p, &st));
+		EXPECT_EQ(02644u, (unsigned)(st.st_mode & 07777));
+		TH_LOG("uid %d: %d opens made, write opens %ld %ld %ld %ld", (int)as[u], b->n,
+		       b->res[0], b->res[1], b->res[2], b->res[3]);
+		rm_rf(b->grant);
+		munmap(b, sizeof(*b));
+	}
+}
+
 /* --- calls newer than the tables: setxattrat and its kin (6.13) --- */
 
 struct xattr_args_v0 {
