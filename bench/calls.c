@@ -563,11 +563,11 @@ out:
 int bench_memory(const struct bench_cfg *c)
 {
 	int rc = 0;
-	/* not measured: the pages user/secure_mem.h gives a slot; address
+	/* not measured: the pages user/layout/secure_mem.h gives a slot; address
 	 * space for all SM_NSLOTS is reserved at start, a slot's pages are
-	 * touched when a thread first uses it (user/slots.h) */
+	 * touched when a thread first uses it (user/layout/slots.h) */
 	bench_add(bench_row("memory", "reserved per slot at start", "layout", BENCH_BYTES,
-			    "from user/secure_mem.h, not measured: secure page + mailbox (S, 2 "
+			    "from user/layout/secure_mem.h, not measured: secure page + mailbox (S, 2 "
 			    "pages) + T's alternate signal stack, address space reserved for each "
 			    "of the 1,024 slots at start and touched when a thread first uses the "
 			    "slot; T itself has no stack"),

@@ -261,7 +261,7 @@ struct call {
 };
 
 /* the calls the sandboxed side answers before it looks at the policy
- * (user/u_entry.c) */
+ * (user/untrusted/u_entry.c) */
 static const char *const entry_calls[] = { "set_tid_address", "rt_sigprocmask", "sigaltstack",
 					   "pause", "rt_sigsuspend", "arch_prctl" };
 

@@ -304,7 +304,7 @@ static int wait_child(pid_t child, int may_filter)
 
 /* Without --log, a program that fails after refusals gets one closing
  * line: how many, the first, what refused it and what would allow it.
- * The count is B's (user/denial_log.c), written to a pipe whose writing
+ * The count is B's (user/trusted/denial_log.c), written to a pipe whose writing
  * end P closed before the program ran, and whose reading end it never
  * held. */
 static void put_entry(const char *which, struct denial_entry *e)

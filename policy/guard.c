@@ -46,7 +46,7 @@
 #define RANGE_FREE_IF(a, len, c, m) \
 	{ .op = RULE_RANGE_FREE, .arg = (a), .arg2 = (len), .carg = (c), .cmask = (m), .err = EPERM }
 /* W^X: new code is mapped without PROT_EXEC, patched, then made executable
- * with mprotect (user/exec_patch.c); memory is never W and X at once */
+ * with mprotect (user/untrusted/exec_patch.c); memory is never W and X at once */
 #define NO_EXEC(a) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = PROT_EXEC, .err = EACCES }
 #define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
 		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
@@ -91,7 +91,7 @@ static const struct policy_proc_arg
 	/* limits: B reads the new one once, and makes the change itself on P
 	 * only when it lowers or keeps the limit the kernel reports */
 	b_rlimit = { PK_RLIMIT, N, N, N, 0, 0 },
-	/* namespace calls B makes itself inside write grants (user/path_op.c) */
+	/* namespace calls B makes itself inside write grants (user/trusted/path_op.c) */
 	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 },
 	/* and the metadata calls on a descriptor, which B makes on the object
 	 * it takes from P (arg0) */

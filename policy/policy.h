@@ -74,9 +74,9 @@ enum policy_proc_kind {
 	PK_SIGACTION, /* rt_sigaction's struct, copied and checked by B */
 	PK_CLONE,     /* a new thread: B checks the flags and prepares its slot */
 	PK_PATH_OP,   /* a namespace call inside write grants that B makes itself
-		       * (user/path_op.c); the fields name its first path */
+		       * (user/trusted/path_op.c); the fields name its first path */
 	PK_RLIMIT,    /* setrlimit, prlimit64: the process's own limits, lowered or
-		       * kept, never raised; B makes the change (user/b_rlimit.c) */
+		       * kept, never raised; B makes the change (user/trusted/b_rlimit.c) */
 };
 
 /* The memory argument of a process-class call. */
@@ -423,7 +423,7 @@ const char *policy_path_holds_denied(const struct policy *p, pid_t pid, const ch
  * -EACCES. */
 int policy_check_ancestor(const struct policy *p, pid_t pid, const char *path);
 
-/* For a namespace call B makes (user/path_op.c): 0 if one write grant of a
+/* For a namespace call B makes (user/trusted/path_op.c): 0 if one write grant of a
  * directory holds `a` and `b` (NULL: a alone) strictly below its root,
  * -EXDEV if two different ones do (as rename across mounts), -EACCES
  * otherwise, and always for a grant's root or a directory above one
@@ -433,7 +433,7 @@ int policy_check_namespace(const struct policy *p, pid_t pid, const char *a, con
  * directory) or a directory above one: never U's to remove, rename,
  * replace or make; else 0. */
 int policy_path_holds_grant(const struct policy *p, pid_t pid, const char *path);
-/* For a call that sets metadata (mode, times, size; user/path_op.c): 0 if
+/* For a call that sets metadata (mode, times, size; user/trusted/path_op.c): 0 if
  * a directory write grant holds `path` strictly below its root, else
  * -EACCES (a file grant is a grant of the file's data only), -EINVAL for a
  * path that is not normalised. */

@@ -93,7 +93,7 @@ static const struct thread_call {
 } x_thread_calls[] = {
 	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
 	/* W^X: new code is mapped without PROT_EXEC, patched, then made
-	 * executable with mprotect (user/exec_patch.c) */
+	 * executable with mprotect (user/untrusted/exec_patch.c) */
 	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NO_EXEC(2) } },
 	{ "mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
 	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },

@@ -1,7 +1,7 @@
 /* Invariant 9 for ELF files: what `sandpit run` and the patcher read from a
  * program before the sandbox is on is bounds-checked.  Each crafted
  * program breaks one thing and must be refused three ways: by the reader
- * (user/elf_read.c), by the loader in this process (loader/elf.c, with
+ * (user/patch/elf_read.c), by the loader in this process (loader/elf.c, with
  * /proc/self/maps unchanged), and by `sandpit run` (status 126, one line
  * on stderr).  Then the patcher is given objects whose tables lie. */
 #include <errno.h>

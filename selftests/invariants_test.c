@@ -383,7 +383,7 @@ TEST(inv9_library_whose_tables_lie_is_patched_and_runs)
 	close(fd);
 }
 
-/* sandpit's own request to T (user/u_entry.c), as U could make it */
+/* sandpit's own request to T (user/untrusted/u_entry.c), as U could make it */
 long u_call_trusted(long nr, const long args[6]);
 
 /* W^X: never writable and executable at once */

@@ -148,7 +148,7 @@ TEST_F(prog, go_workers_as_native)
 	run_timeout = 0;
 	/* a hang (killed after run_timeout) is a failure: it was a handler
 	 * that asked sandpit's own handler for a mask change while the thread
-	 * it interrupted waited for one (user/u_entry.c, ask_own_handler) */
+	 * it interrupted waited for one (user/untrusted/u_entry.c, ask_own_handler) */
 	EXPECT_NE(128 + SIGKILL, s.status) TH_LOG("the Go program hung");
 	EXPECT_EQ(n.status, s.status);
 	EXPECT_EQ(n.len, s.len);

@@ -1,7 +1,7 @@
 /* The program's descriptors and sandpit's never meet (invariant 3), and
  * the program sees its RLIMIT_NOFILE as it set it.  Where the hard limit
  * leaves room, sandpit's block lies at or above the program's soft limit
- * (user/slots.h): a program that opens descriptors until EMFILE gets the
+ * (user/layout/slots.h): a program that opens descriptors until EMFILE gets the
  * same numbers as natively, closefrom leaves sandpit working, and a
  * program that raises its own limit still cannot name sandpit's numbers.
  * Where the hard limit leaves no room, the block lies below the limit and

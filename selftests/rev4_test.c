@@ -1,7 +1,7 @@
 /* An outside review of three surfaces that changed together: the
- * descriptor block above RLIMIT_NOFILE (user/slots.c), the metadata calls
- * on a descriptor that B now makes (user/path_op.c meta_fd), and the
- * signals U puts off while a request is in flight (user/u_signal.c).
+ * descriptor block above RLIMIT_NOFILE (user/start/slots.c), the metadata calls
+ * on a descriptor that B now makes (user/trusted/path_op.c meta_fd), and the
+ * signals U puts off while a request is in flight (user/untrusted/u_signal.c).
  * Each test attacks one property from the sandboxed program, counts the
  * attempts that reached the call, and checks what is left afterwards (the
  * file on disk, the descriptor's flags, sandpit still serving).

@@ -164,7 +164,7 @@ sandpit_wake_end:
  * then exit(code).  Entered with every signal blocked, sandpit's too.  B
  * accepts the exit only once the kernel shows the thread blocked in the
  * read here (at sandpit_exit_site, where the syscall returns to) with that
- * mask (user/exit_check.h).  From there no handler can run, nothing but
+ * mask (user/trusted/exit_check.h).  From there no handler can run, nothing but
  * this loop and the exit follows (sandpit's code, in protected memory),
  * and a fault (a register pointing nowhere) meets a blocked SIGSEGV, which
  * the kernel turns into its default action: P dies.  So a thread B

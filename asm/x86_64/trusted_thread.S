@@ -376,7 +376,7 @@ trusted_thread_main:
 	cmp $TT_EMU, %ecx
 	je .Lemu
 	/* a call the policy kills: B names it and the line that kills it
-	 * (user/denial_log.c), then P dies, whatever B answers (.Lverdict) */
+	 * (user/trusted/denial_log.c), then P dies, whatever B answers (.Lverdict) */
 	cmp $TT_KILL, %ecx
 	je .Lprocess
 	cmp $TT_DENY, %ecx
@@ -710,7 +710,7 @@ trusted_thread_main:
 	syscall
 	jmp .Lresult
 
-/* The run-time patcher's read of /proc/self/maps (user/exec_patch.c):
+/* The run-time patcher's read of /proc/self/maps (user/untrusted/exec_patch.c):
  * pread64 on the descriptor P opened before the sandbox, whose number
  * comes from S, never from U (invariant 8), so that the read asks nothing
  * of the policy.  U names only its own buffer, the length and the offset:
@@ -918,7 +918,7 @@ trusted_thread_main:
  * it has its own T and is in strict mode. */
 .Lclone:
 	/* the new slot's eventfds were made with the sandbox, in sandpit's
-	 * block above the program's limit (user/slots.h): nothing is made
+	 * block above the program's limit (user/layout/slots.h): nothing is made
 	 * here, where the kernel could only hand out numbers below the
 	 * program's limit.  A wake-up its last thread left on them is
 	 * harmless: every sleeper re-reads its word after a read returns
@@ -991,7 +991,7 @@ trusted_thread_main:
 	xor %eax, %eax
 	jmp .Lresult
 
-/* ---- B opened the file itself and sent it (SP_V_RECV, user/write_open.c):
+/* ---- B opened the file itself and sent it (SP_V_RECV, user/trusted/write_open.c):
  * the program gets that very file, never one opened again by its name.
  * The message header is in the mailbox, which U can write at any time:
  * T writes it, receives, acknowledges (B sends the next descriptor, for

@@ -1,5 +1,5 @@
 /* libFuzzer target for the ELF reader as the loader of `sandpit run` uses
- * it (elf_program_read, user/elf_read.c): any bytes as a program file are
+ * it (elf_program_read, user/patch/elf_read.c): any bytes as a program file are
  * either refused with one line, or accepted with a layout the loader can
  * map inside one reservation below the top of user space.
  *     make fuzz            (clang, -fsanitize=fuzzer,address,undefined)

@@ -1,4 +1,4 @@
-/* libFuzzer target: the plan cache's file reader (user/plan_file.c), which
+/* libFuzzer target: the plan cache's file reader (user/patch/plan_file.c), which
  * reads files anyone who can write the cache directory may have made
  * (invariant 9).  Each input is parsed as it is, and again with its
  * checksum made right, so that mutations reach the checks behind it.  A

@@ -19,7 +19,7 @@
 /* threads at once: each has its slot (S, T's alternate stack, two
  * descriptors).  Address space for every slot is reserved and its
  * descriptors made at start; a slot's pages are touched when a thread
- * first uses it (user/slots.h). */
+ * first uses it (user/layout/slots.h). */
 #define SM_NSLOTS       1024
 /* sandpit's descriptors, one block [fd_lo, fd_lo + SM_NFDS): P's end of
  * T<->B, a placeholder for B's, then per slot T's and U's eventfds
@@ -27,7 +27,7 @@
  * opened before the sandbox for the run-time patcher (slots_maps_fd).
  * The block lies at or above the program's soft RLIMIT_NOFILE where the
  * hard limit leaves room, ending at SM_FD_TOP where it fits there (the
- * prebuilt filter is for that block); else below (user/slots.h). */
+ * prebuilt filter is for that block); else below (user/layout/slots.h). */
 #define SM_NFDS   (3 + 2 * SM_NSLOTS)
 #define SM_FD_TOP 4096
 #define SM_MAX_RANGES   48
@@ -95,7 +95,7 @@
 #define SP_V_CLONE      1    /* clone (SP_NR/SP_ARGS) a new U into SP_NEW_SP     */
 #define SP_V_ACK        2    /* done, the result is 0                            */
 #define SP_V_EXIT       3    /* B knows U is exiting: T serves nothing more      */
-/* B opened the file itself (an open for writing, user/write_open.c) and
+/* B opened the file itself (an open for writing, user/trusted/write_open.c) and
  * sent it on SP_CFG_PASS_FD: T receives it (recvmsg, SP_ARGS[0] its flags:
  * MSG_CMSG_CLOEXEC or 0; SP_ARGS[1] the tag B sent with it), acknowledges
  * with one byte and returns the descriptor it got, or an errno */
@@ -148,7 +148,7 @@
 #define MB_PATH_NONE    0xffffffffu /* mb_path.len: no copy for this request      */
 #define MB_U_STATE      1024 /* U-side runtime state (struct u_state)          */
 
-/* struct u_state (user/runtime.h) fields the assembly writes */
+/* struct u_state (user/untrusted/runtime.h) fields the assembly writes */
 #define US_TID 24
 
 /* MB_CLONE_REGS layout: what the stub saw, and where the child resumes */

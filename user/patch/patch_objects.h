@@ -1,7 +1,7 @@
 /* The loaded objects the patcher works on (internal to the patcher): what
  * ld.so knows, the vDSO, and file mappings with an ELF header ld.so does not
  * know; and the view of an object's readable memory that its tables are
- * read through (user/elf_read.h, invariant 9). */
+ * read through (user/patch/elf_read.h, invariant 9). */
 #ifndef SANDPIT_USER_PATCH_OBJECTS_H
 #define SANDPIT_USER_PATCH_OBJECTS_H
 #include <link.h>

@@ -1,4 +1,4 @@
-/* Dropping every capability (user/caps.h).  Capabilities are per thread:
+/* Dropping every capability (user/start/caps.h).  Capabilities are per thread:
  * this runs in the only thread of P, before B is forked and T cloned, so
  * both inherit the empty sets, and the threads T clones later too.  Root
  * keeps its uid (files root owns stay its own); what the capabilities

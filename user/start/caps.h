@@ -1,5 +1,5 @@
 /* Root is not root inside: sandpit_start drops every capability of the
- * process before it forks B and clones T (user/caps.c, internal). */
+ * process before it forks B and clones T (user/start/caps.c, internal). */
 #ifndef SANDPIT_CAPS_H
 #define SANDPIT_CAPS_H
 

@@ -450,7 +450,7 @@ static void debug_nofile(const struct start *s)
  * nothing of the policy: a policy without a read grant for /proc/self would
  * leave code mapped later unpatched (strict mode then kills it).  From here
  * until make_slot_descriptors the soft RLIMIT_NOFILE may be raised
- * (user/slots.h); sandpit_start puts it back on every way out. */
+ * (user/layout/slots.h); sandpit_start puts it back on every way out. */
 static int make_descriptors(struct start *s)
 {
 	int r;

@@ -1,5 +1,5 @@
 /* What the runtime offers the command (loader/, bench/) beyond the public
- * API of include/sandpit.h.  Implemented in user/sandbox.c. */
+ * API of include/sandpit.h.  Implemented in user/start/sandbox.c. */
 #ifndef SANDPIT_USER_SANDBOX_H
 #define SANDPIT_USER_SANDBOX_H
 #include <stddef.h>
@@ -11,10 +11,10 @@ void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
 
 /* For `sandpit run`, before sandpit_start: the command's parent waits for
  * P alone, so B may be its child too, P's sibling, started by one clone
- * instead of a fork through an intermediate child (user/trusted_process.h). */
+ * instead of a fork through an intermediate child (user/trusted/trusted_process.h). */
 void sandpit_trusted_process_as_sibling(void);
 
-/* The plan cache under `sandpit run` (user/plan_cache.c): the child, before
+/* The plan cache under `sandpit run` (user/patch/plan_cache.c): the child, before
  * sandpit_start, reads the plans of the libraries the program (open on
  * prog_fd) needed last time, and gives the run-time patcher hint_page
  * (SANDPIT_PLAN_HINT_BYTES of MAP_SHARED memory made before the fork) to
@@ -31,10 +31,10 @@ int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum);
 
 /* Memory sandpit_start sets aside for each slot, whether a thread uses it
  * or not: its secure page and mailbox (S) and T's alternate signal stack
- * (user/secure_mem.h). */
+ * (user/layout/secure_mem.h). */
 size_t sandpit_slot_bytes(void);
 
-/* `sandpit run`'s count of refusals (user/denial_log.c): what B writes for
+/* `sandpit run`'s count of refusals (user/trusted/denial_log.c): what B writes for
  * the command to SANDPIT_REPORT_FD (a pipe the command reads to its end,
  * whose writing end P closed before U ran), once, when P has ended. */
 #define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */

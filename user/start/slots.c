@@ -1,4 +1,4 @@
-/* Where sandpit's descriptors go (user/slots.h). */
+/* Where sandpit's descriptors go (user/layout/slots.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

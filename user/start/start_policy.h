@@ -28,7 +28,7 @@ int make_filter(const struct policy *pol, int builtin, const struct policy_runti
  * err. */
 int deny_plan_cache(struct policy *pol, char *err, size_t errlen);
 
-/* Refusals are counted and explained by B (user/denial_log.c) when
+/* Refusals are counted and explained by B (user/trusted/denial_log.c) when
  * --log=denials asks for lines (SANDPIT_LOG=denials) or `sandpit run` for
  * the count: SANDPIT_REPORT_FD, a descriptor only B keeps (-1: none). */
 int denials_logged(void);

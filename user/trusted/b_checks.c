@@ -612,7 +612,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		if (writes && compat_has(COMPAT_OPENAT2) && !(flags & (O_PATH | __O_TMPFILE))) {
 			/* decided on the file B opens, and that file handed over:
 			 * a name checked and opened again by T could be swapped
-			 * in between (user/write_open.c) */
+			 * in between (user/trusted/write_open.c) */
 			const char *why;
 			int fd = b_write_open(resolved, flags, (long)sp->args[pa->flags_arg + 1], &why);
 			if (fd >= 0)

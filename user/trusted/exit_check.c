@@ -1,5 +1,5 @@
 /* B's check that a thread which asked to exit can only end by exit
- * (user/exit_check.h). */
+ * (user/trusted/exit_check.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

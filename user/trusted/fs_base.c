@@ -1,4 +1,4 @@
-/* B sets a strict-mode U's FS base by ptrace (user/fs_base.h). */
+/* B sets a strict-mode U's FS base by ptrace (user/trusted/fs_base.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>

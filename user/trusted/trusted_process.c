@@ -825,7 +825,7 @@ static void publish(int s, const struct secure_page *out)
 }
 
 /* Until the kernel shows slot s's U (tid) where it can only end by exit
- * (user/exit_check.h), for about as long as T gives an accepted U to end.
+ * (user/trusted/exit_check.h), for about as long as T gives an accepted U to end.
  * The exit request that rang the bell is a word in the mailbox, which any
  * thread of P can write: the U it names may never have asked, and run on.
  * If it ends meanwhile, the kernel killed it: P ends, as it does for any U

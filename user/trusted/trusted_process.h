@@ -16,7 +16,7 @@ struct trusted_process_config {
 	int fd;                     /* B's end of the socket pair: P's end hangs up when P ends */
 	int pass_fd, pass_peer;     /* B's end of the descriptor hand-over (SP_V_RECV), and P's (B closes it) */
 	int fd_lo, fd_hi;           /* P's sandpit descriptors: B closes its copies */
-	int nslots;                 /* slots that fit sandpit's descriptor block (user/slots.h) */
+	int nslots;                 /* slots that fit sandpit's descriptor block (user/layout/slots.h) */
 	struct secure_page *sp;     /* SM_NSLOTS secure pages, read-write in B */
 	struct mailbox *mb;         /* SM_NSLOTS mailboxes */
 	const struct policy *policy;
@@ -60,7 +60,7 @@ int b_slot_ever_ran(int slot);
 
 struct policy_proc_arg;
 
-/* In B only, for the checks of user/path_op.c: U's string at addr, as
+/* In B only, for the checks of user/trusted/path_op.c: U's string at addr, as
  * process_vm_readv reads it (its length or -errno); the text of P's
  * /proc/P/<what> link, which must be a path; U's path made absolute from
  * dirfd (AT_FDCWD: P's cwd) and resolved as the kernel will (path_resolve),
@@ -72,7 +72,7 @@ struct policy_proc_arg;
 long b_read_string(char *buf, size_t max, uint64_t addr);
 int b_proc_link(char *out, size_t len, const char *what);
 int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, const char **leaf);
-/* a path slot s's call may not use: counted and explained (user/denial_log.c);
+/* a path slot s's call may not use: counted and explained (user/trusted/denial_log.c);
  * resolved is B's resolution of path, deny the `path deny` that refused it */
 void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
 		   const char *path, const char *resolved, int access, const char *deny);

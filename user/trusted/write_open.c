@@ -1,5 +1,5 @@
 /* Opens for writing inside write grants, made by B on the file it decides
- * on (user/write_open.h).
+ * on (user/trusted/write_open.h).
  *
  * Checking a name and letting T open the name again leaves the time in
  * between to a RENAME_EXCHANGE: a set-id file swapped over the checked

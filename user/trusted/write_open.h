@@ -1,4 +1,4 @@
-/* B's opens for writing inside write grants (user/write_open.c): B opens
+/* B's opens for writing inside write grants (user/trusted/write_open.c): B opens
  * the checked name itself, decides on the file it opened, and hands that
  * very file to the program (SP_V_RECV).  Only B includes it. */
 #ifndef SANDPIT_WRITE_OPEN_H

@@ -124,7 +124,7 @@ extern const char sandpit_ask_self_insn[] __attribute__((visibility("hidden")));
 #define SANDPIT_U_REPORT_FULL  64
 extern int sandpit_u_report __attribute__((visibility("hidden")));
 
-/* user/exec_patch.c: code mapped executable after start-up */
+/* user/untrusted/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
 extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));
 int sandpit_exec_patch_init(const struct patch_config *start_cfg) __attribute__((visibility("hidden")));
@@ -150,7 +150,7 @@ long sandpit_clone_trusted(struct secure_page *sp) __attribute__((visibility("hi
 
 void sandpit_intr_handler(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 
-/* user/u_entry.c */
+/* user/untrusted/u_entry.c */
 long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 	__attribute__((visibility("hidden")));
 /* the same, from a call site that returns to `caller` (the stub, the SIGSYS net) */
@@ -161,7 +161,7 @@ long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidd
 uint64_t u_read_tsc(uint32_t *aux) __attribute__((visibility("hidden")));
 long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 	__attribute__((visibility("hidden")));
-/* user/u_signal.c */
+/* user/untrusted/u_signal.c */
 /* sandpit's part of every signal U catches (asm/x86_64/syscall.S's
  * sandpit_signal_entry calls them): the program's handler to run in the
  * kernel's frame, or 0; and what is left to do once it has returned */
