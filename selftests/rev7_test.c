@@ -516,4 +516,77 @@ TEST(ten_thousand_write_opens_leave_no_descriptor_in_p_or_b)
 	munmap(b, sizeof(*b));
 }
 
+/* --- the program's own calls on P's end of the hand-over --- */
+
+#include <sys/socket.h>
+
+static int body_calls(void *a)
+{
+	struct box *b = a;
+	int pf = pass_fd();
+	int mine[2];
+	char byte = 'x';
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, mine))
+		return 1;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mine[0], sizeof(int));
+	R(sendmsg(pf, &m, MSG_DONTWAIT));                   /* 0 */
+	m.msg_controllen = sizeof(cbuf);
+	R(recvmsg(pf, &m, MSG_DONTWAIT));                   /* 1 */
+	R(dup(pf));                                         /* 2 */
+	R(fcntl(pf, F_DUPFD, 0));                           /* 3 */
+	R(shutdown(pf, SHUT_RDWR));                         /* 4 */
+	int small = 1;
+	R(setsockopt(pf, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small))); /* 5 */
+	R(send(pf, "x", 1, MSG_DONTWAIT));                  /* 6 */
+	char p[48];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", pf);
+	R(open(p, O_RDWR));                                 /* 7 */
+	R(close(pf));                                       /* 8 */
+	R(dup2(mine[0], pf));                               /* 9 */
+	/* a write open still hands the program its own file */
+	char f[96];
+	path_in(b, "f0", f, sizeof(f));
+	int fd = open(f, O_WRONLY);
+	struct stat st;
+	R(fd >= 0 && !fstat(fd, &st) && st.st_ino == b->ino[0]); /* 10 */
+	return 0;
+}
+
+/* Through T every call on a descriptor of sandpit's block is refused
+ * (T's FD_FREE rule) but send(2) (sendto without an address), which
+ * reaches P's end in both modes: it carries no descriptor and has only
+ * write(2)'s power there, which both modes give the program anyway (the
+ * junk test above).  Refused: sendmsg of the program's own descriptors into B,
+ * recvmsg of the descriptor meant for T, dup, shutdown, setsockopt, a
+ * reopen through /proc, close and dup2 over it.  Afterwards a write open
+ * still gets the program its own file. */
+TEST(calls_on_the_handover_socket_through_t_are_refused_and_opens_still_work)
+{
+	NEED_OPENAT2();
+	struct box *b = storm_box(_metadata);
+	ASSERT_NE(NULL, b);
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int st = run_sandboxed_opts(body_calls, b, &o, 60);
+	ASSERT_EQ(0, outcome(st));
+	ASSERT_EQ(11, b->n);
+	/* sendmsg, recvmsg, dup, F_DUPFD, shutdown, setsockopt; the /proc
+	 * reopen (a socket: B's answer); close; dup2 over it */
+	long want[10] = { -EBADF, -EBADF, -EBADF, -EBADF, -EBADF, -EBADF, 1, -EACCES, -EBADF, -EBADF };
+	for (int i = 0; i < 10; i++) {
+		EXPECT_EQ(want[i], b->res[i]) TH_LOG("call %d", i);
+	}
+	EXPECT_EQ(1, b->res[10]);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
 TEST_HARNESS_MAIN
