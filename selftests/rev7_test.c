@@ -589,4 +589,98 @@ TEST(calls_on_the_handover_socket_through_t_are_refused_and_opens_still_work)
 	munmap(b, sizeof(*b));
 }
 
+/* --- a set-id file hard-linked over the name being opened --- */
+
+static void *linker(void *a)
+{
+	struct box *b = a;
+	char t[96], t2[96], sname[96], plain[96];
+	path_in(b, "t", t, sizeof(t));
+	path_in(b, "t2", t2, sizeof(t2));
+	path_in(b, "s", sname, sizeof(sname));
+	path_in(b, "p", plain, sizeof(plain));
+	while (!b->stop) {
+		if (link(sname, t2) || rename(t2, t) || link(plain, t2) || rename(t2, t))
+			break;
+		b->steals++; /* rounds */
+	}
+	return NULL;
+}
+
+static int body_link(void *a)
+{
+	struct box *b = a;
+	char t[96];
+	path_in(b, "t", t, sizeof(t));
+	pthread_t th;
+	if (pthread_create(&th, NULL, linker, b))
+		return 1;
+	for (int k = 0; k < 10000; k++) {
+		b->opens++;
+		/* half plain write opens, half O_CREAT ones (the name is there:
+		 * B's O_EXCL try fails and it opens what is there) */
+		int fd = open(t, (k & 1) ? O_WRONLY : O_CREAT | O_WRONLY, 0644);
+		if (fd < 0) {
+			if (errno == EACCES)
+				b->eio++; /* refused: the set-id file */
+			else
+				b->other++, b->other_errno = errno;
+			continue;
+		}
+		struct stat st;
+		if (fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+			b->wrong_file++;
+		else
+			b->ok++;
+		close(fd);
+	}
+	b->stop = 1;
+	pthread_join(th, NULL);
+	return 0;
+}
+
+/* As root, the program links a set-uid file (made outside) and a plain
+ * one over the name another thread opens for writing, plain and with
+ * O_CREAT: the pin B opens is what it decides on, so no open is ever
+ * writable on the set-id file. */
+TEST(setid_file_hard_linked_over_the_name_never_opened_for_writing)
+{
+	NEED_OPENAT2();
+	if (geteuid())
+		SKIP(return, "a set-uid file of root's is made as root");
+	struct box *b = new_box();
+	ASSERT_NE(NULL, b);
+	char sname[96], plain[96], t[96];
+	path_in(b, "s", sname, sizeof(sname));
+	path_in(b, "p", plain, sizeof(plain));
+	path_in(b, "t", t, sizeof(t));
+	int fd = open(sname, O_CREAT | O_WRONLY, 0755);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fchmod(fd, 04755));
+	close(fd);
+	fd = open(plain, O_CREAT | O_WRONLY, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, link(plain, t));
+	const char *w[] = { b->grant, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int st = run_sandboxed_opts(body_link, b, &o, 240);
+	ASSERT_EQ(0, outcome(st));
+	TH_LOG("opens %ld: plain %ld, refused (EACCES) %ld, other %ld (errno %ld), on the set-id file %ld; "
+	       "link rounds %ld",
+	       b->opens, b->ok, b->eio, b->other, b->other_errno, b->wrong_file, b->steals);
+	EXPECT_EQ(10000, b->opens);
+	EXPECT_LT(1000, b->steals);
+	EXPECT_LT(0, b->ok);
+	EXPECT_LT(0, b->eio); /* the set-id file was there for some opens */
+	EXPECT_EQ(0, b->wrong_file);
+	EXPECT_EQ(0, b->other);
+	struct stat sb;
+	ASSERT_EQ(0, stat(sname, &sb));
+	EXPECT_EQ(04755u, sb.st_mode & 07777);
+	EXPECT_EQ(0, sb.st_size);
+	rm_rf(b->grant);
+	munmap(b, sizeof(*b));
+}
+
 TEST_HARNESS_MAIN
