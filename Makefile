@@ -157,6 +157,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 # linked both ways
 $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
 	$(BUILD)/selftests/tiny
+# minijail_test runs `sandpit run` on tiny under minijail files
+$(BUILD)/selftests/minijail_test: $(BUILD)/sandpit $(BUILD)/selftests/tiny
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;
 # bench_test runs `sandpit bench --quick`
 $(BUILD)/selftests/profile_test $(BUILD)/selftests/bench_test: $(BUILD)/sandpit

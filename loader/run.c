@@ -337,9 +337,12 @@ static void closing_line(int fd)
 	/* the last is the one nearest the failure */
 	if (r.count > 1)
 		put_entry("the last", &r.last);
+	/* a hint is named with the refusal it is for: the last's, else the
+	 * first's (a refusal no grant allows has none, and gets none) */
 	const char *allow = r.last.allow[0] ? r.last.allow : r.first.allow;
 	if (*allow)
-		fprintf(stderr, "; %s would allow %s", allow, r.last.allow[0] && r.count > 1 ? "the last" : "it");
+		fprintf(stderr, "; %s would allow %s", allow,
+			r.count == 1 ? "it" : r.last.allow[0] ? "the last" : "the first");
 	fprintf(stderr, "; --log=denials explains %s\n", r.count == 1 ? "it" : "each");
 }
 

@@ -28,6 +28,7 @@
 #include "policy/t_table.h"
 
 #include "build_dir.h"
+#include "kernel_probe.h"
 #include "policy_eval.h"
 #include "policy_util.h"
 #include "sandbox_util.h"
@@ -719,6 +720,74 @@ TEST(cli_check_export_and_run)
 	unlink(bad);
 	unlink(deny);
 	unlink(exported);
+}
+
+/* A refusal under a minijail file names the line of that file that
+ * refused it, counted as an editor counts: comments, blank lines and a
+ * line joined by '\\' before it all count.  Both the translated file
+ * (an allow-list) and an @denylist one, in both modes, through --log and
+ * through the closing line. */
+TEST(a_refusal_names_its_exact_minijail_line)
+{
+	/* getppid's line is the 12th of each */
+	static const char allow_list[] =
+		"# tiny, in minijail's format\n"
+		"\n"
+		"# read and write\n"
+		"read: 1\n"
+		"write: \\\n"
+		"  1\n"
+		"\n"
+		"exit_group: 1   # the end\n"
+		"exit: 1\n"
+		"rt_sigreturn: 1\n"
+		"# the one it refuses\n"
+		"getppid: return EPERM\n"
+		"# after it\n";
+	static const char deny_list[] =
+		"@denylist\n# c\n\n# c\n\n\n\n\n\n\n\ngetppid: return EPERM\n\n";
+	static const char *const texts[] = { allow_list, deny_list };
+	static const char *const modes[] = { "--mode=strict", "--mode=filter" };
+	char cli[PATH_MAX], tiny[PATH_MAX], path[128], pol[160], want[256], errs[4096];
+	int fo = memfd_create("out", 0), fe = memfd_create("err", 0), runs = 0;
+
+	snprintf(cli, sizeof(cli), "%s/sandpit", bindir);
+	snprintf(tiny, sizeof(tiny), "%s/selftests/tiny", bindir);
+	if (access(cli, X_OK) || access(tiny, X_OK))
+		SKIP(return, "build/sandpit or build/selftests/tiny is not built");
+	ASSERT_LE(0, fo);
+	ASSERT_LE(0, fe);
+	for (int t = 0; t < 2; t++) {
+		struct parsed r;
+		ASSERT_EQ(0, mj_parse(texts[t], &r));
+		EXPECT_EQ(12, policy_call(r.p, nr_of("getppid"))->line) TH_LOG("file %d", t);
+		policy_free(r.p);
+		tmp_policy(path, sizeof(path), t ? "deny_line.policy" : "allow_line.policy", texts[t]);
+		snprintf(pol, sizeof(pol), "--policy=%s", path);
+		for (int i = 0; i < 2; i++) {
+			if (i && !kernel_has_filter())
+				continue;
+			const char *logged[] = { cli, "run", modes[i], pol, "--log=denials", "--",
+						 tiny, "refused", NULL };
+			const char *closing[] = { cli, "run", modes[i], pol, "--", tiny, "refused", NULL };
+			reset(fe);
+			EXPECT_EQ(4, run_cli(cli, logged, fo, fe)) TH_LOG("%s %s", modes[i], path);
+			read_all(fe, errs, sizeof(errs));
+			snprintf(want, sizeof(want), "sandpit: denied getppid() = -EPERM; by %s:12", path);
+			EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s: %s", modes[i], errs);
+			reset(fe);
+			EXPECT_EQ(4, run_cli(cli, closing, fo, fe)) TH_LOG("%s %s", modes[i], path);
+			read_all(fe, errs, sizeof(errs));
+			snprintf(want, sizeof(want), "sandpit: 1 call refused; the first: getppid() = "
+				 "-EPERM, by %s:12;", path);
+			EXPECT_NE(NULL, strstr(errs, want)) TH_LOG("%s: %s", modes[i], errs);
+			runs++;
+		}
+		unlink(path);
+	}
+	TH_LOG("%d runs of tiny, each refused getppid once", runs);
+	close(fo);
+	close(fe);
 }
 
 TEST_HARNESS_MAIN

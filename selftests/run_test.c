@@ -850,6 +850,43 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	want_stderr = 0;
 }
 
+/* The closing line's grant is for the refusal it names: a read refused,
+ * then a socket (which no path grant affects) refused last; the socket
+ * gets no hint, neither the read's nor another's. */
+TEST_F(run, closing_line_gives_no_grant_to_a_refusal_without_a_path)
+{
+	struct result r;
+	char prog[PATH_MAX + 32], line[2048], want[512];
+	char *argv[] = { prog, "path-then-socket", self->secret, NULL };
+	snprintf(prog, sizeof prog, "%s/selftests/attack_dyn", bindir);
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, NULL, &r));
+	result_text(&r);
+	EXPECT_EQ(1, r.status);
+	/* both calls reached the sandbox and were refused as the policy says */
+	EXPECT_NE(NULL, strstr(r.out, "attack: open EACCES, socket EAFNOSUPPORT\n")) TH_LOG("%s", r.out);
+	TH_LOG("attempts: 2 (open %s, socket)", self->secret);
+	ASSERT_NE(NULL, line_with(r.out, " refused; the first: ", line, sizeof line)) TH_LOG("%s", r.out);
+	snprintf(want, sizeof want, "; the last: socket(");
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "would allow")) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, "--allow-")) TH_LOG("%s", line);
+	free(r.out);
+
+	/* --log=denials: the read's line has its grant, the socket's none */
+	const char *log[] = { "--log=denials", NULL };
+	ASSERT_EQ(0, sandboxed(variant->mode, log, argv, NULL, NULL, NULL, &r));
+	result_text(&r);
+	snprintf(want, sizeof want, "sandpit: denied openat(AT_FDCWD, \"%s\"", self->secret);
+	ASSERT_NE(NULL, line_with(r.out, want, line, sizeof line)) TH_LOG("%s", r.out);
+	snprintf(want, sizeof want, "; allow with --allow-read=%s", self->secret);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	ASSERT_NE(NULL, line_with(r.out, "sandpit: denied socket(", line, sizeof line)) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(line, "allow with")) TH_LOG("%s", line);
+	free(r.out);
+	want_stderr = 0;
+}
+
 /* As root: /etc/shadow refused by the default policy's deny, even with
  * --allow-read=/etc, and logged as such; no capability left, uid kept */
 TEST_F(run, root_reads_no_shadow_and_holds_no_capability)

@@ -362,6 +362,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "attack: %d of %d refused\n", refused, n);
 		return 1;
 	}
+	if (!strcmp(a, "path-then-socket")) {
+		/* a refusal a path grant would allow (reading ARG), then one no
+		 * grant affects (a socket); exits 1 */
+		int fd = open(arg, O_RDONLY), e1 = errno;
+		int s = socket(AF_INET, SOCK_STREAM, 0), e2 = errno;
+		fprintf(stderr, "attack: open %s, socket %s\n", fd < 0 ? strerrorname_np(e1) : "opened",
+			s < 0 ? strerrorname_np(e2) : "made");
+		return 1;
+	}
 	fprintf(stderr, "attack: unknown attack '%s'\n", a);
 	return 2;
 }

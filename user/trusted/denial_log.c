@@ -389,6 +389,10 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 			snprintf(e->call, sizeof(e->call), "%.400s = -%s", call, err ? err : "?");
 		snprintf(e->decided, sizeof(e->decided), "%s", w.decided);
 		snprintf(e->builtin, sizeof(e->builtin), "%s", w.builtin);
+		/* fmemopen's "w" leaves the buffer as it was when nothing is
+		 * written: without this, a refusal no grant allows kept the hint
+		 * of the refusal before it */
+		e->allow[0] = 0;
 		FILE *af = fmemopen(e->allow, sizeof(e->allow), "w");
 		if (af) {
 			put_escaped(af, allow); /* the command shows it as it is */
