@@ -42,6 +42,13 @@
 #include "user/untrusted/runtime.h"
 
 
+long b_read_mem(void *dst, uint64_t addr, size_t n)
+{
+	struct iovec local = { dst, n };
+	struct iovec remote = { (void *)(uintptr_t)addr, n };
+	return process_vm_readv(b_cfg()->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
 long b_read_string(char *buf, size_t max, uint64_t addr)
 {
 	size_t got = 0;
@@ -668,9 +675,7 @@ long b_check_sigaction(struct secure_page *sp)
 	int kept = (SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) != 0;
 	if (!sp->args[1])
 		return kept ? SP_V_ACK : 0;
-	struct iovec local = { &act, sizeof(act) };
-	struct iovec remote = { (void *)(uintptr_t)sp->args[1], sizeof(act) };
-	if (process_vm_readv(b_cfg()->pid, &local, 1, &remote, 1, 0) != sizeof(act))
+	if (b_read_mem(&act, sp->args[1], sizeof(act)))
 		return -EFAULT;
 	if ((act.handler > 1 && b_in_protected(act.handler)) ||
 	    ((act.flags & SANDPIT_SA_RESTORER) && b_in_protected(act.restorer)))

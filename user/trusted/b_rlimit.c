@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "user/trusted/b_checks.h"
@@ -52,9 +51,7 @@ long b_check_rlimit(int s, struct secure_page *sp)
 		return -EINVAL;
 	struct k_rlimit want, cur, old;
 	if (newp) {
-		struct iovec local = { &want, sizeof(want) };
-		struct iovec remote = { (void *)(uintptr_t)newp, sizeof(want) };
-		if (process_vm_readv(b_cfg()->pid, &local, 1, &remote, 1, 0) != sizeof(want))
+		if (b_read_mem(&want, newp, sizeof(want)))
 			return -EFAULT;
 		b_copied();
 		if (want.cur > want.max)

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,16 +221,6 @@ static mode_t p_umask(const struct trusted_process_config *cfg)
 	return m < 0 ? 077 : (mode_t)m & 0777; /* a kernel before 4.7: the strictest */
 }
 
-static long read_times(const struct trusted_process_config *cfg, uint64_t addr,
-		       struct timespec ts[2])
-{
-	struct iovec local = { ts, 2 * sizeof(*ts) };
-	struct iovec remote = { (void *)(uintptr_t)addr, 2 * sizeof(*ts) };
-	if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != (ssize_t)(2 * sizeof(*ts)))
-		return -EFAULT;
-	return 0;
-}
-
 static const char device_why[] = "a device node's metadata",
 		  root_why[] = "a grant's root, or a directory above one",
 		  file_why[] = "a file grant is of its data, not its metadata";
@@ -298,9 +287,7 @@ static long meta_fd(const struct trusted_process_config *cfg, int s,
 		value = malloc(size);
 		if (!value)
 			return -ENOMEM;
-		struct iovec local = { value, size };
-		struct iovec remote = { (void *)(uintptr_t)sp->args[2], size };
-		if (process_vm_readv(cfg->pid, &local, 1, &remote, 1, 0) != (ssize_t)size) {
+		if (b_read_mem(value, sp->args[2], size)) {
 			free(value);
 			return -EFAULT;
 		}
@@ -508,7 +495,7 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL;
 		if (val) {
-			long r = read_times(cfg, val, ts);
+			long r = b_read_mem(ts, val, 2 * sizeof(*ts));
 			if (r < 0)
 				return r;
 			tsp = ts;

@@ -70,6 +70,8 @@ struct policy_proc_arg;
  * in it to ask about (else *leaf is ""); a --log=denials line for a path
  * refused. */
 long b_read_string(char *buf, size_t max, uint64_t addr);
+/* n bytes at addr in P, all or nothing: 0, or -EFAULT */
+long b_read_mem(void *dst, uint64_t addr, size_t n);
 int b_proc_link(char *out, size_t len, const char *what);
 int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, const char **leaf);
 /* a path slot s's call may not use: counted and explained (user/trusted/denial_log.c);
