@@ -215,7 +215,7 @@ static long refused(const struct trusted_process_config *cfg, const struct end *
 	return S_ISDIR(st.st_mode) ? -EACCES : -ENOTDIR;
 }
 
-static mode_t p_umask(const struct trusted_process_config *cfg)
+mode_t path_p_umask(const struct trusted_process_config *cfg)
 {
 	int m = task_status(cfg->pid, cfg->pid, "Umask:");
 	return m < 0 ? 077 : (mode_t)m & 0777; /* a kernel before 4.7: the strictest */
@@ -379,13 +379,13 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 
 	switch (c->op) {
 	case OP_MKDIR:
-		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~p_umask(cfg));
+		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~path_p_umask(cfg));
 	case OP_MKNOD:
 		/* a FIFO, or a regular file (type 0 is one, as natively), never
 		 * with a set-id bit (as OP_CHMOD) */
 		return mknodat(a->dfd, a->name,
 			       (((mode_t)val & S_IFMT) == S_IFIFO ? S_IFIFO : S_IFREG) |
-				       ((mode_t)val & (ACCESSPERMS | S_ISVTX) & ~p_umask(cfg)),
+				       ((mode_t)val & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(cfg)),
 			       0);
 	case OP_UNLINK:
 		return unlinkat(a->dfd, a->name, (int)flags);

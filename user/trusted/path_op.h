@@ -22,4 +22,8 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
  * (O_DIRECTORY, O_NOFOLLOW for its last component) so that no link is
  * followed: a descriptor, or -errno (ELOOP, ENOTDIR: a link swapped in). */
 long path_open_no_links(const char *path, int oflags);
+
+/* P's umask (its main thread's, from /proc/P/status; 077 before Linux
+ * 4.7), for what B makes on P's behalf */
+mode_t path_p_umask(const struct trusted_process_config *cfg);
 #endif

@@ -25,6 +25,7 @@
 
 #include "user/trusted/b_checks.h"
 #include "user/trusted/fs_base.h"
+#include "user/trusted/path_op.h"
 #include "user/layout/secure_mem.h"
 #include "user/trusted/write_open.h"
 
@@ -41,12 +42,6 @@ static int open2(const char *path, long flags, long mode)
 				.resolve = RESOLVE_NO_SYMLINKS };
 	long r = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	return r < 0 ? -errno : (int)r;
-}
-
-static mode_t p_umask(void)
-{
-	int m = task_status(b_cfg()->pid, b_cfg()->pid, "Umask:");
-	return m < 0 ? 077 : (mode_t)m & 0777; /* a kernel before 4.7: the strictest */
 }
 
 /* O_NONBLOCK for B's own open (a FIFO without a reader, a terminal that
@@ -127,7 +122,7 @@ int b_write_open(const char *path, long flags, long mode, const char **why)
 		return open_existing(path, flags, why);
 	/* a file made here carries no set-id bit (chmod may not give one,
 	 * path_op.c) and has the program's umask */
-	mode_t m = (mode_t)mode & (ACCESSPERMS | S_ISVTX) & ~p_umask();
+	mode_t m = (mode_t)mode & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(b_cfg());
 	long f = (flags & ~(long)(O_CLOEXEC | O_TRUNC)) | O_CREAT | O_EXCL | O_NOFOLLOW | B_OPEN_EXTRA;
 	for (int i = 0; i < CREATE_TRIES; i++) {
 		int fd = open2(path, f, m);
