@@ -78,7 +78,7 @@ static int settle(int fd, long flags)
 
 static int open_existing(const char *path, long flags, const char **why)
 {
-	int o = open2(path, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	int o = (int)path_open_no_links(path, O_NOFOLLOW);
 	if (o < 0)
 		return o;
 	struct stat st;
