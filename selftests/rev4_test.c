@@ -413,6 +413,8 @@ struct meta_box {
 	int x;
 	/* the set-id rename race */
 	long opens, writable, writable_setid, renames, rename_errno, direct_errno;
+	/* and its FIFO form */
+	long fifo_opened, fifo_refused, fifo_other, reader_opens;
 };
 
 /* a POSIX ACL (version 2) giving user::rw-, group::r--, other::rw- */
@@ -745,6 +747,112 @@ TEST(setid_file_renamed_over_the_checked_name_never_opened_for_writing_root)
 TEST(setid_file_renamed_over_the_checked_name_never_opened_for_writing_nobody)
 {
 	setid_race(_metadata, NOBODY);
+}
+
+/* The same race where the open must wait: the name is a FIFO without a
+ * reader half the time, a set-id file (placed from outside) the other
+ * half, exchanged for each other without pause, while one thread opens
+ * the name for writing and another opens the FIFO for reading by a second
+ * name, which ends each wait.  A write-only open of a FIFO waits for a
+ * reader; were it checked by B and made by name afterwards, the exchange
+ * during the wait would hand over the set-id file (before B made the
+ * waiting open itself, on the FIFO it pinned: about one open in NN, below).
+ * Every open gives the FIFO or EACCES. */
+#define FIFO_RACE_N 5000
+
+static void *fifo_reader(void *a)
+{
+	struct meta_box *b = a;
+	char r[128];
+	snprintf(r, sizeof(r), "%s/r", b->grant);
+	while (!b->stop) {
+		int fd = open(r, O_RDONLY | O_NONBLOCK);
+		if (fd >= 0) {
+			b->reader_opens++;
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+static int body_fifo_setid_race(void *a)
+{
+	struct meta_box *b = a;
+	char t[128];
+	snprintf(t, sizeof(t), "%s/t", b->grant);
+	pthread_t th[2];
+	if (pthread_create(&th[0], NULL, renamer, b) || pthread_create(&th[1], NULL, fifo_reader, b))
+		return 1;
+	for (int i = 0; i < FIFO_RACE_N; i++) {
+		b->opens++;
+		int fd = open(t, O_WRONLY);
+		if (fd < 0) {
+			if (errno == EACCES)
+				b->fifo_refused++;
+			else
+				b->fifo_other++;
+			continue;
+		}
+		struct stat sb;
+		if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode))
+			b->fifo_opened++;
+		else if (sb.st_mode & (S_ISUID | S_ISGID))
+			b->writable_setid++;
+		else
+			b->fifo_other++;
+		close(fd);
+	}
+	b->stop = 1;
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	return 0;
+}
+
+static void fifo_setid_race(struct __test_metadata *_metadata, uid_t uid)
+{
+	NEED_ROOT(1);
+	NEED_OPENAT2();
+	struct sandpit_options o;
+	const char *rd[2], *w[3];
+	struct meta_box *b = meta_setup(_metadata, uid, &o, rd, w);
+	ASSERT_NE(NULL, b);
+	char p[128], q[128];
+	snprintf(p, sizeof(p), "%s/t", b->grant);
+	snprintf(q, sizeof(q), "%s/r", b->grant);
+	ASSERT_EQ(0, mkfifo(p, 0666));
+	ASSERT_EQ(0, chown(p, uid, uid));
+	ASSERT_EQ(0, link(p, q));
+	snprintf(p, sizeof(p), "%s/s", b->grant);
+	int fd = open(p, O_CREAT | O_WRONLY, 0755);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fchown(fd, uid, uid));
+	ASSERT_EQ(0, fchmod(fd, 04755));
+	close(fd);
+	int st = run_sandboxed_as(uid, 0, 0, body_fifo_setid_race, b, &o, 120);
+	ASSERT_EQ(0, outcome(st));
+	TH_LOG("opens %ld: the FIFO %ld, refused %ld, other %ld, a set-id file %ld; renames %ld, reader's opens %ld",
+	       b->opens, b->fifo_opened, b->fifo_refused, b->fifo_other, b->writable_setid,
+	       b->renames, b->reader_opens);
+	EXPECT_EQ(FIFO_RACE_N, b->opens);
+	EXPECT_LT(1000, b->renames);
+	/* both names were met: the FIFO's opens waited, the set-id file's
+	 * were refused */
+	EXPECT_LT(0, b->fifo_opened);
+	EXPECT_LT(0, b->fifo_refused);
+	EXPECT_EQ(0, b->fifo_other);
+	EXPECT_EQ(0, b->writable_setid);
+	rm_rf(b->grant);
+	rm_rf(b->rgrant);
+}
+
+TEST(setid_file_exchanged_with_a_fifo_while_its_open_waits_never_opened_for_writing_root)
+{
+	fifo_setid_race(_metadata, 0);
+}
+
+TEST(setid_file_exchanged_with_a_fifo_while_its_open_waits_never_opened_for_writing_nobody)
+{
+	fifo_setid_race(_metadata, NOBODY);
 }
 
 /* ================= surface: signals put off ================= */

@@ -621,14 +621,12 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 			 * a name checked and opened again by T could be swapped
 			 * in between (user/trusted/write_open.c) */
 			const char *why;
-			int fd = b_write_open(resolved, flags, (long)sp->args[pa->flags_arg + 1], &why);
+			int fd = b_write_open(s, resolved, flags, (long)sp->args[pa->flags_arg + 1], &why);
 			if (fd >= 0)
 				return b_hand_over(sp, fd, flags);
-			if (fd != -EWOULDBLOCK_OPEN) {
-				if (fd == -EACCES && why)
-					b_path_refused(s, pa, sp, path, resolved, why);
-				return fd;
-			}
+			if (fd == -EACCES && why)
+				b_path_refused(s, pa, sp, path, resolved, why);
+			return fd;
 		}
 		struct stat st;
 		if (writes && fstatat(AT_FDCWD, resolved, &st, AT_SYMLINK_NOFOLLOW) == 0 &&

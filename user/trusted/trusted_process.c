@@ -81,6 +81,13 @@ static char ran[SM_NSLOTS] = { 1 };
  * dropped here would leave U's handler waiting on T's call for ever.
  * With the lock held. */
 static char intr_pending[SM_NSLOTS];
+/* Interrupts asked for each slot (watch_p), and the count when the slot's
+ * last answer was published: one asked in between is for the request B
+ * holds (b_wait_begin).  A late one for the answered request only makes a
+ * wait restart (-ERESTARTSYS, made again as no handler ran for it). */
+static uint32_t intr_asked[SM_NSLOTS], intr_answered[SM_NSLOTS];
+/* the server thread of a slot while it waits on U's behalf (b_wait_begin) */
+static pid_t b_waiter[SM_NSLOTS];
 
 /* a thread has run in slot s: only then can its mailbox say anything
  * (asking the others would make the kernel allocate their pages).  Without
@@ -88,6 +95,53 @@ static char intr_pending[SM_NSLOTS];
 int b_slot_ever_ran(int s)
 {
 	return s >= 0 && s < SM_NSLOTS && __atomic_load_n(&ran[s], __ATOMIC_ACQUIRE);
+}
+
+/* Ends a wait B makes on U's behalf: a handler that does nothing, without
+ * SA_RESTART, so the waiting call returns EINTR.  B's threads block it
+ * (run) but for the waits themselves. */
+#define B_SIG_WAKE SIGUSR1
+/* and the waiter looks again this often: the one wake that can be lost
+ * is sent after its look and before its call */
+#define B_WAKE_NS 50000000L
+
+static void b_woken(int sig)
+{
+	(void)sig;
+}
+
+int b_wait_begin(int s, struct b_wait *w)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = B_SIG_WAKE };
+	ev._sigev_un._tid = me; /* glibc 2.36 has no sigev_notify_thread_id */
+	if (timer_create(CLOCK_MONOTONIC, &ev, &w->timer) < 0)
+		return -errno;
+	struct itimerspec every = { { 0, B_WAKE_NS }, { 0, B_WAKE_NS } };
+	timer_settime(w->timer, 0, &every, NULL);
+	/* published before the look: watch_p sees the waiter, or the wait
+	 * sees watch_p's count */
+	__atomic_store_n(&b_waiter[s], me, __ATOMIC_SEQ_CST);
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, B_SIG_WAKE);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	return 0;
+}
+
+int b_wait_interrupted(int s)
+{
+	return __atomic_load_n(&intr_asked[s], __ATOMIC_SEQ_CST) != intr_answered[s];
+}
+
+void b_wait_end(int s, struct b_wait *w)
+{
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, B_SIG_WAKE);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+	__atomic_store_n(&b_waiter[s], 0, __ATOMIC_SEQ_CST);
+	timer_delete(w->timer);
 }
 
 int32_t b_slot_u_tid(int s)
@@ -538,7 +592,11 @@ static void *watch_p(void *arg)
 			memcpy(&s, buf + i, sizeof(s));
 			if (s >= SM_NSLOTS)
 				continue;
-			if (slots[s].state == SLOT_STARTING)
+			__atomic_add_fetch(&intr_asked[s], 1, __ATOMIC_SEQ_CST);
+			pid_t w = __atomic_load_n(&b_waiter[s], __ATOMIC_SEQ_CST);
+			if (w) /* B waits for U, T for B's answer: B's wait ends */
+				syscall(SYS_tgkill, getpid(), w, B_SIG_WAKE);
+			else if (slots[s].state == SLOT_STARTING)
 				intr_pending[s] = 1;
 			else if (t_tids[s])
 				syscall(SYS_tgkill, cfg->pid, t_tids[s], SANDPIT_SIG_INTR);
@@ -955,6 +1013,9 @@ static void *serve(void *arg)
 		out.nr = req.nr;
 		memcpy(out.args, req.args, sizeof(out.args));
 		out.verdict = check(s, &out);
+		/* before the answer: an interrupt for the next request can
+		 * only be asked after it */
+		intr_answered[s] = __atomic_load_n(&intr_asked[s], __ATOMIC_SEQ_CST);
 		publish(s, &out);
 		if (out.verdict == SP_V_RECV)
 			b_hand_over_done();
@@ -996,6 +1057,9 @@ static void __attribute__((noreturn)) run(void)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL); /* B's threads take no signals */
+	/* but for the waits made on U's behalf (b_wait_begin) */
+	struct sigaction wake = { .sa_handler = b_woken };
+	sigaction(B_SIG_WAKE, &wake, NULL);
 	b_follows = sched_getaffinity(0, sizeof(b_cpus), &b_cpus) == 0 && CPU_COUNT(&b_cpus) > 1;
 	pthread_attr_init(&thread_attr);
 	pthread_attr_setstacksize(&thread_attr, 64 * 1024);

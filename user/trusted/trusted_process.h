@@ -7,6 +7,7 @@
 #define SANDPIT_TRUSTED_PROCESS_H
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include "user/layout/secure_mem.h"
 
 struct policy;
@@ -59,6 +60,20 @@ int32_t b_slot_u_tid(int slot);
 int b_slot_ever_ran(int slot);
 
 struct policy_proc_arg;
+
+/* In B only: a call that may wait for another process, made for slot s's
+ * U (the open of a FIFO).  Between b_wait_begin and b_wait_end the calling
+ * thread's blocking calls end with EINTR when U asks to be interrupted,
+ * and now and then besides; b_wait_interrupted then says whether U asked
+ * since B took the request (B answers -ERESTARTSYS: the kernel's answer
+ * for such a call, made again unless a handler without SA_RESTART ran)
+ * or the call is to be made again.  b_wait_begin: 0 or -errno. */
+struct b_wait {
+	timer_t timer;
+};
+int b_wait_begin(int slot, struct b_wait *w);
+int b_wait_interrupted(int slot);
+void b_wait_end(int slot, struct b_wait *w);
 
 /* In B only, for the checks of user/trusted/path_op.c: U's string at addr, as
  * process_vm_readv reads it (its length or -errno); the text of P's

@@ -26,6 +26,7 @@
 #include "user/trusted/b_checks.h"
 #include "user/trusted/fs_base.h"
 #include "user/trusted/path_op.h"
+#include "user/trusted/trusted_process.h"
 #include "user/layout/secure_mem.h"
 #include "user/trusted/write_open.h"
 
@@ -71,12 +72,42 @@ static int settle(int fd, long flags)
 	return fd;
 }
 
+/* The kernel's answer for an open a signal ended, made again unless a
+ * handler without SA_RESTART ran (u_entry.c) */
+#define ERESTARTSYS_ 512
+
+/* A FIFO's open without O_NONBLOCK waits for the other end: made here, in
+ * slot s's server thread (only that slot's calls wait with it, as only
+ * the calling thread would), on the file B pinned, and ended when U asks
+ * to be interrupted, as the kernel ends it for a signal.  flags without
+ * O_NONBLOCK. */
+static int open_waiting(int s, const char *self, int flags)
+{
+	struct b_wait w;
+	int r = b_wait_begin(s, &w);
+	if (r < 0)
+		return r;
+	for (;;) {
+		if (b_wait_interrupted(s)) {
+			r = -ERESTARTSYS_;
+			break;
+		}
+		r = open(self, flags);
+		if (r >= 0 || errno != EINTR) {
+			r = r < 0 ? -errno : r;
+			break;
+		}
+	}
+	b_wait_end(s, &w);
+	return r;
+}
+
 /* the program's flags for B's opens: the file is B's to hand over, so
  * close-on-exec here (T's MSG_CMSG_CLOEXEC gives the program's); never a
  * controlling terminal for B */
 #define B_OPEN_EXTRA (O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-static int open_existing(const char *path, long flags, const char **why)
+static int open_existing(int s, const char *path, long flags, const char **why)
 {
 	int o = (int)path_open_no_links(path, O_NOFOLLOW);
 	if (o < 0)
@@ -96,30 +127,28 @@ static int open_existing(const char *path, long flags, const char **why)
 		close(o);
 		return -ELOOP;
 	}
-	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) == O_WRONLY) {
-		/* an open that may wait for a reader: not in B (docs/LIMITS.md) */
-		close(o);
-		return -EWOULDBLOCK_OPEN;
-	}
 	char self[32];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", o);
 	long f = (flags & ~(long)(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)) | B_OPEN_EXTRA;
-	int fd = open(self, (int)f);
-	int r = fd < 0 ? -errno : fd;
+	int r;
+	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) != O_RDWR)
+		r = open_waiting(s, self, (int)(f & ~(long)O_NONBLOCK));
+	else if ((r = open(self, (int)f)) < 0)
+		r = -errno;
 	close(o);
 	if (r < 0)
 		return r;
-	r = settle(fd, flags);
+	r = settle(r, flags);
 	if (r == -EACCES)
 		*why = setid_why;
 	return r;
 }
 
-int b_write_open(const char *path, long flags, long mode, const char **why)
+int b_write_open(int s, const char *path, long flags, long mode, const char **why)
 {
 	*why = NULL;
 	if (!(flags & O_CREAT))
-		return open_existing(path, flags, why);
+		return open_existing(s, path, flags, why);
 	/* a file made here carries no set-id bit (chmod may not give one,
 	 * path_op.c) and has the program's umask */
 	mode_t m = (mode_t)mode & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(b_cfg());
@@ -134,7 +163,7 @@ int b_write_open(const char *path, long flags, long mode, const char **why)
 		}
 		if (fd != -EEXIST || (flags & O_EXCL))
 			return fd;
-		fd = open_existing(path, flags, why);
+		fd = open_existing(s, path, flags, why);
 		if (fd != -ENOENT)
 			return fd;
 	}

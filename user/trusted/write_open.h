@@ -11,11 +11,12 @@ struct secure_page;
 #define B_SETID(mode) (((mode) & (S_ISUID | S_ISGID)) != 0)
 
 /* Open `path` (absolute, no symlink on the way: resolved and checked) as
- * the program asked (flags, mode; its umask applied).  Returns the
+ * slot s's program asked (flags, mode; its umask applied).  Returns the
  * descriptor, -errno, or -EACCES with *why set when the file is one a
- * write never reaches (a set-id file). */
-#define EWOULDBLOCK_OPEN 4097 /* not an errno: a FIFO's open that may wait, left to T */
-int b_write_open(const char *path, long flags, long mode, const char **why);
+ * write never reaches (a set-id file).  An open that waits (a FIFO's)
+ * waits here, and ends with -ERESTARTSYS when U asks to be interrupted
+ * (b_wait_begin). */
+int b_write_open(int s, const char *path, long flags, long mode, const char **why);
 
 /* Send fd (closed here) to slot s's T and make sp the SP_V_RECV verdict;
  * the hand-over stays B's alone until T has acknowledged it, which the
