@@ -60,7 +60,7 @@ struct box {
 	ino_t ino[NW];
 	volatile int stop, phase;
 	/* forged interrupts */
-	long forge_errno, reader_max_ms[NW];
+	long forge_errno, reader_max_ms[NW], reader_why[NW], reader_first_bad[NW];
 	volatile long in_open[NW];
 	volatile uint16_t slot[NW];
 	long forged, reached[NW], ok[NW], wrong_file[NW], wrong_byte[NW], err[NW], last_errno[NW];
@@ -344,10 +344,17 @@ static void *outside_reader(void *a)
 		long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 		if (ms > b->reader_max_ms[t->i])
 			b->reader_max_ms[t->i] = ms;
-		if (pr == 1 && read(fd, &c, 1) == 1 && c == (unsigned char)k)
+		ssize_t n = pr == 1 ? read(fd, &c, 1) : -2;
+		if (n == 1 && c == (unsigned char)k) {
 			b->reader_ok[t->i]++;
-		else
+		} else {
 			b->reader_err[t->i]++;
+			/* why: 1 no byte in time, 2 end of file (a writer came and
+			 * went), 3 another round's byte */
+			b->reader_why[t->i] = pr != 1 ? 1 : n == 0 ? 2 : 3;
+			if (!b->reader_first_bad[t->i])
+				b->reader_first_bad[t->i] = k + 1;
+		}
 		close(fd);
 	}
 	return NULL;
@@ -393,9 +400,11 @@ static void forge(struct __test_metadata *_metadata, uid_t uid)
 	long reached = 0;
 	for (int i = 0; i < NW; i++) {
 		TH_LOG("writer %d%s: ok %ld, reached by a forgery %ld, wrong file %ld, byte lost %ld, "
-		       "errors %ld (last errno %ld); reader ok %ld err %ld, longest wait for the byte %ld ms",
+		       "errors %ld (last errno %ld); reader ok %ld err %ld (last why %ld, first in round %ld), "
+		       "longest wait for the byte %ld ms",
 		       i, i == NW - 1 ? " (O_CREAT)" : "", b->ok[i], b->reached[i], b->wrong_file[i],
-		       b->wrong_byte[i], b->err[i], b->last_errno[i], b->reader_ok[i], b->reader_err[i], b->reader_max_ms[i]);
+		       b->wrong_byte[i], b->err[i], b->last_errno[i], b->reader_ok[i], b->reader_err[i], b->reader_why[i], b->reader_first_bad[i],
+		       b->reader_max_ms[i]);
 		reached += b->reached[i];
 		EXPECT_EQ(ROUNDS, b->ok[i]);
 		EXPECT_EQ(0, b->err[i]);
