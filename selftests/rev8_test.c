@@ -99,6 +99,8 @@ static struct box *new_box(uid_t uid)
 	struct box *b = shared_page(sizeof(*b));
 	if (!b)
 		return NULL;
+	if (geteuid()) /* a suite run by another user stays that user */
+		uid = geteuid();
 	b->uid = uid;
 	strcpy(b->grant, "/tmp/sandpit-rev8-XXXXXX");
 	if (!mkdtemp(b->grant) || chmod(b->grant, 0755) || chown(b->grant, uid, uid))
@@ -538,13 +540,13 @@ static void exchange(struct __test_metadata *_metadata, uid_t uid)
 		ASSERT_EQ(0, link(t, r));
 		int fd = open(v == V_WR_SYMLINK ? x : s, O_CREAT | O_WRONLY, 0755);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, fchown(fd, uid, uid));
+		ASSERT_EQ(0, fchown(fd, b->uid, b->uid));
 		ASSERT_EQ(0, fchmod(fd, 04755));
 		close(fd);
 		if (v == V_WR_DIR) {
 			ASSERT_EQ(0, unlink(s));
 			ASSERT_EQ(0, mkdir(s, 0755));
-			ASSERT_EQ(0, chown(s, uid, uid));
+			ASSERT_EQ(0, chown(s, b->uid, b->uid));
 		}
 		if (v == V_WR_SYMLINK)
 			ASSERT_EQ(0, symlink(x, s));
@@ -700,11 +702,14 @@ TEST(many_slots_waiting_in_b_other_calls_answered_nothing_left)
 	EXPECT_EQ(500, b->calls_ok);
 	EXPECT_EQ(NMANY, b->waiting_ok);
 	EXPECT_EQ(NMANY, got);
-	/* every thread's pidfds and every wait's pin and timer; none left */
-	EXPECT_EQ(b->b_fds_idle + 3 * NMANY, b->b_fds_waiting); /* two pidfds and the pin */
-	EXPECT_EQ(NMANY, b->b_timers_waiting);
-	EXPECT_EQ(b->b_fds_idle, b->b_fds_after);
-	EXPECT_EQ(0, b->b_timers_after);
+	/* every thread's pidfds and every wait's pin and timer; none left
+	 * (B is not dumpable: only root looks into it) */
+	if (!geteuid()) {
+		EXPECT_EQ(b->b_fds_idle + 3 * NMANY, b->b_fds_waiting); /* two pidfds and the pin */
+		EXPECT_EQ(NMANY, b->b_timers_waiting);
+		EXPECT_EQ(b->b_fds_idle, b->b_fds_after);
+		EXPECT_EQ(0, b->b_timers_after);
+	}
 	rm_rf(b->grant);
 }
 
@@ -764,7 +769,8 @@ TEST(p_ending_while_b_waits_on_a_fifo_ends_b)
 	b->b_gone_ms = ms;
 	TH_LOG("B %d held %ld timer(s) while waiting; ended %ld ms after P", (int)b->bpid,
 	       b->b_timers_waiting, ms);
-	EXPECT_EQ(1, b->b_timers_waiting);
+	if (!geteuid()) /* B is not dumpable */
+		EXPECT_EQ(1, b->b_timers_waiting);
 	EXPECT_GT(2000, ms);
 	EXPECT_EQ(0, b->other);
 	if (ms >= 5000)
@@ -886,7 +892,10 @@ TEST(a_handler_that_opens_the_waited_fifo_no_restart)
 
 /* ============ the user's queued signals used up ============ */
 
-/* B's wait needs a POSIX timer, and a timer takes one of the user's
+/* Fails on purpose today (both modes, as root and as nobody): B's
+ * b_wait_begin answers timer_create's EAGAIN, and the program's open
+ * fails with EAGAIN where natively it waits.
+ * B's wait needs a POSIX timer, and a timer takes one of the user's
  * queued signals (RLIMIT_SIGPENDING) when made.  The program queues
  * real-time signals to itself, blocked, until the kernel says EAGAIN (the
  * limit is set low before the start, so that nothing else of the user's
