@@ -36,7 +36,7 @@ CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
-MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev_guard_test calls_test decided_calls_test invariants_test \
+MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test \
                 threads_test library_test core_test rule_eval_test signals_test \
                 secrets_test slots_test grant_test answer_test unwind_test \
                 eintr_test nofile_test once_test fault_test rev4_test progs_test)
