@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ucontext.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -97,36 +98,39 @@ int b_slot_ever_ran(int s)
 	return s >= 0 && s < SM_NSLOTS && __atomic_load_n(&ran[s], __ATOMIC_ACQUIRE);
 }
 
-/* Ends a wait B makes on U's behalf: a handler that does nothing, without
- * SA_RESTART, so the waiting call returns EINTR.  B's threads block it
- * (run) but for the waits themselves. */
+/* Ends a wait B makes on U's behalf (b_wait_begin): sent by watch_p to
+ * the waiting thread; B's threads block it but for the wait itself. */
 #define B_SIG_WAKE SIGUSR1
-/* and the waiter looks again this often: the one wake that can be lost
- * is sent after its look and before its call */
-#define B_WAKE_NS 50000000L
+/* set by watch_p, before it sends the wake, for the slot's waiter */
+static int b_wake_flag[SM_NSLOTS];
 
-static void b_woken(int sig)
+/* b_wait_syscall4's labels (asm/x86_64/b_wait.S) */
+extern const char b_wait_look[], b_wait_call[], b_wait_stopped[];
+
+/* The wake's handler: a thread between b_wait_syscall4's look at its flag
+ * and the syscall instruction has not made the call yet, and is sent to
+ * its -EINTR return; one in the call sees EINTR from the kernel (no
+ * SA_RESTART); anywhere else the wake only ends whatever blocks. */
+static void b_woken(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;
+	(void)si;
+	ucontext_t *uc = ctx;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (ip >= (uintptr_t)b_wait_look && ip <= (uintptr_t)b_wait_call)
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)b_wait_stopped;
 }
 
-int b_wait_begin(int s, struct b_wait *w)
+void b_wait_begin(int s)
 {
-	pid_t me = (pid_t)syscall(SYS_gettid);
-	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = B_SIG_WAKE };
-	ev._sigev_un._tid = me; /* glibc 2.36 has no sigev_notify_thread_id */
-	if (timer_create(CLOCK_MONOTONIC, &ev, &w->timer) < 0)
-		return -errno;
-	struct itimerspec every = { { 0, B_WAKE_NS }, { 0, B_WAKE_NS } };
-	timer_settime(w->timer, 0, &every, NULL);
-	/* published before the look: watch_p sees the waiter, or the wait
-	 * sees watch_p's count */
-	__atomic_store_n(&b_waiter[s], me, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b_wake_flag[s], 0, __ATOMIC_SEQ_CST);
+	/* published before the look at the count (b_wait_interrupted):
+	 * watch_p sees the waiter, or the waiter sees watch_p's count */
+	__atomic_store_n(&b_waiter[s], (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	sigset_t wake;
 	sigemptyset(&wake);
 	sigaddset(&wake, B_SIG_WAKE);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
-	return 0;
 }
 
 int b_wait_interrupted(int s)
@@ -134,14 +138,18 @@ int b_wait_interrupted(int s)
 	return __atomic_load_n(&intr_asked[s], __ATOMIC_SEQ_CST) != intr_answered[s];
 }
 
-void b_wait_end(int s, struct b_wait *w)
+long b_wait_call4(int s, long nr, long a0, long a1, long a2)
+{
+	return b_wait_syscall4(nr, a0, a1, a2, &b_wake_flag[s]);
+}
+
+void b_wait_end(int s)
 {
 	sigset_t wake;
 	sigemptyset(&wake);
 	sigaddset(&wake, B_SIG_WAKE);
 	pthread_sigmask(SIG_BLOCK, &wake, NULL);
 	__atomic_store_n(&b_waiter[s], 0, __ATOMIC_SEQ_CST);
-	timer_delete(w->timer);
 }
 
 int32_t b_slot_u_tid(int s)
@@ -594,8 +602,10 @@ static void *watch_p(void *arg)
 				continue;
 			__atomic_add_fetch(&intr_asked[s], 1, __ATOMIC_SEQ_CST);
 			pid_t w = __atomic_load_n(&b_waiter[s], __ATOMIC_SEQ_CST);
-			if (w) /* B waits for U, T for B's answer: B's wait ends */
+			if (w) { /* B waits for U, T for B's answer: B's wait ends */
+				__atomic_store_n(&b_wake_flag[s], 1, __ATOMIC_SEQ_CST);
 				syscall(SYS_tgkill, getpid(), w, B_SIG_WAKE);
+			}
 			else if (slots[s].state == SLOT_STARTING)
 				intr_pending[s] = 1;
 			else if (t_tids[s])
@@ -1058,7 +1068,7 @@ static void __attribute__((noreturn)) run(void)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL); /* B's threads take no signals */
 	/* but for the waits made on U's behalf (b_wait_begin) */
-	struct sigaction wake = { .sa_handler = b_woken };
+	struct sigaction wake = { .sa_sigaction = b_woken, .sa_flags = SA_SIGINFO };
 	sigaction(B_SIG_WAKE, &wake, NULL);
 	b_follows = sched_getaffinity(0, sizeof(b_cpus), &b_cpus) == 0 && CPU_COUNT(&b_cpus) > 1;
 	pthread_attr_init(&thread_attr);

@@ -7,7 +7,6 @@
 #define SANDPIT_TRUSTED_PROCESS_H
 #include <stdint.h>
 #include <sys/types.h>
-#include <time.h>
 #include "user/layout/secure_mem.h"
 
 struct policy;
@@ -62,18 +61,19 @@ int b_slot_ever_ran(int slot);
 struct policy_proc_arg;
 
 /* In B only: a call that may wait for another process, made for slot s's
- * U (the open of a FIFO).  Between b_wait_begin and b_wait_end the calling
- * thread's blocking calls end with EINTR when U asks to be interrupted,
- * and now and then besides; b_wait_interrupted then says whether U asked
- * since B took the request (B answers -ERESTARTSYS: the kernel's answer
- * for such a call, made again unless a handler without SA_RESTART ran)
- * or the call is to be made again.  b_wait_begin: 0 or -errno. */
-struct b_wait {
-	timer_t timer;
-};
-int b_wait_begin(int slot, struct b_wait *w);
+ * U (the open of a FIFO).  Between b_wait_begin and b_wait_end,
+ * b_wait_call4 makes the call (-errno on failure) and ends it with -EINTR
+ * when U asks to be interrupted, whether the ask comes before the call or
+ * during it; b_wait_interrupted then says whether U asked since B took the
+ * request (B answers -ERESTARTSYS: the kernel's answer for such a call,
+ * made again unless a handler without SA_RESTART ran) or the call is to
+ * be made again. */
+void b_wait_begin(int slot);
+long b_wait_call4(int slot, long nr, long a0, long a1, long a2);
 int b_wait_interrupted(int slot);
-void b_wait_end(int slot, struct b_wait *w);
+void b_wait_end(int slot);
+/* asm/x86_64/b_wait.S: the call, or -EINTR without it when *stop is set */
+long b_wait_syscall4(long nr, long a0, long a1, long a2, const int *stop);
 
 /* In B only, for the checks of user/trusted/path_op.c: U's string at addr, as
  * process_vm_readv reads it (its length or -errno); the text of P's

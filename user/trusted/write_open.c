@@ -83,23 +83,19 @@ static int settle(int fd, long flags)
  * O_NONBLOCK. */
 static int open_waiting(int s, const char *self, int flags)
 {
-	struct b_wait w;
-	int r = b_wait_begin(s, &w);
-	if (r < 0)
-		return r;
+	long r;
+	b_wait_begin(s);
 	for (;;) {
 		if (b_wait_interrupted(s)) {
 			r = -ERESTARTSYS_;
 			break;
 		}
-		r = open(self, flags);
-		if (r >= 0 || errno != EINTR) {
-			r = r < 0 ? -errno : r;
+		r = b_wait_call4(s, SYS_openat, AT_FDCWD, (long)self, flags);
+		if (r != -EINTR)
 			break;
-		}
 	}
-	b_wait_end(s, &w);
-	return r;
+	b_wait_end(s);
+	return (int)r;
 }
 
 /* the program's flags for B's opens: the file is B's to hand over, so
