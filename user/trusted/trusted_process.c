@@ -577,8 +577,11 @@ static void *watch_group(void *arg)
 /* P's end of the socket pair closes when P is gone, however it ended;
  * then B has nothing left to do.  Until then U writes a slot number to it
  * when a handler must run while that slot's T waits for U: B interrupts T
- * (sandpit_intr_handler).  Anyone in P can write here; the worst a forged
- * byte does is end one of P's own waits early with EINTR. */
+ * (sandpit_intr_handler), or ends B's own wait for that slot (b_wait_begin).
+ * Anyone in P can write here; the worst forged bytes do is end P's own
+ * waits early (EINTR, or made again), and queue signal 63 on a T that is
+ * not waiting, each one of the user's queued signals (RLIMIT_SIGPENDING),
+ * as the program could by queueing real-time signals to itself. */
 static void *watch_p(void *arg)
 {
 	(void)arg;
