@@ -513,6 +513,14 @@ static void watch_step(int s, struct watch_wait *w)
 			if (m == 0) {
 				if (task_status(cfg->pid, watch[s].t, "Seccomp:") != 0)
 					slot_alarm("a new thread's ids are not the kernel's", s);
+				/* U is a few instructions from seccomp, and then the
+				 * program runs in it (slot 0's at once) while B has not
+				 * confirmed it, which holds back what waits for that (an
+				 * interrupt of its T): look again soon unless the kernel
+				 * shows U stopped */
+				char st = thread_state(watch[s].u);
+				if (st != 'T' && st != 't')
+					watch[s].looks = 0;
 				*w = start_wait(s, &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE));
 				return;
 			}
