@@ -15,6 +15,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sched.h>
+#include <pthread.h>
+#include <dirent.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 
@@ -27,6 +29,9 @@ struct fault {
 	int start_rc;
 	char start_msg[512];
 	char path[64];
+	/* P stopped while it makes a thread: the rounds the test lets begin
+	 * (go), the creations begun and returned, the threads that ran */
+	volatile long go, begun, made, ran, quit, bad;
 };
 static struct fault *F;
 
@@ -330,6 +335,191 @@ TEST_F_TIMEOUT(fault, t_killed_from_outside_ends_p_and_b, 60)
 	EXPECT_EQ(0, F->done);
 	EXPECT_TRUE(r.b_ended);
 	EXPECT_EQ(0, F->wrong) TH_LOG("first wrong answer %ld", F->first_got);
+}
+
+/* ------------------------------------------ P stopped while it makes a thread */
+
+static void *mark_ran(void *a)
+{
+	__atomic_add_fetch(&F->ran, 1, __ATOMIC_SEQ_CST);
+	return a;
+}
+
+/* One thread at a time, each when the test says go: made and joined. */
+static int body_make_threads(void *a)
+{
+	(void)a;
+	for (long i = 0;; i++) {
+		while (__atomic_load_n(&F->go, __ATOMIC_ACQUIRE) <= i)
+			if (F->quit)
+				return F->bad ? 1 : 0;
+			else
+				sched_yield();
+		__atomic_store_n(&F->begun, i + 1, __ATOMIC_RELEASE);
+		pthread_t t;
+		void *r = NULL;
+		int e = pthread_create(&t, NULL, mark_ran, (void *)i);
+		__atomic_store_n(&F->made, i + 1, __ATOMIC_RELEASE);
+		if (e || pthread_join(t, &r) || (long)r != i)
+			F->bad = i + 1;
+	}
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* P's threads as the kernel shows them: how many, how many in seccomp,
+ * how many stopped (state T) */
+struct p_tasks {
+	int n, sealed, stopped;
+};
+
+static struct p_tasks p_tasks(pid_t p)
+{
+	struct p_tasks k = { 0, 0, 0 };
+	char path[320], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task", p);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (atoi(e->d_name) <= 0)
+			continue;
+		unsigned long long m = 0;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", p, e->d_name);
+		if (proc_status_hex(path, "Seccomp:", &m))
+			continue; /* gone meanwhile */
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		char *st = strstr(buf, "\nState:");
+		k.n++;
+		k.sealed += m != 0;
+		k.stopped += st && st[8] == 'T';
+	}
+	if (d)
+		closedir(d);
+	return k;
+}
+
+static int p_alive(pid_t p)
+{
+	siginfo_t si = { 0 };
+	return waitid(P_PID, (id_t)p, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
+}
+
+/* P stopped (SIGSTOP, as Ctrl-Z or a debugger does) for 3 s at varied
+ * points of making a thread, then continued: P goes on, every thread
+ * runs, nothing is killed.  A new thread's start is B's to confirm with
+ * the kernel, and a stopped or unscheduled thread has not started yet:
+ * no deadline by the clock may decide it.  The test first measures how
+ * long a thread takes to make (begun to returned), then stops P at delays
+ * spread over that time after the creation begins, until 6 stops have
+ * landed while pthread_create was in flight, 2 of them with the new
+ * thread already there (the kernel shows P with more threads than the
+ * main one and its T); a stop that landed after the call returned is
+ * continued at once.  Each landing is counted by phase:
+ * before the clone (no new thread yet), the new thread not yet in
+ * seccomp, in seccomp but pthread_create not yet back. */
+TEST_F_TIMEOUT(fault, p_stopped_while_it_makes_threads_goes_on_and_every_thread_runs, 180)
+{
+	struct run r = { 0 };
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	r.p = start_p(NULL, 0, body_make_threads, errfd);
+	ASSERT_LT(0, r.p);
+	r.b = find_b();
+	ASSERT_LT(0, r.b);
+	long rounds = 0, at_clone = 0, unsealed = 0, sealed = 0, after = 0, held = 0;
+	long long dur[21];
+	int ok = 1;
+	for (int attempt = 0; ok && attempt < 600; attempt++) {
+		/* only P's main thread and its T: the last thread is gone */
+		struct p_tasks k;
+		for (int i = 0; i < 3000 && (k = p_tasks(r.p)).n != 2; i++)
+			usleep(1000);
+		if (k.n != 2 || !p_alive(r.p)) {
+			TH_LOG("round %ld: P has %d threads, %d in seccomp", rounds, k.n, k.sealed);
+			ok = 0;
+			break;
+		}
+		__atomic_store_n(&F->go, rounds + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&F->begun, __ATOMIC_ACQUIRE) != rounds + 1 && p_alive(r.p))
+			;
+		long long t0 = now_ns();
+		if (attempt < 21) { /* calibration: no stop */
+			while (__atomic_load_n(&F->made, __ATOMIC_ACQUIRE) != rounds + 1 && p_alive(r.p))
+				;
+			dur[attempt] = now_ns() - t0;
+			rounds++;
+			continue;
+		}
+		if (attempt == 21) /* the median */
+			for (int i = 0; i < 21; i++)
+				for (int j = i + 1; j < 21; j++)
+					if (dur[j] < dur[i]) {
+						long long x = dur[i];
+						dur[i] = dur[j];
+						dur[j] = x;
+					}
+		/* 0 to 1.2 median durations, in 37 steps, cycled */
+		long long delay = dur[10] * 12 / 10 * ((attempt - 21) % 37) / 36;
+		while (now_ns() - t0 < delay)
+			;
+		ASSERT_EQ(0, kill(r.p, SIGSTOP));
+		for (int i = 0; i < 2000; i++) {
+			k = p_tasks(r.p);
+			if (k.n && k.stopped == k.n)
+				break;
+			usleep(500);
+		}
+		int inflight = __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) != rounds + 1;
+		if (!inflight)
+			after++;
+		else if (k.n <= 2)
+			at_clone++;
+		else if (k.sealed < 2)
+			unsealed++;
+		else
+			sealed++;
+		if (inflight) {
+			held++;
+			usleep(3000000);
+		}
+		ASSERT_EQ(0, kill(r.p, SIGCONT));
+		for (int i = 0; i < 30000 && __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) != rounds + 1 &&
+				p_alive(r.p);
+		     i++)
+			usleep(1000);
+		if (__atomic_load_n(&F->made, __ATOMIC_ACQUIRE) != rounds + 1) {
+			TH_LOG("round %ld: pthread_create did not return", rounds);
+			ok = 0;
+			break;
+		}
+		rounds++;
+		if (held >= 6 && unsealed + sealed >= 2)
+			break;
+	}
+	F->quit = 1;
+	finish(&r, errfd, 30);
+	TH_LOG("%ld threads made; stops held 3 s: %ld (before the clone %ld, new thread not yet "
+	       "in seccomp %ld, in seccomp and not yet returned %ld), after the return %ld; %ld "
+	       "threads ran; P's end %d; stderr: %s",
+	       rounds, held, at_clone, unsealed, sealed, after, F->ran, r.out, r.err);
+	EXPECT_TRUE(ok);
+	EXPECT_LE(6, held);
+	EXPECT_LE(2, unsealed + sealed);
+	EXPECT_EQ(0, r.out);
+	EXPECT_EQ(RAN, classify(&r));
+	EXPECT_EQ(0, F->bad);
+	EXPECT_EQ(rounds, F->made);
+	EXPECT_EQ(rounds, F->ran);
+	EXPECT_TRUE(r.b_ended);
 }
 
 /* ------------------------------------------ limits and /proc at start */

@@ -166,6 +166,67 @@ TEST(inv4_raw_clone_from_program_code_gets_a_sandboxed_thread)
 	EXPECT_EQ(-1, access("/tmp/sandpit-raw-clone", F_OK));
 }
 
+/* A clone the kernel refuses after B has let it through (CLONE_SETTLS
+ * with a thread pointer in the kernel's half: copy_thread's EPERM): the
+ * program gets the kernel's errno, the slot is free again, and the next
+ * thread starts.  B learns that the clone failed only from the kernel
+ * (no new thread, and the cloning T waiting at sandpit_clone_failed_site),
+ * never from a clock; 20 refused clones, each followed by a thread that
+ * runs. */
+static long *tls_count; /* shared: [0] clones refused, [1] threads that ran */
+
+static void *count_thread(void *a)
+{
+	__atomic_add_fetch(&tls_count[1], 1, __ATOMIC_SEQ_CST);
+	return a;
+}
+
+static int body_refused_tls(void *a)
+{
+	(void)a;
+	size_t sz = 64 * 1024;
+	char *stack = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return 1;
+	long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+		     CLONE_SETTLS;
+	for (int i = 0; i < 20; i++) {
+		long r;
+		register long r10 __asm__("r10") = 0;
+		register long r8 __asm__("r8") = (long)0xffff880000000000UL;
+		/* a child would find no code to run: there must be none */
+		__asm__ volatile("syscall\n\t"
+				 "test %%rax, %%rax\n\t"
+				 "jnz 1f\n\t"
+				 "ud2\n"
+				 "1:"
+				 : "=a"(r)
+				 : "a"(SYS_clone), "D"(flags), "S"(stack + sz - 64), "d"(0), "r"(r10), "r"(r8)
+				 : "rcx", "r11", "memory");
+		if (r != -EPERM)
+			return 2;
+		tls_count[0]++;
+		pthread_t t;
+		void *ret;
+		if (pthread_create(&t, NULL, count_thread, (void *)(long)i) || pthread_join(t, &ret) ||
+		    (long)ret != i)
+			return 3;
+	}
+	return tls_count[1] == 20 ? 0 : 4;
+}
+
+TEST(inv4_clone_the_kernel_refuses_gives_its_errno_and_frees_the_slot)
+{
+	tls_count = shared_page(4096);
+	ASSERT_NE(NULL, tls_count);
+	int out = outcome(run_sandboxed(body_refused_tls, NULL));
+	TH_LOG("%ld clones refused by the kernel (EPERM), %ld threads ran after them; P's end %d",
+	       tls_count[0], tls_count[1], out);
+	EXPECT_EQ(0, out);
+	EXPECT_EQ(20, tls_count[0]);
+	EXPECT_EQ(20, tls_count[1]);
+}
+
 static int body_bad_clone(void *a)
 {
 	(void)a;

@@ -21,6 +21,7 @@
 
 #define CLONE_THREAD_FLAGS 0x50f00 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM */
 #define CLONE_CHILD_TID    0x01200000 /* CHILD_SETTID|CHILD_CLEARTID */
+#define CLONE_PARENT_SETTID 0x00100000
 #define ARCH_SET_GS 0x1001
 #define SIG_SETMASK 2
 #define SIG_UNBLOCK 1
@@ -74,11 +75,14 @@
 
 /* CLONE_T: clone T for the thread whose secure page is r15; the child
  * enters trusted_thread_main with r12-r15 as they are.  T's tid goes into
- * the mailbox's T_CTID word, which the kernel clears when T ends. */
+ * the mailbox's T_CTID word, which the kernel clears when T ends: written
+ * by the kernel before the clone returns (CLONE_PARENT_SETTID), so before
+ * U can enter seccomp, whether T has run yet or not (B's watcher counts on
+ * it), and again when T first runs (CLONE_CHILD_SETTID). */
 .macro CLONE_T
-	mov $(CLONE_THREAD_FLAGS | CLONE_CHILD_TID), %edi
+	mov $(CLONE_THREAD_FLAGS | CLONE_CHILD_TID | CLONE_PARENT_SETTID), %edi
 	xor %esi, %esi
-	xor %edx, %edx
+	lea MB_T_CTID(%r14), %rdx
 	lea MB_T_CTID(%r14), %r10
 	xor %r8d, %r8d
 	mov $__NR_clone, %eax
@@ -962,7 +966,30 @@ trusted_thread_main:
 	mov SP_CFG_MAILBOX(%r15), %r14
 	test %rax, %rax
 	jns .Lclone_known
-	jmp .Lresult /* no thread: the kernel's errno */
+/* No thread: the kernel's errno.  B holds the new slot starting until it
+ * knows the clone is over: no new thread of P says only that the clone
+ * has not come yet (this T may be stopped or waiting for a CPU before it).
+ * T waits here for B's decision as it would for the child's (the slot's
+ * count moves), and the kernel shows B where: blocked in futex at
+ * sandpit_clone_failed_site on the new slot's SP_STARTED, which T reaches
+ * only after a clone into that slot that made no thread.  The errno in
+ * xmm15, the new secure page in rbx. */
+	movq %rax, %xmm15
+	.globl sandpit_clone_failed_site
+	.hidden sandpit_clone_failed_site
+1:	mov SP_STARTED(%rbx), %edx
+	cmp %edx, %ebp
+	jne .Lclone_decided
+	lea SP_STARTED(%rbx), %rdi
+	mov $FUTEX_WAIT, %esi
+	lea futex_timeout(%rip), %r10
+	mov $__NR_futex, %eax
+	syscall
+sandpit_clone_failed_site:
+	cmp $-ETIMEDOUT, %rax
+	jne 1b
+	CHECK_B
+	jmp 1b
 /* The child is a thread of the program's from the clone on, and its tid
  * goes back to the program: it must be in the U tid table first, or a
  * signal sent to it at once (pthread_kill right after pthread_create)
@@ -975,7 +1002,7 @@ trusted_thread_main:
 	movq %rax, %xmm15
 1:	mov SP_STARTED(%rbx), %edx
 	cmp %edx, %ebp
-	jne 2f
+	jne .Lclone_decided
 	lea SP_STARTED(%rbx), %rdi
 	mov $FUTEX_WAIT, %esi
 	lea futex_timeout(%rip), %r10
@@ -985,7 +1012,8 @@ trusted_thread_main:
 	jne 1b
 	CHECK_B
 	jmp 1b
-2:	movq %xmm15, %rax
+.Lclone_decided:
+	movq %xmm15, %rax
 	jmp .Lresult
 .Lack:
 	xor %eax, %eax

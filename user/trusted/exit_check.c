@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "user/trusted/exit_check.h"
@@ -88,4 +89,24 @@ int exit_check_waits_at(pid_t pid, pid_t tid, uintptr_t site)
 	if (r < 0)
 		return r;
 	return b.blocked == ALL_BLOCKED && b.switches == a.switches;
+}
+
+int exit_check_call_at(pid_t pid, pid_t tid, uintptr_t site, long nr, unsigned long arg0)
+{
+	struct task_view a;
+	char buf[512];
+	long got;
+	unsigned long arg[6], sp, ip;
+	int r = view(pid, tid, &a);
+	if (r < 0)
+		return r;
+	ssize_t n = read_proc(tid, "syscall", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* one consistent look: the kernel shows the registers only while the
+	 * thread is off its CPU, "running" otherwise */
+	if (sscanf(buf, "%ld 0x%lx 0x%lx 0x%lx 0x%lx 0x%lx 0x%lx 0x%lx 0x%lx", &got, &arg[0], &arg[1],
+		   &arg[2], &arg[3], &arg[4], &arg[5], &sp, &ip) != 9)
+		return 0;
+	return (got == nr || got == SYS_restart_syscall) && arg[0] == arg0 && ip == site;
 }

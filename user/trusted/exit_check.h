@@ -17,4 +17,12 @@
  * (yet); -ESRCH if there is no such thread of pid; another -errno if the
  * kernel does not show B the thread's call. */
 int exit_check_waits_at(pid_t pid, pid_t tid, uintptr_t site);
+
+/* The same look for another of sandpit's waits: 1 if thread `tid` of
+ * process `pid` is off its CPU (blocked, or stopped) in call `nr` (or in
+ * restart_syscall, which resumes it after a stop) with its first argument
+ * `arg0` and its instruction pointer at `site`; 0 if not (yet); -ESRCH if
+ * there is no such thread of pid; another -errno if the kernel does not
+ * show B the thread's call. */
+int exit_check_call_at(pid_t pid, pid_t tid, uintptr_t site, long nr, unsigned long arg0);
 #endif

@@ -260,19 +260,45 @@ static void slot_start_decided(int s)
 enum { W_IDLE, W_START, W_SECCOMP, W_U, W_T };
 static struct {
 	int step;
-	struct timespec start_by;
+	int by;       /* the slot whose T makes the clone (check_clone) */
+	int looks;    /* how often the watcher has looked at this step */
 	int32_t u, t; /* the tids the slot's words named, being confirmed */
 } watch[SM_NSLOTS];
 static uint32_t watch_gen; /* bumped and woken when a slot starts */
 /* how often a starting slot is looked at: nothing wakes the watcher when
  * the kernel writes a new thread's tid or puts it in seccomp, and the
- * thread that made it waits for B to know it (.Lclone_known) */
-#define START_POLL_NS 50000
+ * thread that made it waits for B to know it (.Lclone_known).  Every
+ * 50 µs for the first START_FAST_LOOKS looks at a step, then less often
+ * the longer it takes (P stopped, or the thread waiting for a CPU), up to
+ * every 10 ms.  Only how often B looks: when a start is decided is the
+ * kernel's to say (watch_step), never a clock's. */
+#define START_POLL_NS     50000
+#define START_POLL_MAX_NS 10000000
+#define START_FAST_LOOKS  200
 
 struct watch_wait {
 	uint32_t *word, val;
 	long ns; /* look again after this long even without a wake */
 };
+
+/* a starting slot's next wait: on word (still at val), after the look
+ * just made */
+static struct watch_wait start_wait(int s, uint32_t *word, uint32_t val)
+{
+	int slow = watch[s].looks++ - START_FAST_LOOKS;
+	long ns = slow <= 0 ? START_POLL_NS : START_POLL_NS << (slow < 8 ? slow : 8);
+	return (struct watch_wait){ word, val, ns < START_POLL_MAX_NS ? ns : START_POLL_MAX_NS };
+}
+
+/* whether this look at a starting slot whose words are not written walks
+ * P's threads: most starts write both within a few looks, and the walk
+ * costs more the more threads P has; at looks 8, 16, 32, 64 and 128, then
+ * at every (slower) look */
+static int start_scan_due(int s)
+{
+	int k = watch[s].looks;
+	return k >= 8 && (k >= START_FAST_LOOKS || (k & (k - 1)) == 0);
+}
 
 static int before(const struct timespec *a, const struct timespec *b)
 {
@@ -339,22 +365,91 @@ static int tid_recorded(int32_t tid)
 	return 0;
 }
 
-/* with the lock held: a thread of P that no slot records (while no slot
- * starts, there is none unless a clone B did not see succeeded) */
-static int unrecorded_thread(void)
+/* with the lock held: a live thread of P that no slot records */
+static int new_thread(int32_t tid)
+{
+	return tid > 0 && !tid_recorded(tid) && !thread_gone(tid);
+}
+
+/* with the lock held: the live threads of P that no slot records, as the
+ * kernel lists them, and the two a starting slot's words name if the
+ * kernel says they are such threads too (a thread made while the list was
+ * read may be missing from it); up to max of them in tids, how many in
+ * all returned.  Slots start one at a time (check_clone), so these are
+ * the starting slot's U and T, those of them the kernel has made. */
+static int new_threads(int32_t *tids, int max, uint32_t u, uint32_t t)
 {
 	char path[64];
+	int n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)cfg->pid);
 	DIR *d = opendir(path);
-	if (!d)
-		return 0; /* P is gone */
 	struct dirent *e;
-	int found = 0;
-	while (!found && (e = readdir(d)))
-		if (e->d_name[0] != '.' && !tid_recorded((int32_t)atoi(e->d_name)))
-			found = !thread_gone((int32_t)atoi(e->d_name));
-	closedir(d);
-	return found;
+	while (d && (e = readdir(d))) {
+		int32_t tid = (int32_t)atoi(e->d_name);
+		if (!new_thread(tid))
+			continue;
+		if (n < max)
+			tids[n] = tid;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	uint32_t words[2] = { u, t };
+	for (int i = 0; i < 2; i++) {
+		int32_t tid = (int32_t)words[i], known = 0;
+		for (int j = 0; j < n && j < max; j++)
+			known |= tids[j] == tid;
+		if (words[i] == START_MARK || known || !new_thread(tid))
+			continue;
+		if (n < max)
+			tids[n] = tid;
+		n++;
+	}
+	return n;
+}
+
+static void __attribute__((noreturn)) slot_alarm(const char *why, int s);
+
+/* with the lock held: the T that makes slot s's clone (the T of the slot
+ * that asked, as B recorded it) waits, as the kernel shows it, at
+ * sandpit_clone_failed_site on slot s's count of starts: where it goes
+ * only after a clone into slot s that made no thread, until B decides */
+static int clone_failed(int s)
+{
+	int32_t tc = t_tids[watch[s].by];
+	if (tc <= 0)
+		return 0;
+	int r = exit_check_call_at(cfg->pid, tc, (uintptr_t)sandpit_clone_failed_site, SYS_futex,
+				   (unsigned long)(uintptr_t)&cfg->sp[s].started);
+	if (r < 0 && r != -ESRCH) {
+		char why[160];
+		snprintf(why, sizeof(why),
+			 "the kernel does not show where a thread that made a clone waits "
+			 "(/proc/TID/syscall: %s)",
+			 strerror(-r));
+		slot_alarm(why, s);
+	}
+	return r > 0;
+}
+
+/* a thread's state letter as the kernel shows it (R, S, D, T, t, Z...),
+ * 0 if it is not a thread of P any more */
+static char thread_state(int32_t tid)
+{
+	char path[64], buf[512];
+	/* /proc/TID (task_status in fs_base.c says why); tid was found a
+	 * thread of P just before */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* the name may hold anything */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
 static void __attribute__((noreturn)) slot_alarm(const char *why, int s)
@@ -382,7 +477,6 @@ static void watch_step(int s, struct watch_wait *w)
 {
 	struct mailbox *mb = &cfg->mb[s];
 	uint32_t u, t;
-	struct timespec now;
 	int m;
 	for (;;) {
 		switch (watch[s].step) {
@@ -392,27 +486,70 @@ static void watch_step(int s, struct watch_wait *w)
 			pthread_mutex_unlock(&lock);
 			if (!busy)
 				return;
-			clock_gettime(CLOCK_MONOTONIC, &watch[s].start_by);
-			watch[s].start_by.tv_sec += 2;
+			watch[s].looks = 0;
 			watch[s].step = W_START;
 			break;
 		case W_START:
-			/* the kernel writes a new thread's tid (CLONE_CHILD_SETTID)
-			 * without a wake: poll for it, for two seconds at most */
+			/* The kernel writes a new U's tid (CLONE_CHILD_SETTID) when U
+			 * first runs, its T's (CLONE_PARENT_SETTID, CLONE_T) before U
+			 * goes on to seccomp, both without a wake.  How long that
+			 * takes is no evidence of anything: P may be stopped (SIGSTOP,
+			 * a debugger), the new thread may wait for a CPU, or the T
+			 * that clones may not have reached its clone yet.  So the slot
+			 * waits, with no deadline, for what the kernel says. */
 			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
 			t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((u == START_MARK || t == START_MARK) && before(&now, &watch[s].start_by)) {
-				*w = (struct watch_wait){ u == START_MARK ? &mb->ctid : &mb->t_ctid,
-							  START_MARK, START_POLL_NS };
+			if (u != START_MARK && t != START_MARK) {
+				/* U could have written either word: only the kernel's
+				 * answers make them the slot's threads.  Slots start one
+				 * at a time (check_clone), so a live thread of P that no
+				 * slot records is this slot's U or T. */
+				pthread_mutex_lock(&lock);
+				if (u == t || !new_thread((int32_t)u) || !new_thread((int32_t)t))
+					slot_alarm("a new thread's ids are not the kernel's", s);
+				pthread_mutex_unlock(&lock);
+				watch[s].u = (int32_t)u;
+				watch[s].t = (int32_t)t;
+				watch[s].looks = 0;
+				watch[s].step = W_SECCOMP;
+				break;
+			}
+			/* a word not written yet: what has the kernel made? */
+			if (!start_scan_due(s)) {
+				*w = start_wait(s, u == START_MARK ? &mb->ctid : &mb->t_ctid, START_MARK);
 				return;
 			}
+			int32_t nt[2];
 			pthread_mutex_lock(&lock);
-			if (u == START_MARK || t == START_MARK) {
-				/* the clone failed and the slot never came to life, unless
-				 * the kernel knows a thread no slot records */
-				if (unrecorded_thread())
-					slot_alarm("a new thread did not say who it is", s);
+			int n = new_threads(nt, 2, u, t), sealed = 0;
+			for (int i = 0; i < n && i < 2; i++)
+				sealed += task_status(cfg->pid, nt[i], "Seccomp:") > 0;
+			if (sealed) {
+				/* U is in seccomp: the kernel wrote both words before
+				 * that, so a word still unwritten was written back */
+				pthread_mutex_unlock(&lock);
+				if (__atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE) == START_MARK ||
+				    __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE) == START_MARK)
+					slot_alarm("a new thread's ids are not the kernel's", s);
+				break; /* written meanwhile: confirm them */
+			}
+			if (n == 1 && s != 0 && thread_state(nt[0]) == 'S') {
+				/* a new U runs the nursery from its first instruction to
+				 * seccomp and never sleeps there (it can only be running,
+				 * waiting for a CPU, stopped, or in the kernel's own
+				 * uninterruptible waits): a lone new thread asleep is a T
+				 * whose U is gone, with U's word written back (slot 0's
+				 * U starts the sandbox, which may sleep) */
+				pthread_mutex_unlock(&lock);
+				if (__atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE) == START_MARK ||
+				    __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE) == START_MARK)
+					slot_alarm("a new thread's ids are not the kernel's", s);
+				break;
+			}
+			if (n == 0 && s != 0 && clone_failed(s)) {
+				/* no new thread, and the T that cloned waits where it
+				 * waits only after a clone into this slot that made none:
+				 * the clone failed and the slot never came to life */
 				slots[s].state = SLOT_FREE;
 				slot_start_decided(s);
 				pthread_cond_broadcast(&slot_freed);
@@ -420,29 +557,36 @@ static void watch_step(int s, struct watch_wait *w)
 				watch[s].step = W_IDLE;
 				break;
 			}
-			/* U could have written either word: only the kernel's
-			 * answers make them the slot's threads.  Slots start one at a
-			 * time (check_clone), so a live thread of P that no slot
-			 * records is this slot's U or T. */
-			if (u == t || (int32_t)u <= 0 || (int32_t)t <= 0 || tid_recorded((int32_t)u) ||
-			    tid_recorded((int32_t)t) || thread_gone((int32_t)u) || thread_gone((int32_t)t))
-				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_unlock(&lock);
-			watch[s].u = (int32_t)u;
-			watch[s].t = (int32_t)t;
-			watch[s].step = W_SECCOMP;
-			break;
+			/* nothing yet, or a thread that has not reached seccomp: wait
+			 * for as long as that lasts.  It is sandpit's nursery running
+			 * in it, which goes straight to seccomp or ends P (.Ldie):
+			 * no program instruction runs in the thread meanwhile, so
+			 * waiting costs only the start of this thread (and of the
+			 * ones after it) */
+			*w = start_wait(s, u == START_MARK ? &mb->ctid : &mb->t_ctid, START_MARK);
+			return;
 		case W_SECCOMP:
 			/* U enters seccomp at once, T never: so the two cannot have
-			 * been swapped */
+			 * been swapped.  A U not in seccomp yet is in the nursery
+			 * (stopped, say, or waiting for a CPU): wait, as long as the
+			 * one named T is not in seccomp and still there */
 			m = task_status(cfg->pid, watch[s].u, "Seccomp:");
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (m == 0 && before(&now, &watch[s].start_by)) {
-				*w = (struct watch_wait){ &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE),
-							  START_POLL_NS };
+			if (m == 0) {
+				if (task_status(cfg->pid, watch[s].t, "Seccomp:") != 0)
+					slot_alarm("a new thread's ids are not the kernel's", s);
+				/* U is a few instructions from seccomp, and then the
+				 * program runs in it (slot 0's at once) while B has not
+				 * confirmed it, which holds back what waits for that (an
+				 * interrupt of its T): look again soon unless the kernel
+				 * shows U stopped */
+				char st = thread_state(watch[s].u);
+				if (st != 'T' && st != 't')
+					watch[s].looks = 0;
+				*w = start_wait(s, &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE));
 				return;
 			}
-			if (m == 0 || m == -1 || (m != -2 && task_status(cfg->pid, watch[s].t, "Seccomp:") != 0))
+			if (m == -1 || (m != -2 && task_status(cfg->pid, watch[s].t, "Seccomp:") != 0))
 				slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&lock);
 			slots[s].state = SLOT_ACTIVE;
@@ -751,12 +895,21 @@ static long check_clone(int parent, struct secure_page *sp)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
-	int s = free_slot();
-	while ((starting_slots() || (s < 0 && exiting_slots())) &&
-	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
+	int s;
+	for (;;) {
+		/* a start ends when the kernel shows how (watch_step): that
+		 * takes as long as the new thread takes to be scheduled, and
+		 * longer while P is stopped, so no clock cuts it short */
+		while (starting_slots())
+			pthread_cond_wait(&slot_freed, &lock);
 		s = free_slot();
-	if (starting_slots())
-		s = -1;
+		if (s >= 0 || !exiting_slots())
+			break;
+		if (pthread_cond_timedwait(&slot_freed, &lock, &until) == ETIMEDOUT) {
+			s = starting_slots() ? -1 : free_slot();
+			break;
+		}
+	}
 	if (s < 0 || start_slot_threads(s) < 0) {
 		int busy = starting_slots();
 		pthread_mutex_unlock(&lock);
@@ -778,6 +931,7 @@ static long check_clone(int parent, struct secure_page *sp)
 	cmb->t_ctid = START_MARK;
 	slots[s].exiting = 0;
 	slots[s].state = SLOT_STARTING;
+	watch[s].by = parent;
 	intr_pending[s] = 0;
 	publish_tids(); /* the new slot's T needs the list too */
 	__atomic_add_fetch(&watch_gen, 1, __ATOMIC_RELEASE);
@@ -943,13 +1097,12 @@ static void wait_exit_site(int s, int32_t tid)
 static void accept_exit(int s)
 {
 	struct secure_page out;
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
 	pthread_mutex_lock(&lock);
-	while (slots[s].state == SLOT_STARTING &&
-	       pthread_cond_timedwait(&slot_freed, &lock, &until) != ETIMEDOUT)
-		;
+	/* only the slot's T rings its exit bell, so its U is in seccomp and
+	 * the watcher is about to confirm the start: however long the machine
+	 * takes for that */
+	while (slots[s].state == SLOT_STARTING)
+		pthread_cond_wait(&slot_freed, &lock);
 	int32_t tid = slots[s].state == SLOT_ACTIVE ? u_tids[s] : 0;
 	pthread_mutex_unlock(&lock);
 	if (!tid)

@@ -198,6 +198,10 @@ void sandpit_wait_result(int fd, const volatile uint64_t *res_seq, uint64_t seq)
 void sandpit_exit_wait(int fd, const volatile uint32_t *exiting, long code)
 	__attribute__((visibility("hidden"), noreturn));
 extern const char sandpit_exit_site[] __attribute__((visibility("hidden")));
+/* where a T waits for B after a clone that made no thread (blocked in
+ * futex on the new slot's SP_STARTED): B frees that slot only on seeing it
+ * there */
+extern const char sandpit_clone_failed_site[] __attribute__((visibility("hidden")));
 extern const char sandpit_wake_begin[], sandpit_wake_end[] __attribute__((visibility("hidden")));
 
 /* Facts the signal handlers need and may not take from memory U can
