@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <grp.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -275,18 +276,48 @@ TEST(clone_refused_at_rlimit_nproc_as_nobody)
 	TH_LOG("creations tried %ld, EAGAIN %ld, made %ld, ran %ld, bad %ld; P's end %d; %s",
 	       S->reached, S->eagain, S->made, S->ran, S->bad, o, msg);
 	ASSERT_NE(-2, o) TH_LOG("P hung");
+	/* the clone T makes for U refused: the program gets EAGAIN (B saw T
+	 * at sandpit_clone_failed_site); the clone U's nursery makes for its
+	 * own T refused: the nursery kills P (never a U without a T) */
 	EXPECT_LT(0, S->eagain);
-	EXPECT_EQ(0, o);
 	EXPECT_EQ(0, S->bad);
 	EXPECT_EQ(S->made, S->ran);
+	if (o != 0) {
+		EXPECT_EQ(KILLED(SIGKILL), o);
+		EXPECT_TRUE(strstr(msg, "a new thread could not be sandboxed") != NULL);
+	}
 }
 
 /* ------------------------------------------ stop/continue storm, racing exits */
+
+static long refused_clone(void)
+{
+	static char stack[4096] __attribute__((aligned(16)));
+	long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+		     CLONE_SETTLS;
+	long r;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = (long)0xffff880000000000UL;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "ud2\n"
+			 "1:"
+			 : "=a"(r)
+			 : "a"(SYS_clone), "D"(flags), "S"(stack + sizeof(stack) - 64), "d"(0), "r"(r10),
+			   "r"(r8)
+			 : "rcx", "r11", "memory");
+	return r;
+}
 
 static void *maker(void *a)
 {
 	for (long i = 0; i < 60; i++) {
 		pthread_t t;
+		if (refused_clone() == -EPERM)
+			__atomic_add_fetch(&S->eagain, 1, __ATOMIC_SEQ_CST);
+		else
+			__atomic_add_fetch(&S->bad, 1, __ATOMIC_SEQ_CST);
 		void *r;
 		if (pthread_create(&t, NULL, child, (void *)i) || pthread_join(t, &r) || (long)r != i)
 			__atomic_add_fetch(&S->bad, 1000, __ATOMIC_SEQ_CST);
@@ -345,14 +376,95 @@ TEST(stop_continue_storm_while_four_threads_make_and_end_threads)
 	ssize_t n = pread(fd, msg, sizeof(msg) - 1, 0);
 	msg[n > 0 ? n : 0] = 0;
 	int o = done ? outcome(st) : -2;
-	TH_LOG("stops while threads were made %ld; made %ld, ran %ld, signals %ld, bad %ld; P's end "
+	TH_LOG("refused clones (EPERM) %ld; stops while threads were made %ld; made %ld, ran %ld, signals %ld, bad %ld; P's end "
 	       "%d; %s",
-	       stops, S->made, S->ran, S->sig, S->bad, o, msg);
+	       S->eagain, stops, S->made, S->ran, S->sig, S->bad, o, msg);
 	EXPECT_LT(20, stops);
 	EXPECT_EQ(0, o);
+	EXPECT_EQ(240, S->eagain);
 	EXPECT_EQ(240, S->made);
 	EXPECT_EQ(240, S->ran);
 	EXPECT_EQ(0, S->bad);
+}
+
+/* ------------------------------------------ signals at a starting slot's tids */
+
+struct guess {
+	volatile long starting, done, tries_t, tries_u, t_hit, u_hit, u_wrong_errno, t_wrong_errno;
+};
+static struct guess *Q;
+
+static void *signaller(void *a)
+{
+	(void)a;
+	struct mailbox *mb = slot_mb(state_of(my_mailbox())->slot + 1);
+	pid_t p = getpid();
+	while (!Q->done) {
+		if (!Q->starting)
+			continue;
+		uint32_t u = __atomic_load_n(&mb->ctid, __ATOMIC_SEQ_CST);
+		uint32_t t = __atomic_load_n(&mb->t_ctid, __ATOMIC_SEQ_CST);
+		if (t != START_MARK && t && Q->starting) {
+			Q->tries_t++;
+			if (syscall(SYS_tgkill, p, (pid_t)t, SIGUSR1) == 0)
+				Q->t_hit++;
+			else if (errno != ESRCH)
+				Q->t_wrong_errno++;
+		}
+		if (u != START_MARK && u && Q->starting) {
+			Q->tries_u++;
+			if (syscall(SYS_tgkill, p, (pid_t)u, SIGUSR1) == 0)
+				Q->u_hit++;
+			else if (errno != ESRCH)
+				Q->u_wrong_errno++;
+		}
+	}
+	return NULL;
+}
+
+static void *quiet_child(void *a)
+{
+	return a;
+}
+
+static int body_guess(void *a)
+{
+	(void)a;
+	signal(SIGUSR1, SIG_IGN);
+	pthread_t g;
+	if (pthread_create(&g, NULL, signaller, NULL))
+		return 1;
+	usleep(10000);
+	for (long i = 0; i < 300; i++) {
+		pthread_t t;
+		Q->starting = 1;
+		int e = pthread_create(&t, NULL, quiet_child, NULL);
+		Q->starting = 0;
+		if (e || pthread_join(t, NULL))
+			return 2;
+	}
+	Q->done = 1;
+	pthread_join(g, NULL);
+	return 0;
+}
+
+/* tgkill at the tids the kernel wrote into a starting slot's words: T's
+ * tid is never signalled (ESRCH, as a tid of no thread of the program's);
+ * U's only once B confirmed it, a U in seccomp */
+TEST(signals_at_a_starting_slots_tids_never_reach_its_t)
+{
+	char msg[4096];
+	Q = shared_page(4096);
+	ASSERT_NE(NULL, Q);
+	int o = run_err(body_guess, 120, msg, sizeof(msg), 0, 0);
+	TH_LOG("tgkill at the new T while starting %ld (delivered %ld, not ESRCH %ld); at the new U "
+	       "%ld (delivered %ld, not ESRCH %ld); P's end %d; %s",
+	       Q->tries_t, Q->t_hit, Q->t_wrong_errno, Q->tries_u, Q->u_hit, Q->u_wrong_errno, o, msg);
+	EXPECT_EQ(0, o);
+	EXPECT_LT(0, Q->tries_t);
+	EXPECT_EQ(0, Q->t_hit);
+	EXPECT_EQ(0, Q->t_wrong_errno);
+	EXPECT_EQ(0, Q->u_wrong_errno);
 }
 
 TEST_HARNESS_MAIN
