@@ -60,6 +60,10 @@ int bench_startup(const struct bench_cfg *c);      /* sandpit run /bin/true, san
 int bench_memory(const struct bench_cfg *c);       /* per sandboxed thread */
 int bench_programs(const struct bench_cfg *c);     /* real programs under sandpit run */
 int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
+int bench_busy(const struct bench_cfg *c);         /* calls and programs, a busy loop per CPU */
+/* bench_busy's parts, from bench/calls.c and bench/programs.c */
+int bench_calls_busy(const struct bench_cfg *c);
+int bench_programs_busy(const struct bench_cfg *c);
 /* one round of the hand-off floor (bench/floor.c), in bench_calls' rounds */
 int bench_floor_round(const struct bench_cfg *c);
 
@@ -70,6 +74,7 @@ int bench_floor_round(const struct bench_cfg *c);
 #define BENCH_FLOOR_ROW "round trip via a 2nd process"
 #define BENCH_FLOOR_CPUS_ROW "word round trip, two CPUs"
 #define BENCH_TRUE_ROW "/bin/true, fork+exec+wait"
+#define BENCH_BUSY_SUFFIX ", busy CPUs"
 
 struct bench_target {
 	const char *path, *target;

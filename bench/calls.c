@@ -355,17 +355,14 @@ static int pin_u_and_t(pid_t pid, void *arg)
 	return write(s->go[1], &b, 1) == 1 ? 0 : -1;
 }
 
-static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
+/* the calls of mask (bits of enum call) in a child in mode: s->v, s->n */
+static int measure_calls(const struct bench_cfg *c, int mode, int mask, struct calls_shm *s)
 {
 	char what[64];
 	int rc;
 	memset(s, 0, sizeof(*s));
 	s->mode = mode;
-	s->mask = mode == M_STRICT_1CPU	       ? 1 << C_GETPPID :
-		  mode == M_STRICT_NO_FSGSBASE ? 1 << C_FS :
-						 (1 << NCALLS) - 1;
-	if (mode == M_STRICT || mode == M_STRICT_2CPU)
-		s->mask &= ~(1 << C_NET);
+	s->mask = mask;
 	if (mode == M_STRICT_2CPU && (pipe(s->up) < 0 || pipe(s->go) < 0))
 		return -1;
 	s->batches = c->batches < MAX_BATCHES ? c->batches : MAX_BATCHES;
@@ -376,11 +373,20 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 		close(s->up[0]);
 		close(s->go[1]);
 	}
-	if (rc) {
-		if (s->err[0])
-			fprintf(stderr, "sandpit bench: %s: %s\n", what, s->err);
+	if (rc && s->err[0])
+		fprintf(stderr, "sandpit bench: %s: %s\n", what, s->err);
+	return rc ? -1 : 0;
+}
+
+static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
+{
+	int mask = mode == M_STRICT_1CPU	? 1 << C_GETPPID :
+		   mode == M_STRICT_NO_FSGSBASE ? 1 << C_FS :
+						  (1 << NCALLS) - 1;
+	if (mode == M_STRICT || mode == M_STRICT_2CPU)
+		mask &= ~(1 << C_NET);
+	if (measure_calls(c, mode, mask, s) < 0)
 		return -1;
-	}
 	for (int k = 0; k < NCALLS; k++) {
 		if (!s->n[k])
 			continue;
@@ -402,6 +408,38 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 				    "the command, its libraries, ld.so and the vDSO"),
 			  s->start_ns);
 	return 0;
+}
+
+/* The busy group's per-call rows (bench/busy.c): a T call and two B
+ * calls, native, strict and filter, while every CPU has a busy loop */
+int bench_calls_busy(const struct bench_cfg *c)
+{
+	static const int pick[] = { C_GETPPID, C_STAT, C_OPEN };
+	static char names[3][64];
+	struct calls_shm *s = bench_shared(sizeof(*s));
+	int rc = 0, mask = 0;
+	for (int i = 0; i < 3; i++) {
+		mask |= 1 << pick[i];
+		snprintf(names[i], sizeof(names[i]), "%s, busy CPUs", calls[pick[i]].name);
+	}
+	for (int r = 0; r < c->rounds; r++) {
+		bench_progress(c, "busy: per-call round %d/%d", r + 1, c->rounds);
+		for (int i = 0; i < 3; i++) {
+			int mode = (r + i) % 3; /* native, strict, filter */
+			if (measure_calls(c, mode, mask, s) < 0) {
+				rc = -1;
+				continue;
+			}
+			for (int k = 0; k < 3; k++) {
+				struct bench_row *row = bench_row("busy", names[k], mode_names[mode], BENCH_NS,
+								  mode ? calls[pick[k]].note : NULL);
+				for (int b = 0; b < s->n[pick[k]]; b++)
+					bench_add(row, s->v[pick[k]][b]);
+			}
+		}
+	}
+	munmap(s, sizeof(*s));
+	return rc;
 }
 
 int bench_calls(const struct bench_cfg *c)

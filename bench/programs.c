@@ -352,3 +352,22 @@ int bench_programs(const struct bench_cfg *c)
 	unlink(sql);
 	return rc;
 }
+
+/* The busy group's programs (bench/busy.c): one that makes hundreds of
+ * calls through B and one that makes an open, fstat and reads per file,
+ * while every CPU has a busy loop */
+int bench_programs_busy(const struct bench_cfg *c)
+{
+	int rounds = c->quick ? 2 : 5, rc = 0;
+	static char name[2][80];
+	const char *tree = c->quick ? "/usr/include/linux" : "/usr/include";
+	const char *const py3[] = { "/usr/bin/python3", "-c", "import json, email, http.client", NULL };
+	const char *const tar[] = { "/usr/bin/tar", "-Pcf", "-", tree, NULL };
+	snprintf(name[0], sizeof(name[0]), "%s, busy CPUs", BENCH_PYTHON_IMPORTS);
+	snprintf(name[1], sizeof(name[1]), BENCH_TAR_PREFIX "%s, busy CPUs", tree);
+	bench_progress(c, "busy: %s", name[0]);
+	rc |= measure(c, "busy", name[0], "as in programs, with a busy loop per CPU", rounds, py3, NULL);
+	bench_progress(c, "busy: %s", name[1]);
+	rc |= measure(c, "busy", name[1], "as in programs, with a busy loop per CPU", rounds, tar, NULL);
+	return rc;
+}

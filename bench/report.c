@@ -183,7 +183,7 @@ static void with_floor(struct bench_target *t, const char *floor_row, const char
 
 int bench_targets(struct bench_target *out, int max)
 {
-	struct bench_target t[16];
+	struct bench_target t[24];
 	const struct bench_row *r, *r2, *n, *n2;
 	char a[32], b[32], c1[32];
 	int k = 0;
@@ -262,11 +262,31 @@ int bench_targets(struct bench_target *out, int max)
 				      "", -1 };
 	for (int i = 0; i < nrows; i++)
 		if (!strncmp(rows[i].name, BENCH_TAR_PREFIX, strlen(BENCH_TAR_PREFIX)) &&
-		    !strcmp(rows[i].mode, "native"))
+		    !strstr(rows[i].name, BENCH_BUSY_SUFFIX) && !strcmp(rows[i].mode, "native"))
 			k += target_ratio(&t[k], t[k].path, t[k].target, rows[i].name, 2.5) - 1;
 	k++;
 	k += target_ratio(&t[k], "file-heavy program: `" BENCH_PYTHON_IMPORTS "`", "<= 2x native",
 			  BENCH_PYTHON_IMPORTS, 2);
+	/* a busy machine: the same program's ratio to native, busy against
+	 * quiet (both ratios from this run) */
+	t[k] = (struct bench_target){ "busy machine (a busy loop per CPU): `" BENCH_PYTHON_IMPORTS
+				      "` slows down about as much as natively",
+				      "ratio to native (busy) <= 1.5x the quiet ratio, either mode", "", -1 };
+	{
+		static char busy[96];
+		snprintf(busy, sizeof(busy), "%s" BENCH_BUSY_SUFFIX, BENCH_PYTHON_IMPORTS);
+		const struct bench_row *qs = got(BENCH_PYTHON_IMPORTS, "strict"),
+				       *qf = got(BENCH_PYTHON_IMPORTS, "filter"), *bs = got(busy, "strict"),
+				       *bf = got(busy, "filter");
+		if (qs && qf && bs && bf && qs->ratio > 0 && qf->ratio > 0 && bs->ratio > 0 &&
+		    bf->ratio > 0) {
+			snprintf(t[k].measured, sizeof(t[k].measured),
+				 "strict %.2fx busy, %.2fx quiet; filter %.2fx busy, %.2fx quiet", bs->ratio,
+				 qs->ratio, bf->ratio, qf->ratio);
+			t[k].held = bs->ratio <= 1.5 * qs->ratio && bf->ratio <= 1.5 * qf->ratio;
+		}
+	}
+	k++;
 	t[k] = (struct bench_target){ "sandbox start-up (sandpit_start: policy, B, T, patching)", "<= 5 ms",
 				      "", -1 };
 	if ((r = got("sandpit_start", "strict")) && (r2 = got("sandpit_start", "filter"))) {
@@ -330,6 +350,7 @@ static const char *group_titles[][2] = {
 	{ "programs", "Real programs under `sandpit run` (wall clock, whole run)" },
 	{ "scaling", "Scaling: `stat` through B from several threads at once" },
 	{ "floor", "The hand-off floor: a call through a second process, nothing checked (bench/floor.c)" },
+	{ "busy", "A busy machine: calls and programs with a busy loop per CPU (bench/busy.c)" },
 };
 
 #define NGROUPS (sizeof(group_titles) / sizeof(group_titles[0]))

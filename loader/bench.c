@@ -22,7 +22,8 @@ const char bench_usage[] =
 	"  --markdown     docs/BENCHMARKS.md's text instead of the table\n"
 	"  --plot=FILE    also write the per-call rows for gnuplot to FILE\n"
 	"  --only=GROUPS  some of: calls (per-call and sandpit_start), alternatives, startup,\n"
-	"                 memory, programs, scaling\n"
+	"                 memory, programs, scaling, busy (calls and programs with a busy\n"
+	"                 loop per CPU)\n"
 	"  --verbose      progress, and the programs' stderr, on stderr\n"
 	"Exit status: 0, 1 if a measurement failed (the rest is still printed), 2 bad usage.\n";
 
@@ -33,6 +34,7 @@ static const struct {
 	{ "calls", bench_calls },	    { "alternatives", bench_alternatives },
 	{ "startup", bench_startup },   { "memory", bench_memory },
 	{ "programs", bench_programs }, { "scaling", bench_scaling },
+	{ "busy", bench_busy },
 };
 #define NGROUPS (int)(sizeof(groups) / sizeof(groups[0]))
 
