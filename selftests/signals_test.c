@@ -90,6 +90,7 @@ struct storm {
 	long calls, wrong, handled, handler_wrong, landed, through_t, first_what, first_got;
 	long dumpable;
 	long depth, deepest; /* handlers running at once: 1, as natively (SIGALRM blocked in its handler) */
+	long period_us, handler_ns; /* the timer's period, from one handler's cost */
 	ino_t ino_a;
 	off_t size_a, size_b;
 };
@@ -130,7 +131,28 @@ static int body_storm(void *a)
 	struct u_state *st = state_of(my_mailbox());
 	uint64_t seq0 = st->seq, ran0 = st->norestart_ran;
 	STORM->dumpable = prctl(PR_GET_DUMPABLE);
-	struct itimerval it = { .it_interval = { 0, 200 }, .it_value = { 0, 200 } };
+	/* A handler's cost (raised at this thread, its three calls made): the
+	 * cheapest of 10 rounds of 10.  The timer fires every 200 us, or
+	 * every 3 costs where a handler costs more (under qemu's TCG): a
+	 * period shorter than the handler would leave the loop no time at all */
+	STORM->handler_ns = 1000000000L;
+	for (int r = 0; r < 10; r++) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < 10; i++)
+			syscall(SYS_tgkill, getpid(), gettid(), SIGALRM);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long c = ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec) / 10;
+		if (c < STORM->handler_ns)
+			STORM->handler_ns = c;
+	}
+	if (STORM->handled != 100 || STORM->handler_wrong)
+		return 3;
+	STORM->handled = 0;
+	long p = 3 * STORM->handler_ns / 1000;
+	STORM->period_us = p < 200 ? 200 : p > 100000 ? 100000 : p;
+	struct itimerval it = { .it_interval = { 0, STORM->period_us },
+				.it_value = { 0, STORM->period_us } };
 	if (setitimer(ITIMER_REAL, &it, NULL))
 		return 2;
 	for (long i = 0; i < want; i += 5) {
@@ -198,8 +220,10 @@ TEST_F_TIMEOUT(storm, every_call_made_once_under_a_signal_storm_whose_handler_ma
 	unlink(storm_b);
 	unlink(storm_c);
 	ASSERT_EQ(0, out) TH_LOG("after %ld calls, %ld handlers", STORM->calls, STORM->handled);
-	TH_LOG("%ld calls, %ld through T, %ld handlers ran, %ld of them landed inside a request",
-	       STORM->calls, STORM->through_t, STORM->handled, STORM->landed);
+	TH_LOG("%ld calls, %ld through T, %ld handlers ran (every %ld us, each %ld ns), "
+	       "%ld of them landed inside a request",
+	       STORM->calls, STORM->through_t, STORM->handled, STORM->period_us,
+	       STORM->handler_ns, STORM->landed);
 	EXPECT_EQ(0, STORM->wrong)
 	TH_LOG("first wrong answer: call %ld answered %ld", STORM->first_what, STORM->first_got);
 	EXPECT_EQ(0, STORM->handler_wrong);

@@ -70,7 +70,7 @@ guest_script() { # KIND
 cd "$ROOT" || exit 1
 echo "# guest kernel: \$(uname -r), \$(nproc) CPUs, \$(grep -o -m1 ' la57' /proc/cpuinfo || echo 'no la57'), \$(grep -o -m1 ' fsgsbase' /proc/cpuinfo || echo 'no fsgsbase')"
 "$B/sandpit" probe | sed 's/^/# probe: /'
-export BUILD="$B" SANDPIT_TEST_TIMEOUT_SCALE=$SCALE TEST_TIMEOUT=$((300 * SCALE))
+export RUN_TIMES=1 BUILD="$B" SANDPIT_TEST_TIMEOUT_SCALE=$SCALE TEST_TIMEOUT=$((300 * SCALE))
 exec sh "$ROOT/scripts/run-tests.sh" $tests
 EOS
 	# guest-checks.sh takes the kind as its argument through run-tests.sh's
