@@ -63,6 +63,11 @@ for r in $runs; do
 	*) timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	esac
 	rc=$?
+	# LOWERED="TEST:VAR=N ..." (the kernel-matrix guests): the counts a
+	# test runs with lowered, named in its line
+	for l in ${LOWERED:-}; do
+		case $l in "$name":*) name="$name (${l#*:}, count lowered)" ;; esac
+	done
 	[ "$mode" = - ] || name="$name [$mode]"
 	sed 's/^/  /' "$out"
 	# RUN_TIMES=1 (the kernel-matrix guests): each run's wall time
