@@ -68,6 +68,9 @@ for r in $runs; do
 	for l in ${LOWERED:-}; do
 		case $l in "$name":*) name="$name (${l#*:}, count lowered)" ;; esac
 	done
+	# SANDPIT_TESTS_ONLY_<binary> (harness_main.h): a named part ran
+	eval "only=\${SANDPIT_TESTS_ONLY_$(basename "$t" | tr -c 'A-Za-z0-9_\n' _):-}"
+	[ -z "$only" ] || name="$name ($(echo $only | wc -w) named tests)"
 	[ "$mode" = - ] || name="$name [$mode]"
 	sed 's/^/  /' "$out"
 	# RUN_TIMES=1 (the kernel-matrix guests): each run's wall time
