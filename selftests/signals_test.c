@@ -155,7 +155,10 @@ static int body_storm(void *a)
 				.it_value = { 0, STORM->period_us } };
 	if (setitimer(ITIMER_REAL, &it, NULL))
 		return 2;
-	for (long i = 0; i < want; i += 5) {
+	/* at least want calls, and on until more than 100 signals landed
+	 * inside a request (the attack ran; under TCG a handler costs
+	 * milliseconds and the period is long), at most 50 times want */
+	for (long i = 0; i < want || (st->norestart_ran - ran0 <= 100 && i < 50 * want); i += 5) {
 		/* two calls T makes, answers 1 and 0 */
 		long d = prctl(PR_GET_DUMPABLE);
 		if (d != STORM->dumpable)

@@ -47,7 +47,7 @@ STOCK_RUN=${STOCK_RUN-true_false_echo python3_plain sqlite3_memory busybox_stati
 # Two loops too long for TCG run shorter in the guests, and say so in
 # their TAP lines: signals_test's storm (50000 calls on the host) and
 # threads_test's calls under nested signal handlers (20000)
-STORM_CALLS=${STORM_CALLS:-1200}
+STORM_CALLS=${STORM_CALLS:-500}
 NESTED_CALLS=${NESTED_CALLS:-4000}
 paths() { for t in "$@"; do printf ' %s' "$B/selftests/$t"; done; }
 mkdir -p "$K"
