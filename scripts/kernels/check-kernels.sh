@@ -28,8 +28,8 @@ kernels=${*:-strict-only stock}
 # not ask the kernel more than these do, runs on the host in make check
 # (in every mode, real and forced fallbacks), and under TCG would take
 # hours (docs/KERNELS.md: the subsets and the times)
-STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test}
-STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test}
+STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test invariants_test core_test}
+STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test}
 # run_test, once in each guest, runs a named part of its tests
 # (SANDPIT_TESTS_ONLY_run_test, harness_main.h): real programs and every
 # attack program on strict-only, where strict mode is all there is; a few
