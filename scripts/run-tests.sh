@@ -15,7 +15,8 @@
 # with a run's own "N passed, N failed" line (a nested run, such as
 # scripts/kernels/check-kernels.sh) is counted by that line.
 # A run that dies or hangs past $TEST_TIMEOUT seconds (--timeout=SECS: for
-# the binaries after it) counts as failed.
+# the binaries after it) counts as failed.  RUN_TIMES=1 prints each run's
+# wall time as a comment.
 TIMEOUT=${TEST_TIMEOUT:-300}
 runs=""
 each=once
@@ -50,6 +51,7 @@ for r in $runs; do
 	t=${r#*:}
 	name=$(basename "$t")
 	out=$(mktemp)
+	t0=$(date +%s)
 	case $mode in
 	strict|filter|auto) SANDPIT_MODE=$mode timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	old-filter) SANDPIT_KERNEL=no-seccomp-syscall,no-kill-process,no-memfd-future-write,no-pidfd \
@@ -61,8 +63,18 @@ for r in $runs; do
 	*) timeout -k 5 "$TIMEOUT" "$t" >"$out" 2>&1 ;;
 	esac
 	rc=$?
+	# LOWERED="TEST:VAR=N ..." (the kernel-matrix guests): the counts a
+	# test runs with lowered, named in its line
+	for l in ${LOWERED:-}; do
+		case $l in "$name":*) name="$name (${l#*:}, count lowered)" ;; esac
+	done
+	# SANDPIT_TESTS_ONLY_<binary> (harness_main.h): a named part ran
+	eval "only=\${SANDPIT_TESTS_ONLY_$(basename "$t" | tr -c 'A-Za-z0-9_\n' _):-}"
+	[ -z "$only" ] || name="$name ($(echo $only | wc -w) named tests)"
 	[ "$mode" = - ] || name="$name [$mode]"
 	sed 's/^/  /' "$out"
+	# RUN_TIMES=1 (the kernel-matrix guests): each run's wall time
+	[ "${RUN_TIMES:-0}" = 0 ] || echo "# $name: $(($(date +%s) - t0)) s"
 	if tail -n1 "$out" | grep -qE '^[0-9]+ passed, [0-9]+ failed$'; then
 		p=$(tail -n1 "$out" | cut -d' ' -f1)
 		f=$(tail -n1 "$out" | cut -d' ' -f3)
