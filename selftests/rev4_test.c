@@ -702,6 +702,19 @@ static int body_setid_race(void *a)
 	return 0;
 }
 
+/* the set-uid file the races put in the grant from outside: DIR/s, owned
+ * by uid, 04755; 0 or -1 */
+static int setid_file_in(const char *dir, uid_t uid)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/s", dir);
+	int fd = open(p, O_CREAT | O_WRONLY, 0755);
+	int r = fd < 0 || fchown(fd, uid, uid) || fchmod(fd, 04755) ? -1 : 0;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 static void setid_race(struct __test_metadata *_metadata, uid_t uid)
 {
 	/* B pins the name, checks and opens the pinned file, and hands the
@@ -720,12 +733,7 @@ static void setid_race(struct __test_metadata *_metadata, uid_t uid)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fchown(fd, uid, uid));
 	close(fd);
-	snprintf(p, sizeof(p), "%s/s", b->grant);
-	fd = open(p, O_CREAT | O_WRONLY, 0755);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fchown(fd, uid, uid));
-	ASSERT_EQ(0, fchmod(fd, 04755));
-	close(fd);
+	ASSERT_EQ(0, setid_file_in(b->grant, uid));
 	int st = run_sandboxed_as(uid, 0, 0, body_setid_race, b, &o, 120);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("opens %ld, writable %ld, on a set-id file %ld, renames %ld (exchange errno %ld)",
@@ -823,12 +831,7 @@ static void fifo_setid_race(struct __test_metadata *_metadata, uid_t uid)
 	ASSERT_EQ(0, mkfifo(p, 0666));
 	ASSERT_EQ(0, chown(p, uid, uid));
 	ASSERT_EQ(0, link(p, q));
-	snprintf(p, sizeof(p), "%s/s", b->grant);
-	int fd = open(p, O_CREAT | O_WRONLY, 0755);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fchown(fd, uid, uid));
-	ASSERT_EQ(0, fchmod(fd, 04755));
-	close(fd);
+	ASSERT_EQ(0, setid_file_in(b->grant, uid));
 	int st = run_sandboxed_as(uid, 0, 0, body_fifo_setid_race, b, &o, 120);
 	ASSERT_EQ(0, outcome(st));
 	TH_LOG("opens %ld: the FIFO %ld, refused %ld, other %ld, a set-id file %ld; renames %ld, reader's opens %ld",
