@@ -26,8 +26,8 @@
 #define SIG_SETMASK 2
 #define SIG_UNBLOCK 1
 #define FUTEX_WAIT_BITSET 9
-#define ERESTARTSYS 512 /* the kernel's own: U re-issues the call per SA_RESTART */
-#define ERESTARTNOINTR 513 /* the call was never made: U makes it, whatever the handler */
+#define ERESTARTSYS SP_ERESTARTSYS
+#define ERESTARTNOINTR SP_ERESTARTNOINTR
 /* a ucontext's rax, rbx, rcx, rip (uc_mcontext at 40, gregs in the kernel's order) */
 #define UC_RAX   (40 + 13 * 8)
 #define UC_RBX   (40 + 11 * 8)

@@ -100,6 +100,13 @@
  * MSG_CMSG_CLOEXEC or 0; SP_ARGS[1] the tag B sent with it), acknowledges
  * with one byte and returns the descriptor it got, or an errno */
 #define SP_V_RECV       4
+/* A negative verdict is the call's result.  Two of the kernel's own
+ * restart codes go from T or B to U that way: the call was ended by
+ * sandpit's interrupt (U makes it again per SA_RESTART, as the kernel
+ * restarts U's own), or was never made (U makes it again, whatever the
+ * handler) */
+#define SP_ERESTARTSYS    512
+#define SP_ERESTARTNOINTR 513
 /* T's recvmsg for SP_V_RECV, built in the mailbox's payload (B has copied
  * the request by then): struct msghdr, one iovec, the tag's 8 bytes and
  * the control buffer, CMSG_SPACE(sizeof(int)).  U can write all of it;

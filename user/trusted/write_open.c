@@ -72,10 +72,6 @@ static int settle(int fd, long flags)
 	return fd;
 }
 
-/* The kernel's answer for an open a signal ended, made again unless a
- * handler without SA_RESTART ran (u_entry.c) */
-#define ERESTARTSYS_ 512
-
 /* A FIFO's open without O_NONBLOCK waits for the other end: made here, in
  * slot s's server thread (only that slot's calls wait with it, as only
  * the calling thread would), on the file B pinned, and ended when U asks
@@ -87,7 +83,7 @@ static int open_waiting(int s, const char *self, int flags)
 	b_wait_begin(s);
 	for (;;) {
 		if (b_wait_interrupted(s)) {
-			r = -ERESTARTSYS_;
+			r = -SP_ERESTARTSYS; /* the kernel's answer for it */
 			break;
 		}
 		r = b_wait_call4(s, SYS_openat, AT_FDCWD, (long)self, flags);

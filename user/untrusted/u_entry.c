@@ -139,8 +139,6 @@ static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
  * U's own call: made again, unless a handler that ran for it lacks
  * SA_RESTART, then EINTR.  (Calls the kernel never restarts, such as
  * poll or nanosleep, come back from T with EINTR itself.) */
-#define ERESTARTSYS_ 512
-#define ERESTARTNOINTR_ 513 /* T's interrupt came before the call: made again */
 
 /* A signal this thread sent itself is pending on it once T has made the
  * call, and natively it is delivered before the call returns.  T's call
@@ -162,11 +160,11 @@ long u_call_trusted(long nr, const long args[6])
 	for (;;) {
 		uint64_t ran = st->norestart_ran;
 		long r = call_trusted_res(nr, args, 0);
-		if (r == -ERESTARTNOINTR_)
+		if (r == -SP_ERESTARTNOINTR)
 			continue;
 		if (r == 0)
 			deliver_own_signal(st, nr, args);
-		if (r != -ERESTARTSYS_)
+		if (r != -SP_ERESTARTSYS)
 			return r;
 		if (st->norestart_ran != ran)
 			return -4; /* EINTR */
