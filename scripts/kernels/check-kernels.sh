@@ -14,6 +14,9 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 B=$(cd "${BUILD:-build}" && pwd)
+# the source tree, shared on its own too: the host root's share does not
+# show it when it lies where the guest mounts a tmpfs (a clone in /tmp)
+T=$(cd "$(dirname "$0")/../.." && pwd)
 K="$B/kernels"
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 KERNEL_TIMEOUT=${KERNEL_TIMEOUT:-2400}
@@ -132,8 +135,9 @@ boot() { # KIND KERNELDIR
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 -machine q35 -m 3072 -smp 2 $cpu \
 		-display none -no-reboot -nic none \
 		-kernel "$2/kernel" -initrd "$K/$1/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 mitigations=off $extra sandpit.run=$K/$1/run.sh sandpit.build=$B" \
+		-append "console=ttyS0 panic=-1 mitigations=off $extra sandpit.run=$K/$1/run.sh sandpit.build=$B sandpit.tree=$T" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$T",mount_tag=tree,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$B",mount_tag=build,security_model=none,multidevs=remap \
 		-serial "file:$K/$1/console.log" -serial "file:$K/$1/tap" </dev/null >"$K/$1/qemu.log" 2>&1
 	echo $? >"$K/$1/qemu.rc"
