@@ -493,7 +493,8 @@ static void call_open_fifo_write(struct res *r, struct report *p)
  * returned): 1 if seen asleep.  A sandboxed open that waits for a FIFO's
  * other end is made by the trusted process (user/trusted/write_open.c): its
  * tasks are looked at too (it is this test's child: run() is its
- * subreaper). */
+ * subreaper); where this user may not look into B (not dumpable), the
+ * request's T asleep in its wait for B's answer (a futex) stands for it. */
 static int asleep_in_call(pid_t pid, struct report *p, int sandboxed)
 {
 	pid_t b = 0;
@@ -502,7 +503,8 @@ static int asleep_in_call(pid_t pid, struct report *p, int sandboxed)
 			b = find_child_named("sandpit-B");
 		for (int k = 0; k < 4 && p->nrs[k] >= 0; k++)
 			if (pace_blocked_in(pid, p->nrs[k], p->arg0) ||
-			    (b && pace_blocked_in(b, p->nrs[k], p->arg0)))
+			    (b && pace_blocked_in(b, p->nrs[k], p->arg0)) ||
+			    (b && !pace_can_look(b) && pace_blocked_in(pid, SYS_futex, -1)))
 				return 1;
 		if (i < 100)
 			sched_yield();

@@ -103,6 +103,21 @@ static inline int pace_blocked_in(pid_t pid, long nr, long arg0)
 	return found;
 }
 
+/* whether this process may see where pid's tasks sleep (B is not
+ * dumpable: a suite run by another user than root may not) */
+static inline int pace_can_look(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char c;
+	int ok = read(fd, &c, 1) == 1;
+	close(fd);
+	return ok;
+}
+
 /* wait until some task of pid sleeps in call nr (arg0 as above), yielding
  * between looks; gives up when *stop becomes non-zero (the call ended) or
  * after `tries` looks.  1 when seen asleep. */

@@ -209,6 +209,13 @@ static void forge_case(struct __test_metadata *_metadata, int mode)
 	       "P's end %d; %s",
 	       mode, S->reached, S->landed, S->made, S->ran, S->bad, o, msg);
 	ASSERT_NE(-2, o) TH_LOG("P hung: a start that never resolved");
+	/* the forger must run between the kernel's write and B's look: on
+	 * one CPU (taskset -c 0) that window may never come in 200 starts */
+	cpu_set_t cpus;
+	if (!S->landed && !S->bad && o == 0 && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 &&
+	    CPU_COUNT(&cpus) == 1)
+		SKIP(return, "mode %d: no forged write landed on one CPU (%ld starts reached)", mode,
+		     S->reached);
 	EXPECT_LT(0, S->landed);
 	EXPECT_EQ(0, S->bad);
 	if (o != 0) {
