@@ -361,20 +361,6 @@ TEST(a_thread_reading_the_handover_socket_takes_no_descriptor_and_gives_no_wrong
 
 /* --- descriptors left in P or B after 10,000 opens --- */
 
-static long count_fds(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	long n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 static void wait_phase(struct box *b, int p)
 {
 	for (int i = 0; i < 60000 && b->phase != p; i++)
@@ -389,7 +375,7 @@ static int body_leak(void *a)
 	path_in(b, "l", l, sizeof(l));
 	path_in(b, "s", s, sizeof(s));
 	path_in(b, "x", x, sizeof(x));
-	b->p_before = count_fds("/proc/self/fd");
+	b->p_before = count_entries("/proc/self/fd");
 	b->phase = 1;
 	wait_phase(b, 2);
 	for (int k = 0; k < 2500; k++) {
@@ -405,7 +391,7 @@ static int body_leak(void *a)
 			b->leak_results[3]++;
 		b->leak_opens += 4;
 	}
-	b->p_after = count_fds("/proc/self/fd");
+	b->p_after = count_entries("/proc/self/fd");
 	b->phase = 3;
 	wait_phase(b, 4);
 	(void)x;
@@ -459,10 +445,10 @@ static void *b_counter(void *a)
 	wait_phase(b, 1);
 	b->bpid = find_b();
 	snprintf(p, sizeof(p), "/proc/%d/fd", (int)b->bpid);
-	b->b_before = b->bpid ? count_fds(p) : -1;
+	b->b_before = b->bpid ? count_entries(p) : -1;
 	b->phase = 2;
 	wait_phase(b, 3);
-	b->b_after = b->bpid ? count_fds(p) : -1;
+	b->b_after = b->bpid ? count_entries(p) : -1;
 	b->phase = 4;
 	return NULL;
 }

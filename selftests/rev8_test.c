@@ -158,20 +158,6 @@ static void wait_phase(struct box *b, int p)
 		usleep(1000);
 }
 
-static long count_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	long n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* B's threads asleep in an open (openat(AT_FDCWD, ...), as B makes the
  * waits), by /proc/B/task/TID/syscall */
 static long count_waits(pid_t b)
@@ -218,6 +204,17 @@ static struct sandpit_options opts_for(struct box *b, const char **w)
 	w[0] = b->grant;
 	w[1] = NULL;
 	return (struct sandpit_options){ .mode = suite_mode(), .allow_write = w };
+}
+
+/* the box of a test that waits on one FIFO (f0) in B, with this process
+ * its B's subreaper (find_b): P's pid, or -1 */
+static pid_t start_fifo_box(struct box *b, int (*fn)(void *))
+{
+	if (mkfifo_in(b, "f0", NULL) || prctl(PR_SET_CHILD_SUBREAPER, 1))
+		return -1;
+	const char *w[2];
+	struct sandpit_options o = opts_for(b, w);
+	return start_box(b, fn, &o);
 }
 
 /* ============ forged interrupt bytes in B's socket ============ */
@@ -442,7 +439,7 @@ static void forge(struct __test_metadata *_metadata, uid_t uid)
 	path_in(b, "f3", q, sizeof(q));
 	ASSERT_EQ(0, stat(q, &sb));
 	EXPECT_TRUE(S_ISFIFO(sb.st_mode));
-	EXPECT_EQ(NW, count_dir(b->grant));
+	EXPECT_EQ(NW, count_entries(b->grant));
 	rm_rf(b->grant);
 }
 
@@ -673,24 +670,20 @@ TEST(many_slots_waiting_in_b_other_calls_answered_nothing_left)
 	NEED_OPENAT2();
 	struct box *b = new_box(0);
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, mkfifo_in(b, "f0", NULL));
-	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
-	const char *w[2];
-	struct sandpit_options o = opts_for(b, w);
-	pid_t p = start_box(b, body_many, &o);
+	pid_t p = start_fifo_box(b, body_many);
 	ASSERT_LT(0, p);
 	wait_phase(b, 1);
 	b->bpid = find_b();
 	char bfd[64];
 	snprintf(bfd, sizeof(bfd), "/proc/%d/fd", (int)b->bpid);
-	b->b_fds_idle = count_dir(bfd);
+	b->b_fds_idle = count_entries(bfd);
 	b->phase = 2;
 	wait_phase(b, 3);
 	/* the other calls are answered while the waits go on */
 	for (int i = 0; i < 30000 && !b->calls_done; i++)
 		usleep(1000);
 	usleep(200000);
-	b->b_fds_waiting = count_dir(bfd);
+	b->b_fds_waiting = count_entries(bfd);
 	b->b_waits = count_waits(b->bpid);
 	char f[96];
 	path_in(b, "f0", f, sizeof(f));
@@ -709,7 +702,7 @@ TEST(many_slots_waiting_in_b_other_calls_answered_nothing_left)
 	}
 	close(rfd);
 	usleep(100000);
-	b->b_fds_after = count_dir(bfd);
+	b->b_fds_after = count_entries(bfd);
 	b->b_waits_after = count_waits(b->bpid);
 	b->phase = 6;
 	int st = finish_box(p, 60);
@@ -774,11 +767,7 @@ TEST(p_ending_while_b_waits_on_a_fifo_ends_b)
 	NEED_OPENAT2();
 	struct box *b = new_box(0);
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, mkfifo_in(b, "f0", NULL));
-	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
-	const char *w[2];
-	struct sandpit_options o = opts_for(b, w);
-	pid_t p = start_box(b, body_exit, &o);
+	pid_t p = start_fifo_box(b, body_exit);
 	ASSERT_LT(0, p);
 	wait_phase(b, 1);
 	b->bpid = find_b();
@@ -873,11 +862,7 @@ static void handler_case(struct __test_metadata *_metadata, int restart)
 	struct box *b = new_box(0);
 	ASSERT_NE(NULL, b);
 	b->restart = restart;
-	ASSERT_EQ(0, mkfifo_in(b, "f0", NULL));
-	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
-	const char *w[2];
-	struct sandpit_options o = opts_for(b, w);
-	pid_t p = start_box(b, body_handler, &o);
+	pid_t p = start_fifo_box(b, body_handler);
 	ASSERT_LT(0, p);
 	char f[96], got[4] = "";
 	path_in(b, "f0", f, sizeof(f));

@@ -306,6 +306,22 @@ static inline void tree_signature(const char *dir, const char *rel, char *out, s
 		free(ents);
 }
 
+/* The entries of a directory (a process's /proc/PID/fd, say), "." and
+ * ".." left out; -errno if it cannot be read. */
+static inline long count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	long n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* A child of this process whose command name starts with comm (B is
  * "sandpit-B"), found in /proc; 0 if none. */
 static inline pid_t find_child_named(const char *comm)
