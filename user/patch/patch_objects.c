@@ -1,6 +1,7 @@
 /* The loaded objects the patcher works on (see patch_objects.h). */
 #include <errno.h>
 #include <stddef.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include "user/patch/patch_objects.h"
 #include "user/patch/patch_sys.h"
@@ -75,6 +76,25 @@ static bool module_covers(const struct mod_list *l, uintptr_t lo, uintptr_t hi)
 		if (lo < l->m[i].hi && hi > l->m[i].lo)
 			return true;
 	return false;
+}
+
+/* The vDSO is in dl_iterate_phdr's list for dynamic programs; make sure of
+ * it for static ones too.  Its code is added to l unless it is there
+ * already.  0 or -errno. */
+static int vdso_module_add(struct mod_list *l)
+{
+	uintptr_t eh = getauxval(AT_SYSINFO_EHDR);
+	struct dl_phdr_info info;
+
+	if (!eh)
+		return 0;
+	for (unsigned i = 0; i < l->n; i++)
+		if ((uintptr_t)l->m[i].phdr - eh < PAGE)
+			return 0;
+	if (!vdso_phdr_info(eh, &info))
+		return 0;
+	modules_add_phdrs(&info, sizeof info, l);
+	return l->err;
 }
 
 /* Everything executable: ld.so's list (unless the patcher runs inside the

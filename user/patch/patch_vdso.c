@@ -1,38 +1,33 @@
 /* The vDSO, for the patcher (see patch_vdso.h). */
 #include <errno.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
+#include "user/patch/elf_read.h"
 #include "user/patch/patch_sys.h"
 #include "user/patch/patch_vdso.h"
 
-/* The vDSO is in dl_iterate_phdr's list for dynamic programs; make sure of it
- * for static ones too.  Its headers are read like any object's (elf_read),
- * within its first page. */
-int vdso_module_add(struct mod_list *l)
+/* The vDSO's program headers, from the auxiliary vector: for static
+ * programs, whose dl_iterate_phdr does not list it.  Its headers are read
+ * like any object's (elf_read), within its first page.  False if there is
+ * none, or its headers do not read. */
+bool vdso_phdr_info(uintptr_t eh, struct dl_phdr_info *info)
 {
-	uintptr_t eh = getauxval(AT_SYSINFO_EHDR), phdr;
-	struct dl_phdr_info info = {0};
+	uintptr_t phdr;
 	struct elf_view v;
 	unsigned phnum;
 
-	if (!eh)
-		return 0;
-	for (unsigned i = 0; i < l->n; i++)
-		if ((uintptr_t)l->m[i].phdr - eh < PAGE)
-			return 0;
+	*info = (struct dl_phdr_info){0};
 	elf_view_init(&v, (const void *)eh, PAGE);
 	if (!elf_mapped_phdrs(&v, eh, &phdr, &phnum))
-		return 0;
-	info.dlpi_phdr = (const void *)phdr;
-	info.dlpi_phnum = (ElfW(Half))phnum;
+		return false;
+	info->dlpi_phdr = (const void *)phdr;
+	info->dlpi_phnum = (ElfW(Half))phnum;
 	for (unsigned i = 0; i < phnum; i++)
-		if (info.dlpi_phdr[i].p_type == PT_LOAD) {
-			info.dlpi_addr = eh - page_down(info.dlpi_phdr[i].p_vaddr);
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			info->dlpi_addr = eh - page_down(info->dlpi_phdr[i].p_vaddr);
 			break;
 		}
-	modules_add_phdrs(&info, sizeof info, l);
-	return l->err;
+	return true;
 }
 
 /* The vDSO can not be made writable: replace it by an anonymous copy at the
