@@ -8,6 +8,7 @@
 #include "user/patch/patch_sys.h"
 #include "user/patch/patch_vdso.h"
 #include "user/patch/plan_cache.h"
+#include "user/patch/plan_run.h"
 
 enum { FIT = 0, SKIP_TARGET, SKIP_OTHER };
 
