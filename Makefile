@@ -57,11 +57,11 @@ deps:
 $(HARNESS):
 	@./scripts/deps.sh $(BUILD)
 
-$(BUILD)/user/untrusted/u_%.o: user/untrusted/u_%.c $(wildcard user/*/*.h policy/*.h include/*.h)
+$(BUILD)/user/untrusted/u_%.o: user/untrusted/u_%.c $(wildcard user/*/*.h user/*/*/*.h policy/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(U_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.c $(wildcard user/*/*.h policy/*.h compat/*.h include/*.h)
+$(BUILD)/%.o: %.c $(wildcard user/*/*.h user/*/*/*.h policy/*.h compat/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
 

@@ -4,7 +4,7 @@
  * (each whole or untouched; the vDSO by a copy). */
 #ifndef SANDPIT_USER_PATCH_COMMIT_H
 #define SANDPIT_USER_PATCH_COMMIT_H
-#include "user/patch/patch_plan.h"
+#include "user/patch/plan_window.h"
 #include "user/patch/proc_maps.h"
 
 /* Place, encode (tramp_encode) and write p's plan; m is a copy of the maps,

@@ -26,7 +26,7 @@ static int emit_req(struct emit *e, ZydisEncoderRequest *r)
 static void req_init(ZydisEncoderRequest *r, ZydisMnemonic mn, unsigned nops)
 {
 	memset(r, 0, sizeof *r);
-	r->machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
+	r->machine_mode = ARCH_MACHINE_MODE;
 	r->mnemonic = mn;
 	r->operand_count = nops;
 }
@@ -37,9 +37,9 @@ static int emit_lea_rsp(struct emit *e, int disp)
 
 	req_init(&r, ZYDIS_MNEMONIC_LEA, 2);
 	r.operands[0].type = ZYDIS_OPERAND_TYPE_REGISTER;
-	r.operands[0].reg.value = ZYDIS_REGISTER_RSP;
+	r.operands[0].reg.value = ARCH_REG_SP;
 	r.operands[1].type = ZYDIS_OPERAND_TYPE_MEMORY;
-	r.operands[1].mem.base = ZYDIS_REGISTER_RSP;
+	r.operands[1].mem.base = ARCH_REG_SP;
 	r.operands[1].mem.displacement = disp;
 	r.operands[1].mem.size = 8;
 	return emit_req(e, &r);
@@ -64,7 +64,7 @@ static void rel32_make(ZydisEncoderRequest *r, bool disp, struct rel32_insn *t)
 	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 	ZyanUSize len = sizeof t->bytes;
 
-	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderInit(&dec, ARCH_MACHINE_MODE, ARCH_STACK_WIDTH);
 	t->ok = ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(r, t->bytes, &len, 0)) &&
 		ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, t->bytes, len, &in, op)) &&
 		in.length == len &&
@@ -88,7 +88,7 @@ static void rel32_init(void)
 	req_init(&r, ZYDIS_MNEMONIC_CALL, 1);
 	r.branch_type = ZYDIS_BRANCH_TYPE_NEAR;
 	r.operands[0].type = ZYDIS_OPERAND_TYPE_MEMORY;
-	r.operands[0].mem.base = ZYDIS_REGISTER_RIP;
+	r.operands[0].mem.base = ARCH_REG_PC;
 	r.operands[0].mem.displacement = 0x10000;
 	r.operands[0].mem.size = 8;
 	rel32_make(&r, true, &call);
@@ -157,7 +157,7 @@ static bool same_operand(const ZydisDecodedInstruction *ia, const ZydisDecodedOp
 		    a->mem.base != b->mem.base || a->mem.index != b->mem.index ||
 		    a->mem.scale != b->mem.scale)
 			return false;
-		if (a->mem.base != ZYDIS_REGISTER_RIP)
+		if (a->mem.base != ARCH_REG_PC)
 			return a->mem.disp.value == b->mem.disp.value;
 		return abs_of(ia, a, pa, &va) && abs_of(ib, b, pb, &vb) && va == vb;
 	case ZYDIS_OPERAND_TYPE_IMMEDIATE:
@@ -215,7 +215,7 @@ static int relocate(struct planner *p, uintptr_t a, struct emit *e, size_t *len)
 		    in, op, in->operand_count_visible, &r)))
 		return -EINVAL;
 	for (unsigned i = 0; i < in->operand_count_visible; i++) {
-		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.base == ZYDIS_REGISTER_RIP) {
+		if (op[i].type == ZYDIS_OPERAND_TYPE_MEMORY && op[i].mem.base == ARCH_REG_PC) {
 			if (!abs_of(in, &op[i], a, &v))
 				return -EINVAL;
 			r.operands[i].mem.displacement = (int64_t)v;

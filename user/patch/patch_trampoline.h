@@ -6,7 +6,7 @@
 #define SANDPIT_USER_PATCH_TRAMPOLINE_H
 #include <stdint.h>
 #include "user/patch/patch.h"
-#include "user/patch/patch_plan.h"
+#include "user/patch/plan_window.h"
 
 /* Encode the region image (plan->code) for plan->region.  Sites whose
  * trampoline can not be encoded are dropped (skipped_other).  0 or -errno. */
