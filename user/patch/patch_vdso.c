@@ -21,7 +21,7 @@ bool vdso_phdr_info(uintptr_t eh, struct dl_phdr_info *info)
 	if (!elf_mapped_phdrs(&v, eh, &phdr, &phnum))
 		return false;
 	info->dlpi_phdr = (const void *)phdr;
-	info->dlpi_phnum = (ElfW(Half))phnum;
+	info->dlpi_phnum = (uint16_t)phnum; /* ElfW(Half), in every class */
 	for (unsigned i = 0; i < phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
 			info->dlpi_addr = eh - page_down(info->dlpi_phdr[i].p_vaddr);
