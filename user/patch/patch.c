@@ -28,7 +28,6 @@
 #include "user/patch/patch_sys.h"
 #include "user/patch/patch_trampoline.h"
 #include "user/patch/plan_cache.h"
-#include "user/start/sandbox.h"
 
 void patch_plan_free(struct patch_plan *plan)
 {
@@ -141,10 +140,4 @@ int patch_cache_object(uintptr_t bias, const void *phdr, unsigned phnum)
 	maps_free(&m);
 	p_free(l.m);
 	return r;
-}
-
-/* The command's entry to patch_cache_object (user/start/sandbox.h). */
-int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum)
-{
-	return phdr ? patch_cache_object(bias, (const void *)phdr, phnum) : -EINVAL;
 }

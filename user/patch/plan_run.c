@@ -14,7 +14,6 @@
 #include "user/patch/patch_sys.h"
 #include "user/patch/plan_cache.h"
 #include "user/patch/plan_run.h"
-#include "user/start/sandbox.h"
 
 /* The plans the loader read for this program (each: u32 length, then the
  * file), and the page the run-time patcher names unplanned files in.  Both
@@ -308,15 +307,4 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 			unlinkat(dfd, tmp, 0);
 	}
 	close(dfd);
-}
-
-void sandpit_plan_cache_child(int prog_fd, void *hint_page)
-{
-	plan_cache_run_child(prog_fd, hint_page);
-}
-
-void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
-			       int (*plan_file_at)(const char *path))
-{
-	plan_cache_run_parent(prog, hint_page, plan_file_at);
 }
