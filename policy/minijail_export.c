@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "policy/policy.h"
-#include "policy/minijail_internal.h"
+#include "policy/minijail_expr.h"
 
 /* --- sandpit's model in minijail's format --- */
 

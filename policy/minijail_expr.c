@@ -1,7 +1,8 @@
-/* minijail's expressions (minijail0(5)): the tokens of a statement, an
- * argument expression read into DNF, and its translation into sandpit's
- * conjunction of comparisons (what cannot be said literally is translated
- * by the rule of sandpit.policy(5), "MINIJAIL POLICIES", and noted). */
+/* minijail's expressions (minijail0(5)): messages at a minijail FILE:LINE,
+ * the tokens of a statement, an argument expression read into DNF, and its
+ * translation into sandpit's conjunction of comparisons (what cannot be
+ * said literally is translated by the rule of sandpit.policy(5), "MINIJAIL
+ * POLICIES", and noted). */
 #include <errno.h>
 #include <limits.h>
 #include <seccomp.h>
@@ -10,7 +11,54 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy/policy.h"
-#include "policy/minijail_internal.h"
+#include "policy/minijail_expr.h"
+
+/* --- messages --- */
+
+static void vmsg(struct mj *m, int is_error, int file, int line, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	int n = snprintf(msg, sizeof(msg), "%s:%d: %s", m->files[file], line,
+			 is_error ? "" : "note: ");
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	if (!is_error) {
+		if (m->note)
+			m->note(m->ctx, msg);
+		return;
+	}
+	if (m->nerrors++ == 0) {
+		m->rc = -EINVAL;
+		if (m->err && m->errlen)
+			snprintf(m->err, m->errlen, "%s", msg);
+	}
+	if (m->nerrors == MJ_MAX_ERRORS + 1)
+		snprintf(msg, sizeof(msg), "%s:%d: too many errors, giving up", m->files[file], line);
+	if (m->nerrors <= MJ_MAX_ERRORS + 1 && m->report)
+		m->report(m->ctx, msg);
+}
+
+__attribute__((format(printf, 4, 5))) void mj_error(struct mj *m, int file, int line,
+							 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(m, 1, file, line, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 4, 5))) void mj_note(struct mj *m, int file, int line,
+							const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(m, 0, file, line, fmt, ap);
+	va_end(ap);
+}
 
 void mj_skip(struct lex *l)
 {

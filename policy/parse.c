@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/parse_internal.h"
+#include "policy/parse_lex.h"
+#include "policy/parse_rule.h"
 
 /* --- lines --- */
 
@@ -575,33 +576,13 @@ int policy_parse_text(const char *name, const char *text, size_t len, struct pol
 	return parse(&src, text ? text : "", text ? len : 0, out, report, ctx, err, errlen);
 }
 
-int policy_parse_file(const char *path, struct policy **out, policy_report_fn *rep, void *ctx,
-		      char *err, size_t errlen)
+int policy_parse_sandpit_file(const char *path, const struct stat *st, const char *text,
+			      size_t len, struct policy **out, policy_report_fn *rep, void *ctx,
+			      char *err, size_t errlen)
 {
-	struct stat st;
-	char *text;
-	size_t len;
-	int rc;
+	struct source src = { .name = path, .dev = st->st_dev, .ino = st->st_ino, .has_id = 1 };
 
-	*out = NULL;
-	rc = read_file(path, &text, &len, &st);
-	if (rc < 0) {
-		char msg[PATH_MAX + 64];
-
-		snprintf(msg, sizeof(msg), "%s: cannot read the policy: %s", path, file_error(rc));
-		if (err && errlen)
-			snprintf(err, errlen, "%s", msg);
-		if (rep)
-			rep(ctx, msg);
-		return rc;
-	}
-	struct source src = { .name = path, .dev = st.st_dev, .ino = st.st_ino, .has_id = 1 };
-	if (policy_text_is_minijail(text, len)) /* policy/minijail.c */
-		rc = policy_parse_minijail(path, text, len, out, rep, NULL, ctx, err, errlen);
-	else
-		rc = parse(&src, text, len, out, rep, ctx, err, errlen);
-	free(text);
-	return rc;
+	return parse(&src, text, len, out, rep, ctx, err, errlen);
 }
 
 int policy_read_file(const char *path, char **text, size_t *len)
@@ -609,6 +590,11 @@ int policy_read_file(const char *path, char **text, size_t *len)
 	struct stat st;
 
 	return read_file(path, text, len, &st);
+}
+
+int policy_read_file_stat(const char *path, char **text, size_t *len, struct stat *st)
+{
+	return read_file(path, text, len, st);
 }
 
 const char *policy_file_error(int e)
@@ -628,18 +614,6 @@ int policy_add_grants(struct policy *p, const char *const *allow_read,
 		if ((rc = policy_grant(p, *allow_write, 1, err, errlen)) < 0)
 			return rc;
 	return 0;
-}
-
-int policy_new_file(struct policy **out, const char *path, const char *const *allow_read,
-		    const char *const *allow_write, char *err, size_t errlen)
-{
-	int rc = policy_parse_file(path, out, NULL, NULL, err, errlen);
-
-	if (rc == 0 && (rc = policy_add_grants(*out, allow_read, allow_write, err, errlen)) < 0) {
-		policy_free(*out);
-		*out = NULL;
-	}
-	return rc;
 }
 
 /* The built-in default: policy/default.policy, embedded by

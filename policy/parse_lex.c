@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/parse_internal.h"
+#include "policy/parse_lex.h"
 
 void parse_report(struct parser *ps, int rc, const struct where *at, const char *fmt, ...)
 {

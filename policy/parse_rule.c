@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/parse_internal.h"
+#include "policy/parse_rule.h"
 
 /* --- expressions --- */
 

@@ -209,7 +209,8 @@ const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
 size_t policy_ndenies(const struct policy *p);
 const struct policy_deny *policy_deny_at(const struct policy *p, size_t i);
 
-/* Policy files (policy/parse.c, format in docs/sandpit.policy.5).  Every
+/* Policy files (policy/policy_file.c chooses the format; sandpit's is
+ * policy/parse.c, docs/sandpit.policy.5).  Every
  * problem found is reported as one line "FILE:LINE:COL: message" through
  * `report` (may be NULL), the first of them also in err.  On any problem no
  * policy is returned (nothing is half-applied): -EINVAL for errors in the
@@ -244,9 +245,17 @@ void policy_set_file_format(int format);
  * comments, and its line is the refusal.  0 or -errno. */
 int policy_export_minijail(const struct policy *p, FILE *f);
 /* How policy files are read (policy/parse.c): at most 1 MiB, a regular file;
- * 0 or -errno, and the words for that errno. */
+ * 0 or -errno, and the words for that errno.  policy_read_file_stat also
+ * gives the file's stat (its identity, for @include's loops). */
+struct stat;
 int policy_read_file(const char *path, char **text, size_t *len);
+int policy_read_file_stat(const char *path, char **text, size_t *len, struct stat *st);
 const char *policy_file_error(int e);
+/* sandpit's format, the text of the file path read with st: what
+ * policy_parse_file calls when the text is not minijail's. */
+int policy_parse_sandpit_file(const char *path, const struct stat *st, const char *text,
+			      size_t len, struct policy **out, policy_report_fn *report, void *ctx,
+			      char *err, size_t errlen);
 
 /* Names a policy file may use (policy/constants.c): argument constants
  * (PROT_READ, O_CREAT, AT_FDCWD, ...) from the system headers, errnos from

@@ -1,9 +1,11 @@
-/* The policy-file parser's own interface, shared by its files and by no
- * one else: policy/parse_lex.c (messages, tokens, values), policy/parse_rule.c
- * (a line's rules and its action made the model's), policy/parse.c (lines,
- * files and @include, building the model: the public entry points). */
-#ifndef SANDPIT_PARSE_INTERNAL_H
-#define SANDPIT_PARSE_INTERNAL_H
+/* The policy-file parser's state and its smallest pieces, shared by its
+ * files and by no one else: the limits, the parser and the lexer, the
+ * tokens, and policy/parse_lex.c's messages, tokens and values.  Above it
+ * policy/parse_rule.c (a line's rules and its action made the model's,
+ * parse_rule.h) and policy/parse.c (lines, files and @include, building the
+ * model). */
+#ifndef SANDPIT_PARSE_LEX_H
+#define SANDPIT_PARSE_LEX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,13 +114,4 @@ const char *parse_shown(const struct lexer *lx, char *buf, size_t n);
 int parse_nest_in(struct parser *ps, struct lexer *lx);
 int parse_constant(struct parser *ps, struct lexer *lx, uint64_t *v);
 int parse_errno_spec(struct parser *ps, struct lexer *lx, int *e);
-
-/* policy/parse_rule.c: a line's rules, and the action it asks for made the
- * model's class with sandpit's guards added (policy/guard.c says which) */
-int parse_arg_index(const struct lexer *lx);
-int parse_expression(struct parser *ps, struct lexer *lx, struct policy_rule *rules, int *n,
-		     struct where *at);
-int parse_resolve(struct parser *ps, struct line_call *c, int nr, int action,
-		  const struct where *at, struct policy_rule *rules, int n);
-
 #endif

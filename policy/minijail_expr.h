@@ -1,8 +1,9 @@
-/* What minijail's reader (policy/minijail.c: statements, files, messages;
- * policy/minijail_expr.c: tokens and expressions) and writer
- * (policy/minijail_export.c) share. */
-#ifndef SANDPIT_MINIJAIL_INTERNAL_H
-#define SANDPIT_MINIJAIL_INTERNAL_H
+/* minijail's format at the bottom (policy/minijail_expr.c: the reader's
+ * state, its messages, tokens and expressions), shared by the reader
+ * (policy/minijail.c: statements, files) and the writer
+ * (policy/minijail_export.c), which stand above it. */
+#ifndef SANDPIT_MINIJAIL_EXPR_H
+#define SANDPIT_MINIJAIL_EXPR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +72,7 @@ struct lex {
 };
 
 
-/* policy/minijail.c: messages at the minijail FILE:LINE */
+/* messages at the minijail FILE:LINE */
 __attribute__((format(printf, 4, 5))) void mj_error(struct mj *m, int file, int line,
 						     const char *fmt, ...);
 __attribute__((format(printf, 4, 5))) void mj_note(struct mj *m, int file, int line,
