@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/groups.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH 59

@@ -2,7 +2,13 @@
  * machine against native and against the alternatives a user would
  * consider.  Every figure is a set of samples (batches, or whole runs);
  * a row reports their median, p10 and p90, and its ratio to the native
- * row of the same name. */
+ * row of the same name.
+ *
+ * This header is the bench's bottom floor (bench/bench.c): the run's
+ * configuration, its rows, and what every group uses.  Above it the groups
+ * (bench/groups.h), the report (bench/report.h), and bench/suite.h, which
+ * runs the groups asked for; the command (loader/bench.c) only parses
+ * options. */
 #ifndef SANDPIT_BENCH_H
 #define SANDPIT_BENCH_H
 
@@ -53,22 +59,7 @@ void bench_finish(void); /* medians, quantiles, ratios */
 void bench_progress(const struct bench_cfg *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The groups.  Each returns 0, or -1 with a message on stderr. */
-int bench_calls(const struct bench_cfg *c);        /* per call, by path and mode */
-int bench_alternatives(const struct bench_cfg *c); /* seccomp alone, TRAP, USER_NOTIF, SUD */
-int bench_startup(const struct bench_cfg *c);      /* sandpit run /bin/true, sandpit_start */
-int bench_memory(const struct bench_cfg *c);       /* per sandboxed thread */
-int bench_programs(const struct bench_cfg *c);     /* real programs under sandpit run */
-int bench_scaling(const struct bench_cfg *c);      /* stat from 1..8 threads at once */
-int bench_busy(const struct bench_cfg *c);         /* calls and programs, a busy loop per CPU */
-/* bench_busy's parts, from bench/calls.c and bench/programs.c */
-int bench_calls_busy(const struct bench_cfg *c);
-int bench_programs_busy(const struct bench_cfg *c);
-/* one round of the hand-off floor (bench/floor.c), in bench_calls' rounds */
-int bench_floor_round(const struct bench_cfg *c);
-
-/* DESIGN §10, checked against this run's rows. */
-/* the row names DESIGN §10's targets name */
+/* the row names DESIGN §10's targets name (bench/report.c checks them) */
 #define BENCH_PYTHON_IMPORTS "python3 -c 'import json, email, http.client'"
 #define BENCH_TAR_PREFIX "tar cf - "
 #define BENCH_FLOOR_ROW "round trip via a 2nd process"
@@ -76,24 +67,15 @@ int bench_floor_round(const struct bench_cfg *c);
 #define BENCH_TRUE_ROW "/bin/true, fork+exec+wait"
 #define BENCH_BUSY_SUFFIX ", busy CPUs"
 
-struct bench_target {
-	const char *path, *target;
-	char measured[224];
-	int held; /* 1 held, 0 missed, -1 not measured */
-};
-int bench_targets(struct bench_target *out, int max);
-
-void bench_print_table(FILE *f, const struct bench_cfg *c);
-void bench_print_json(FILE *f, const struct bench_cfg *c);
-void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg);
-int bench_write_plot(const char *file); /* per-call rows for gnuplot */
-
 /* shared by the groups */
+#define BENCH_CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
 double bench_now_ns(void);
 /* Times `batches` batches of fn(n, arg), n calls each, sized to last about
  * batch_ns, into out[] as ns per call. */
 void bench_batches(void (*fn)(long n, void *arg), void *arg, double batch_ns, int batches,
 		   double *out);
+/* Calls of fn per batch so that a batch lasts about want ns. */
+long bench_calibrate(void (*fn)(long n, void *arg), void *arg, double want);
 /* Zeroed memory shared with the children forked after it. */
 void *bench_shared(size_t size);
 /* fn(arg) in a forked child, its return value the exit status; then, in the

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/groups.h"
 
 #define MAX_SPINNERS 64
 

@@ -20,61 +20,12 @@
 
 #include "sandpit.h"
 #include "bench/bench.h"
+#include "bench/groups.h"
 #include "user/start/sandbox.h"
 #include "compat/compat.h"
 
-#define CHILD_TIMEOUT 300 /* seconds: a hung child is killed by its alarm */
 #define MAX_BATCHES 64
 #define B_PATH "/usr/lib/os-release" /* readable under the default policy */
-
-double bench_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-void *bench_shared(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		fprintf(stderr, "sandpit bench: mmap: %s\n", strerror(errno));
-		exit(1);
-	}
-	return p;
-}
-
-int bench_child(int (*fn)(void *arg), void *arg, const char *what,
-		int (*parent)(pid_t pid, void *arg))
-{
-	int st, rc = 0;
-	fflush(NULL);
-	pid_t p = fork();
-	if (p < 0) {
-		fprintf(stderr, "sandpit bench: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (p == 0) {
-		alarm(CHILD_TIMEOUT);
-		_exit(fn(arg));
-	}
-	if (parent && parent(p, arg) < 0) {
-		kill(p, SIGKILL);
-		rc = -1;
-	}
-	while (waitpid(p, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_UNAVAILABLE)
-		return BENCH_UNAVAILABLE;
-	if (WIFEXITED(st) && !WEXITSTATUS(st))
-		return rc;
-	if (WIFSIGNALED(st))
-		fprintf(stderr, "sandpit bench: %s: killed by signal %d\n", what, WTERMSIG(st));
-	else
-		fprintf(stderr, "sandpit bench: %s: exit status %d\n", what, WEXITSTATUS(st));
-	return -1;
-}
 
 /* ---- the calls ---- */
 
@@ -221,33 +172,6 @@ static void one(int call, long n)
 static void one_call(long n, void *arg)
 {
 	one(*(int *)arg, n);
-}
-
-static double batch(void (*fn)(long, void *), void *arg, long n)
-{
-	double t0 = bench_now_ns();
-	fn(n, arg);
-	return bench_now_ns() - t0;
-}
-
-/* calls per batch so that a batch lasts about want ns */
-static long calibrate(void (*fn)(long, void *), void *arg, double want)
-{
-	long n = 1;
-	double t;
-	fn(4, arg); /* warm */
-	while ((t = batch(fn, arg, n)) < want / 8 && n < (1L << 30))
-		n *= 2;
-	n = (long)(n * want / (t > 1 ? t : 1));
-	return n < 1 ? 1 : n;
-}
-
-void bench_batches(void (*fn)(long n, void *arg), void *arg, double batch_ns, int batches,
-		   double *out)
-{
-	long n = calibrate(fn, arg, batch_ns);
-	for (int b = 0; b < batches; b++)
-		out[b] = batch(fn, arg, n) / n;
 }
 
 static int enter(int mode, char *err, size_t len)
@@ -546,7 +470,7 @@ static int run_mem(int mode)
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
-		alarm(CHILD_TIMEOUT);
+		alarm(BENCH_CHILD_TIMEOUT);
 		_exit(mem_child(m));
 	}
 	close(m->up[1]);
@@ -652,7 +576,7 @@ static int scale_child(void *arg)
 	if (pipe(gate) < 0 || enter(s->mode, s->err, sizeof(s->err)) < 0)
 		return 1;
 	int call = C_STAT;
-	long n = calibrate(one_call, &call, s->batch_ns);
+	long n = bench_calibrate(one_call, &call, s->batch_ns);
 	for (int k = 0; k < 4; k++) {
 		int nt = 1 << k;
 		for (int j = 0; j < SCALE_SAMPLES; j++) {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/groups.h"
 
 #define FLOOR_BATCHES 8
 #define T_YIELDS 2000 /* as T's B_YIELDS: yields before it sleeps on the word */

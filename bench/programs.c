@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/groups.h"
 #include "sandpit.h"
 
 #define MAX_ARGS 16

@@ -1,5 +1,6 @@
-/* The rows of a run, their statistics, and the four ways of printing them:
- * a table, JSON, the Markdown of docs/BENCHMARKS.md, gnuplot data. */
+/* The four ways of printing a run's rows: a table, JSON, the Markdown of
+ * docs/BENCHMARKS.md, gnuplot data; and DESIGN section 10's targets checked
+ * against them.  The rows themselves are bench/bench.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,106 +11,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-
-#define MAX_ROWS 160
-
-static struct bench_row rows[MAX_ROWS];
-static int nrows;
-
-struct bench_row *bench_find(const char *name, const char *mode)
-{
-	for (int i = 0; i < nrows; i++)
-		if (!strcmp(rows[i].name, name) && !strcmp(rows[i].mode, mode))
-			return &rows[i];
-	return NULL;
-}
-
-struct bench_row *bench_row(const char *group, const char *name, const char *mode,
-			    enum bench_unit unit, const char *note)
-{
-	struct bench_row *r = bench_find(name, mode);
-	if (r)
-		return r;
-	if (nrows == MAX_ROWS) {
-		fprintf(stderr, "sandpit bench: more than %d rows\n", MAX_ROWS);
-		exit(1);
-	}
-	r = &rows[nrows++];
-	*r = (struct bench_row){ .group = group, .name = name, .mode = mode, .unit = unit,
-				 .note = note };
-	return r;
-}
-
-int bench_add(struct bench_row *r, double v)
-{
-	if (r->n == r->cap) {
-		int cap = r->cap ? 2 * r->cap : 64;
-		double *nv = realloc(r->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		r->v = nv;
-		r->cap = cap;
-	}
-	r->v[r->n++] = v;
-	return 0;
-}
-
-int bench_nrows(void)
-{
-	return nrows;
-}
-
-struct bench_row *bench_row_at(int i)
-{
-	return i >= 0 && i < nrows ? &rows[i] : NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* the q-quantile by linear interpolation between the closest ranks */
-static double quantile(const double *sorted, int n, double q)
-{
-	double pos = q * (n - 1);
-	int lo = (int)pos;
-	if (lo >= n - 1)
-		return sorted[n - 1];
-	return sorted[lo] + (pos - lo) * (sorted[lo + 1] - sorted[lo]);
-}
-
-void bench_finish(void)
-{
-	for (int i = 0; i < nrows; i++) {
-		struct bench_row *r = &rows[i];
-		if (!r->n)
-			continue;
-		qsort(r->v, r->n, sizeof(r->v[0]), cmp_double);
-		r->median = quantile(r->v, r->n, 0.5);
-		r->p10 = quantile(r->v, r->n, 0.1);
-		r->p90 = quantile(r->v, r->n, 0.9);
-	}
-	for (int i = 0; i < nrows; i++) {
-		struct bench_row *nat = bench_find(rows[i].name, "native");
-		rows[i].ratio = nat && nat->n && nat->median > 0 && rows[i].n ?
-					rows[i].median / nat->median :
-					0;
-	}
-}
-
-void bench_progress(const struct bench_cfg *c, const char *fmt, ...)
-{
-	va_list ap;
-	if (!c->verbose)
-		return;
-	fputs("sandpit bench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#include "bench/report.h"
 
 static const char *unit_name(enum bench_unit u)
 {
@@ -253,17 +155,19 @@ int bench_targets(struct bench_target *out, int max)
 	/* the data-heavy program: whichever size this run used */
 	t[k] = (struct bench_target){ "data-heavy program (sha256sum of a large file)", "<= 1.05x native",
 				      "", -1 };
-	for (int i = 0; i < nrows; i++)
-		if (!strncmp(rows[i].name, "sha256sum", 9) && !strcmp(rows[i].mode, "native"))
-			k += target_ratio(&t[k], t[k].path, t[k].target, rows[i].name, 1.05) - 1;
+	for (int i = 0; i < bench_nrows(); i++)
+		if (!strncmp(bench_row_at(i)->name, "sha256sum", 9) &&
+		    !strcmp(bench_row_at(i)->mode, "native"))
+			k += target_ratio(&t[k], t[k].path, t[k].target, bench_row_at(i)->name, 1.05) - 1;
 	k++;
 	/* file-heavy programs: the tar row of whichever tree this run used */
 	t[k] = (struct bench_target){ "file-heavy program: `tar cf -` of a tree", "<= 2.5x native",
 				      "", -1 };
-	for (int i = 0; i < nrows; i++)
-		if (!strncmp(rows[i].name, BENCH_TAR_PREFIX, strlen(BENCH_TAR_PREFIX)) &&
-		    !strstr(rows[i].name, BENCH_BUSY_SUFFIX) && !strcmp(rows[i].mode, "native"))
-			k += target_ratio(&t[k], t[k].path, t[k].target, rows[i].name, 2.5) - 1;
+	for (int i = 0; i < bench_nrows(); i++)
+		if (!strncmp(bench_row_at(i)->name, BENCH_TAR_PREFIX, strlen(BENCH_TAR_PREFIX)) &&
+		    !strstr(bench_row_at(i)->name, BENCH_BUSY_SUFFIX) &&
+		    !strcmp(bench_row_at(i)->mode, "native"))
+			k += target_ratio(&t[k], t[k].path, t[k].target, bench_row_at(i)->name, 2.5) - 1;
 	k++;
 	k += target_ratio(&t[k], "file-heavy program: `" BENCH_PYTHON_IMPORTS "`", "<= 2x native",
 			  BENCH_PYTHON_IMPORTS, 2);
@@ -369,8 +273,8 @@ void bench_print_table(FILE *f, const struct bench_cfg *c)
 		c->quick ? " --quick (few samples, small files: a smoke test, not a measurement)" : "",
 		c->rounds);
 	for (size_t g = 0; g < NGROUPS; g++)
-		for (int i = 0; i < nrows; i++) {
-			const struct bench_row *r = &rows[i];
+		for (int i = 0; i < bench_nrows(); i++) {
+			const struct bench_row *r = bench_row_at(i);
 			if (strcmp(r->group, group_titles[g][0]))
 				continue;
 			if (strcmp(group, r->group)) {
@@ -424,8 +328,8 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 		c->quick ? "true" : "false", c->rounds, c->seconds, c->busy, c->steal);
 	json_str(f, u.release);
 	fprintf(f, ",\n  \"cpus\": %ld,\n  \"rows\": [\n", sysconf(_SC_NPROCESSORS_ONLN));
-	for (int i = 0; i < nrows; i++) {
-		const struct bench_row *r = &rows[i];
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
 		fputs("    {\"group\": ", f);
 		json_str(f, r->group);
 		fputs(", \"name\": ", f);
@@ -447,7 +351,7 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 			json_str(f, r->note);
 		else
 			fputs("null", f);
-		fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
+		fprintf(f, "}%s\n", i + 1 < bench_nrows() ? "," : "");
 	}
 	fputs("  ],\n  \"targets\": [\n", f);
 	for (int i = 0; i < nt; i++) {
@@ -487,8 +391,8 @@ static void md_group(FILE *f, const char *group)
 	fputs("| what | mode | median | p10 | p90 | ratio to native | samples |\n"
 	      "|---|---|---:|---:|---:|---:|---:|\n",
 	      f);
-	for (int i = 0; i < nrows; i++) {
-		const struct bench_row *r = &rows[i];
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
 		if (strcmp(r->group, group))
 			continue;
 		if (!r->n) {
@@ -501,14 +405,15 @@ static void md_group(FILE *f, const char *group)
 	}
 	fputs("\n", f);
 	int notes = 0;
-	for (int i = 0; i < nrows; i++) {
-		const struct bench_row *r = &rows[i];
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
 		int seen = 0;
 		if (strcmp(r->group, group) || !r->note)
 			continue;
 		for (int j = 0; j < i; j++)
-			seen |= !strcmp(rows[j].group, group) && rows[j].note &&
-				!strcmp(rows[j].name, r->name) && !strcmp(rows[j].note, r->note);
+			seen |= !strcmp(bench_row_at(j)->group, group) && bench_row_at(j)->note &&
+				!strcmp(bench_row_at(j)->name, r->name) &&
+				!strcmp(bench_row_at(j)->note, r->note);
 		if (seen)
 			continue;
 		fprintf(f, "%s* **%s** (%s): %s\n", notes++ ? "" : "", r->name, r->mode, r->note);
@@ -563,8 +468,8 @@ void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
 	fputs("\n", f);
 	for (size_t g = 0; g < NGROUPS; g++) {
 		int any = 0;
-		for (int i = 0; i < nrows; i++)
-			any |= !strcmp(rows[i].group, group_titles[g][0]);
+		for (int i = 0; i < bench_nrows(); i++)
+			any |= !strcmp(bench_row_at(i)->group, group_titles[g][0]);
 		if (!any)
 			continue;
 		fprintf(f, "## %s\n\n", group_titles[g][1]);
@@ -587,8 +492,8 @@ int bench_write_plot(const char *file)
 		return -1;
 	}
 	fputs("# call native p10 p90 strict p10 p90 filter p10 p90 (ns)\n", f);
-	for (int i = 0; i < nrows; i++) {
-		const struct bench_row *r = &rows[i];
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
 		if (strcmp(r->group, "per-call") || strcmp(r->mode, "native"))
 			continue;
 		fprintf(f, "\"%s\"", r->name);
