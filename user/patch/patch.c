@@ -14,10 +14,11 @@
  *
  * Each step has its file: patch_objects.c (which objects, the view their
  * tables are read through; proc_maps.c, patch_vdso.c), patch_plan.c (scan,
- * span, plan; spans in patch_span.c), patch_trampoline.c (encode),
+ * plan; a site's window in plan_window.c, spans in patch_span.c, a cached
+ * plan checked in plan_verify.c), patch_trampoline.c (encode),
  * patch_commit.c (commit); patch_sys.c holds the memory and system calls
- * they all use, patch_stats.c what they report.  This file strings them
- * together for each range. */
+ * they all use, patch_stats.c what they report; what is x86-64's comes from
+ * arch.h.  This file strings them together for each range. */
 #include <errno.h>
 #include <string.h>
 #include "user/patch/patch.h"

@@ -1,5 +1,6 @@
 /* What the runtime offers the command (loader/, bench/) beyond the public
- * API of include/sandpit.h.  Implemented in user/start/sandbox.c. */
+ * API of include/sandpit.h.  Implemented in user/start/sandbox.c, the plan
+ * cache's three in user/start/run_hooks.c. */
 #ifndef SANDPIT_USER_SANDBOX_H
 #define SANDPIT_USER_SANDBOX_H
 #include <stddef.h>
@@ -14,9 +15,9 @@ void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
  * instead of a fork through an intermediate child (user/trusted/trusted_process.h). */
 void sandpit_trusted_process_as_sibling(void);
 
-/* The plan cache under `sandpit run` (user/patch/plan_cache.c): the child, before
- * sandpit_start, reads the plans of the libraries the program (open on
- * prog_fd) needed last time, and gives the run-time patcher hint_page
+/* The plan cache under `sandpit run` (user/start/run_hooks.c, the work in
+ * user/patch/plan_run.c): the child, before sandpit_start, reads the plans
+ * of the libraries the program (open on prog_fd) needed last time, and gives the run-time patcher hint_page
  * (SANDPIT_PLAN_HINT_BYTES of MAP_SHARED memory made before the fork) to
  * name the files it had to plan itself; the parent, once the child has
  * ended, plans those with plan_file_at (which maps one with the loader and
