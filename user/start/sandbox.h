@@ -17,11 +17,12 @@ void sandpit_trusted_process_as_sibling(void);
 
 /* The plan cache under `sandpit run` (user/start/run_hooks.c, the work in
  * user/patch/plan_run.c): the child, before sandpit_start, reads the plans
- * of the libraries the program (open on prog_fd) needed last time, and gives the run-time patcher hint_page
- * (SANDPIT_PLAN_HINT_BYTES of MAP_SHARED memory made before the fork) to
- * name the files it had to plan itself; the parent, once the child has
- * ended, plans those with plan_file_at (which maps one with the loader and
- * calls sandpit_plan_image on it; 0 if planned) and remembers them. */
+ * of the libraries the program (open on prog_fd) needed last time, and
+ * gives the run-time patcher hint_page (SANDPIT_PLAN_HINT_BYTES of
+ * MAP_SHARED memory made before the fork) to name the files it had to plan
+ * itself; the parent, once the child has ended, plans those with
+ * plan_file_at (which maps one with the loader and calls sandpit_plan_image
+ * on it; 0 if planned) and remembers them. */
 #define SANDPIT_PLAN_HINT_BYTES 8192
 void sandpit_plan_cache_child(int prog_fd, void *hint_page);
 void sandpit_plan_cache_parent(const char *prog, const void *hint_page,
