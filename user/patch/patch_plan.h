@@ -4,7 +4,7 @@
  * instructions, one no branch lands inside. */
 #ifndef SANDPIT_USER_PATCH_PLAN_H
 #define SANDPIT_USER_PATCH_PLAN_H
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 #include "user/patch/patch_objects.h"
 #include "user/patch/plan_window.h"
 #include "user/patch/proc_maps.h"

@@ -4,7 +4,7 @@
 #ifndef SANDPIT_USER_PATCH_STATS_H
 #define SANDPIT_USER_PATCH_STATS_H
 #include <stdbool.h>
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 #include "user/patch/patch_objects.h"
 
 /* *to += *from, field by field; to may be NULL */

@@ -5,7 +5,7 @@
 #define SANDPIT_USER_PATCH_SYS_H
 #include <stddef.h>
 #include <stdint.h>
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 
 #define PAGE 4096UL
 

@@ -5,7 +5,7 @@
 #ifndef SANDPIT_USER_PATCH_TRAMPOLINE_H
 #define SANDPIT_USER_PATCH_TRAMPOLINE_H
 #include <stdint.h>
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 #include "user/patch/plan_window.h"
 
 /* Encode the region image (plan->code) for plan->region.  Sites whose

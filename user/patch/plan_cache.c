@@ -10,7 +10,7 @@
 #include <time.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 #include "user/patch/patch_sys.h"
 #include "user/patch/plan_cache.h"
 

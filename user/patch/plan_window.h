@@ -13,7 +13,7 @@
 #include <Zydis/Zydis.h>
 #include "user/patch/arch.h"
 #include "user/patch/elf_read.h"
-#include "user/patch/patch.h"
+#include "user/patch/patch_types.h"
 #include "user/patch/patch_objects.h"
 #include "user/patch/patch_span.h"
 #include "user/patch/plan_file.h"
