@@ -39,6 +39,7 @@
 #include "user/trusted/fs_base.h"
 #include "user/layout/slots.h"
 #include "user/start/start_policy.h"
+#include "user/trusted/slot_init.h"
 #include "user/trusted/trusted_process.h"
 
 #define SPIN_TARGET_NS 30000 /* about one blocking hand-off (DESIGN §9) */
@@ -551,7 +552,7 @@ static int configure(struct start *s)
 					      .log = denials_logged(), .report_fd = denials_report_fd() };
 	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
 	tp.log_json = fmt && !strcmp(fmt, "json");
-	trusted_process_init_slot(&tp, 0);
+	slot_init(&tp, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
 	/* the U tid table's first U: this thread, known before it is

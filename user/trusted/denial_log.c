@@ -21,6 +21,7 @@
 #include <seccomp.h>
 
 #include "policy/policy.h"
+#include "user/layout/denial_report.h"
 #include "user/trusted/denial_log.h"
 #include "user/patch/elf_read.h"
 #include "user/untrusted/runtime.h"
@@ -427,7 +428,7 @@ void denial_slot_reused(const struct trusted_process_config *cfg, int s)
 	pthread_mutex_unlock(&report_lock);
 }
 
-void denial_final(const struct trusted_process_config *cfg)
+void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int slot))
 {
 	static int done; /* B ends from the thread that first sees P end */
 	if (cfg->report_fd < 0)
@@ -438,7 +439,7 @@ void denial_final(const struct trusted_process_config *cfg)
 		return;
 	}
 	for (int s = 0; s < SM_NSLOTS; s++)
-		if (b_slot_ever_ran(s))
+		if (ever_ran(s))
 			report.count += unreported(cfg, s);
 	if (report.count) {
 		report.magic = DENIAL_REPORT_MAGIC;

@@ -96,7 +96,7 @@ static void carry_path(struct mailbox *mb, long nr, const long args[6])
 	mb->path.len = n >= 0 ? (uint32_t)n : MB_PATH_NONE;
 }
 
-/* B answered the call itself (-SP_ANSWERED, b_checks.c: the stat family,
+/* B answered the call itself (-SP_ANSWERED, b_answer.c: the stat family,
  * statx, access, readlink): its answer is in this thread's secure page,
  * where B put it for this request (it writes there only when this slot's
  * T rings it again, for a later request).  Its bytes go to the program's
