@@ -69,7 +69,7 @@ static void lock(int tid)
 {
 	for (unsigned n = 0; !__atomic_compare_exchange_n(&owner, &(int){ 0 }, tid, 0,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); n++) {
-		__asm__ volatile("pause");
+		cpu_relax();
 		if (n % 1024 == 1023)
 			entry_sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	}

@@ -5,6 +5,7 @@
 #define SANDPIT_RUNTIME_H
 #include <stdint.h>
 #include "user/layout/secure_mem.h"
+#include "user/untrusted/arch.h"
 #include "policy/t_table.h"
 
 #define U_NDEFERRED 16
@@ -225,7 +226,7 @@ extern const char __stop_sandpit_text[] __attribute__((visibility("hidden")));
 static inline struct u_state *u_self(void)
 {
 	struct mailbox *mb;
-	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(mb) : "i"(MB_U_STATE));
+	ARCH_MAILBOX_WORD(MB_U_STATE, mb);
 	return (struct u_state *)mb->u_state;
 }
 #endif

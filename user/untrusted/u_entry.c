@@ -9,9 +9,6 @@ int sandpit_u_fsgsbase;
 uint64_t sandpit_u_task_size = 0x7ffffffff000;
 unsigned char sandpit_u_path_arg[TT_MAX_NR] = { [0 ... TT_MAX_NR - 1] = 0xff };
 
-static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
-static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
-
 /* one wake-up on T's eventfd */
 static void wake_t(const struct u_state *st)
 {
@@ -327,11 +324,11 @@ static long u_arch_prctl(long code, long addr)
 	if ((int)code == ARCH_SET_FS) {
 		if ((uint64_t)addr >= sandpit_u_task_size)
 			return -1; /* EPERM, as the kernel says for a base it cannot use */
-		__asm__ volatile("wrfsbase %0" ::"r"(addr) : "memory");
+		ARCH_SET_THREAD_POINTER(addr);
 		return 0;
 	}
 	uint64_t base;
-	__asm__ volatile("rdfsbase %0" : "=r"(base));
+	ARCH_THREAD_POINTER(base);
 	return sandpit_put_user64((uint64_t *)addr, base);
 }
 

@@ -84,11 +84,11 @@ static void copy_bytes(void *d, const void *s, unsigned long n)
 static void leave_waits(ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	uintptr_t ip = (uintptr_t)g[UC_PC];
 	if (ip >= (uintptr_t)sandpit_wait_begin && ip < (uintptr_t)sandpit_wait_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wait_eintr;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_wait_eintr;
 	else if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_wake_end;
 }
 
 /* What the kernel does as it starts a handler: SA_RESETHAND's reset, and
@@ -486,8 +486,9 @@ static uintptr_t on_sigsys(void *info, ucontext_t *uc)
 	if (si[2] != SYS_SECCOMP_)
 		return program_kept_signal(31, info, uc, 0);
 	long nr = si[6]; /* si_syscall, after si_call_addr */
-	g[REG_RAX] = (greg_t)sandpit_entry_from(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX],
-						g[REG_R10], g[REG_R8], g[REG_R9], g[REG_RIP]);
+	g[UC_RET] = (greg_t)sandpit_entry_from(nr, g[UC_SYSCALL_ARG0], g[UC_SYSCALL_ARG1],
+					       g[UC_SYSCALL_ARG2], g[UC_SYSCALL_ARG3],
+					       g[UC_SYSCALL_ARG4], g[UC_SYSCALL_ARG5], g[UC_PC]);
 	return 0;
 }
 
@@ -506,7 +507,7 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 	 * whether the thread runs on the stack comes from the interrupted stack
 	 * pointer, as the kernel's own answer does */
 	uint64_t *ss = (uint64_t *)&uc->uc_stack; /* ss_sp, ss_flags (int), ss_size */
-	uint64_t sp = (uint64_t)g[REG_RSP];
+	uint64_t sp = (uint64_t)g[UC_SP];
 	int on_stack = ss[2] && sp > ss[0] && sp - ss[0] <= ss[2];
 	uint32_t kflags = (uint32_t)ss[1];
 	rq->old_ss[0] = ss[0];
@@ -567,39 +568,39 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
+	const unsigned char *ip = (const unsigned char *)g[UC_PC];
 	const int32_t *si = info;
 
 	/* sandpit's own fault-safe accesses to U's memory: EFAULT, not a death */
 	if (ip == (const unsigned char *)sandpit_put_user64_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_copy_to_user_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_to_user_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_copy_to_user_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_get_user8_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_copy_user_str_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
 		return 0;
 	}
 	/* sandpit's own request for a mask or stack change (the hlt's #GP;
 	 * a kill or raise that lands there has another si_code) */
 	if (ip == (const unsigned char *)sandpit_ask_self_insn && si[2] == SI_KERNEL_) {
-		struct self_request *rq = (struct self_request *)g[REG_RDI];
+		struct self_request *rq = (struct self_request *)g[UC_CALL_ARG0];
 		answer_self_request(rq, uc);
-		g[REG_RAX] = rq->err;
-		g[REG_RIP] += 1;
+		g[UC_RET] = rq->err;
+		g[UC_PC] += ARCH_ASK_SELF_LEN;
 		return 0;
 	}
 	int fault = si[2] > 0; /* from the kernel; a kill, raise or sigqueue is <= 0 */
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
-	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&
-	    sandpit_exec_fault((uintptr_t)g[REG_RIP]))
+	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[UC_PC] &&
+	    sandpit_exec_fault((uintptr_t)g[UC_PC]))
 		return 0;
 	/* rdtsc (0f 31) or rdtscp (0f 01 f9): a #GP, read without faulting */
 	int len = 0;
@@ -615,11 +616,11 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 		return program_kept_signal(11, info, uc, fault);
 	uint32_t aux;
 	uint64_t tsc = u_read_tsc(&aux);
-	g[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
-	g[REG_RDX] = (greg_t)(tsc >> 32);
+	g[UC_TSC_LO] = (greg_t)(tsc & 0xffffffffu);
+	g[UC_TSC_HI] = (greg_t)(tsc >> 32);
 	if (len == 3)
-		g[REG_RCX] = (greg_t)aux;
-	g[REG_RIP] += len;
+		g[UC_TSC_AUX] = (greg_t)aux;
+	g[UC_PC] += len;
 	return 0;
 }
 
