@@ -128,7 +128,7 @@ int start_finish_patching(struct start *s)
 		kill(s->bpid, SIGKILL);
 		return start_fail(r, "cannot patch system calls: %s", strerror(-r));
 	}
-	if (!r && (r = sandpit_exec_patch_init(&s->pc)) < 0) {
+	if (!r && (r = sandpit_exec_patch_init(&s->pc, sandpit_entry)) < 0) {
 		kill(s->bpid, SIGKILL);
 		return start_fail(r, "cannot reserve the run-time patcher's memory: %s", strerror(-r));
 	}
