@@ -3,7 +3,9 @@
  * entry or T's rules make, which U's entry reports (SANDPIT_NR_DENIED).
  * What decided comes from the model (policy/explain.c), the caller from
  * /proc/P/maps and the module's dynamic symbols, read from its file with
- * user/patch/elf_read.c: nothing here is read from U but the report's values. */
+ * user/patch/elf_read.c: nothing here is read from U but the report's values.
+ * A leaf of B: it calls nothing of B's other files, which hand it the
+ * configuration and, at the end, which slots ran. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
