@@ -24,6 +24,7 @@
 #include "loader/elf.h"
 #include "loader/run.h"
 #include "policy/policy.h"
+#include "user/layout/denial_report.h"
 #include "user/start/sandbox.h"
 
 #define MAX_GRANTS 64

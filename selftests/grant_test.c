@@ -1360,7 +1360,7 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
 /* ------------------------------------------- stats B answers itself */
 
 /* stat, lstat and newfstatat are answered by B from the descriptor its
- * resolution opened (user/trusted/b_checks.c): the struct, errno and the writes to
+ * resolution opened (user/trusted/b_answer.c): the struct, errno and the writes to
  * the buffer are the kernel's, case by case, natively and sandboxed on the
  * same tree; `answered` says which calls B answered (the verdict in the
  * secure page), so that the cases are seen to take that way. */

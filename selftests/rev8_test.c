@@ -1,7 +1,7 @@
 /* An outside review of the FIFO opens B now makes itself inside a write
  * grant (user/trusted/write_open.c open_waiting): B waits in the slot's
  * server thread on the FIFO it pinned, watch_p ends that wait when U asks
- * to be interrupted (user/trusted/trusted_process.c b_wait_begin), and the
+ * to be interrupted (user/trusted/b_wait.c b_wait_asked), and the
  * descriptor reaches T over the pass socket.  Each test attacks the wait
  * from the sandboxed program, counts the attempts that reached it and
  * checks the precise outcome: the file each open got, its errno, what is

@@ -1,7 +1,7 @@
 /* One system call the trusted process B makes on U's behalf that may wait
  * for another process (the open of a FIFO: user/trusted/write_open.c),
  * with a flag that ends it.  B's wake signal may come at any instant; its
- * handler (b_woken, trusted_process.c) moves a thread it finds between
+ * handler (b_woken, user/trusted/b_wait.c) moves a thread it finds between
  * the look at the flag and the syscall instruction to the -EINTR return,
  * so a wake that comes before the call is made is never lost, and one
  * that comes during it ends it with EINTR (no SA_RESTART). */

@@ -14,7 +14,16 @@
  * no handler of U's choosing ever runs on it (invariant 1); the one it lets
  * through, during a wait made for U, is sandpit's own interrupt, which never
  * returns through its frame (sandpit_intr_handler).
- * Also here: the nursery every new thread of U's starts in. */
+ * Also here: the nursery every new thread of U's starts in.
+ *
+ * One file, and longer than the rest, on purpose: T has no stack, so it
+ * makes no calls, and none across files; its code is one straight
+ * program whose local labels (.Lverdict, .Ldie, the checks, the waits) are
+ * jumped to from everywhere inside it, with T's state in the registers
+ * above.  Split into files, those jumps would become global symbols any
+ * code could reach, and T's path from a request to its system call would
+ * no longer be readable in one place.  Its parts are marked by the
+ * "---- ... ----" rules below. */
 #include <asm/unistd.h>
 #include "user/layout/secure_mem.h"
 #include "policy/t_table.h"

@@ -118,7 +118,7 @@
 #define RM_CBUF_LEN     24
 #define RM_CMSG_LEN     20   /* CMSG_LEN(sizeof(int)) */
 /* a verdict of -SP_ANSWERED is no errno: B answered the call itself (the
- * stat family, statx, access, readlink: b_checks.c) and SP_DATA holds its
+ * stat family, statx, access, readlink: b_answer.c) and SP_DATA holds its
  * answer (struct sp_answer): the call's result, and `len` bytes for the
  * program's buffer, argument `arg` of the call.  T returns the verdict as
  * it returns an errno, for U's entry to copy the bytes out and return the
@@ -301,7 +301,7 @@ struct mailbox {
 	/* The path argument of U's request for B, copied by U's entry with
 	 * the request (addr: the pointer it was read from, len: its length
 	 * without the NUL, or MB_PATH_NONE).  U's like the rest of the
-	 * request: B takes one copy and checks that (b_checks.c). */
+	 * request: B takes one copy and checks that (b_read.c). */
 	struct mb_path {
 		uint64_t addr;
 		uint32_t len, pad;

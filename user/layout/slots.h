@@ -4,7 +4,7 @@
  * Address space for all SM_NSLOTS slots is reserved when the sandbox
  * starts, and every slot's eventfds are made then; a slot's pages are
  * touched when a thread first uses it.  B hands slots out
- * (user/trusted/trusted_process.c); this is where their descriptors live. */
+ * (user/trusted/b_serve.c); this is where their descriptors live. */
 #ifndef SANDPIT_SLOTS_H
 #define SANDPIT_SLOTS_H
 #include <sys/resource.h>

@@ -36,19 +36,4 @@ int sandpit_plan_image(uintptr_t bias, uintptr_t phdr, unsigned phnum);
  * (user/layout/secure_mem.h). */
 size_t sandpit_slot_bytes(void);
 
-/* `sandpit run`'s count of refusals (user/trusted/denial_log.c): what B writes for
- * the command to SANDPIT_REPORT_FD (a pipe the command reads to its end,
- * whose writing end P closed before U ran), once, when P has ended. */
-#define DENIAL_REPORT_MAGIC 0x53504452u /* "SPDR" */
-struct denial_entry {
-	char call[512];        /* "openat(AT_FDCWD, \".\", O_RDONLY) = -EACCES" */
-	char decided[160];     /* what decided it (struct policy_why) */
-	char builtin[96];
-	char allow[4200];      /* the grant that would allow it, "" if none may */
-};
-struct denial_report {
-	uint32_t magic, size;  /* size: sizeof(struct denial_report) */
-	uint64_t count;        /* refusals so far */
-	struct denial_entry first, last;
-};
 #endif

@@ -13,9 +13,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "user/trusted/b_checks.h"
 #include "user/layout/secure_mem.h"
-#include "user/trusted/trusted_process.h"
+#include "user/trusted/b_read.h"
+#include "user/trusted/b_refusal.h"
+#include "user/trusted/b_rlimit.h"
+#include "user/trusted/b_state.h"
 
 static pthread_mutex_t rlimit_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -3,7 +3,9 @@
  * entry or T's rules make, which U's entry reports (SANDPIT_NR_DENIED).
  * What decided comes from the model (policy/explain.c), the caller from
  * /proc/P/maps and the module's dynamic symbols, read from its file with
- * user/patch/elf_read.c: nothing here is read from U but the report's values. */
+ * user/patch/elf_read.c: nothing here is read from U but the report's values.
+ * A leaf of B: it calls nothing of B's other files, which hand it the
+ * configuration and, at the end, which slots ran. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 #include <seccomp.h>
 
 #include "policy/policy.h"
+#include "user/layout/denial_report.h"
 #include "user/trusted/denial_log.h"
 #include "user/patch/elf_read.h"
 #include "user/untrusted/runtime.h"
@@ -427,7 +430,7 @@ void denial_slot_reused(const struct trusted_process_config *cfg, int s)
 	pthread_mutex_unlock(&report_lock);
 }
 
-void denial_final(const struct trusted_process_config *cfg)
+void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int slot))
 {
 	static int done; /* B ends from the thread that first sees P end */
 	if (cfg->report_fd < 0)
@@ -438,7 +441,7 @@ void denial_final(const struct trusted_process_config *cfg)
 		return;
 	}
 	for (int s = 0; s < SM_NSLOTS; s++)
-		if (b_slot_ever_ran(s))
+		if (ever_ran(s))
 			report.count += unreported(cfg, s);
 	if (report.count) {
 		report.magic = DENIAL_REPORT_MAGIC;

@@ -5,8 +5,7 @@
 #define SANDPIT_DENIAL_LOG_H
 #include <stdint.h>
 
-#include "user/start/sandbox.h"
-#include "user/trusted/trusted_process.h"
+#include "user/trusted/b_config.h"
 
 struct policy_proc_arg;
 
@@ -30,8 +29,10 @@ struct denial {
  * policy kills is explained whatever --log says, P's last words. */
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
 /* P has ended: the count, with what U's entries only counted (u_state's
- * `unreported`), goes to the command, once. */
-void denial_final(const struct trusted_process_config *cfg);
+ * `unreported`) in the slots where a thread has run (ever_ran, B's
+ * record: asking the others would make the kernel allocate their pages),
+ * goes to the command, once. */
+void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int slot));
 /* slot s is handed to a new thread: what its last one only counted is kept */
 void denial_slot_reused(const struct trusted_process_config *cfg, int s);
 

@@ -28,8 +28,11 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/trusted/fs_base.h"
+#include "user/trusted/b_config.h"
+#include "user/trusted/b_read.h"
+#include "user/trusted/b_refusal.h"
+#include "user/trusted/b_resolve.h"
 #include "user/trusted/path_op.h"
-#include "user/trusted/trusted_process.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452

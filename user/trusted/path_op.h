@@ -3,6 +3,8 @@
  * chmod, utimensat).  Runs in B. */
 #ifndef SANDPIT_PATH_OP_H
 #define SANDPIT_PATH_OP_H
+#include <sys/types.h>
+
 #include "user/layout/secure_mem.h"
 
 struct trusted_process_config;

@@ -23,11 +23,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "user/trusted/b_checks.h"
-#include "user/trusted/fs_base.h"
-#include "user/trusted/path_op.h"
-#include "user/trusted/trusted_process.h"
 #include "user/layout/secure_mem.h"
+#include "user/trusted/b_state.h"
+#include "user/trusted/b_wait.h"
+#include "user/trusted/path_op.h"
 #include "user/trusted/write_open.h"
 
 /* a name made and taken again by others between B's tries: a bounded

@@ -38,6 +38,8 @@ static unsigned npend, ndone;
 static int owner;             /* tid holding the lock, 0 if none */
 static uint8_t *arena, *arena_top, *stack;
 static struct patch_config cfg;
+/* sandpit_entry, given at start-up: the patcher's calls take the entry */
+static long (*entry)(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
 int sandpit_exec_patch_on;
 
 static uintptr_t page_up(uintptr_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
@@ -62,14 +64,14 @@ static long entry_sys(long nr, long a0, long a1, long a2, long a3, long a4, long
 {
 	if ((unsigned long)nr >= TT_MAX_NR || refused_whole(nr))
 		return -EPERM;
-	return sandpit_entry(nr, a0, a1, a2, a3, a4, a5);
+	return entry(nr, a0, a1, a2, a3, a4, a5);
 }
 
 static void lock(int tid)
 {
 	for (unsigned n = 0; !__atomic_compare_exchange_n(&owner, &(int){ 0 }, tid, 0,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); n++) {
-		__asm__ volatile("pause");
+		cpu_relax();
 		if (n % 1024 == 1023)
 			entry_sys(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	}
@@ -120,8 +122,10 @@ static void u_busy(int on)
 static const struct patch_ops runtime_ops = { arena_alloc, arena_realloc, arena_release, entry_sys,
 					      u_busy, sandpit_maps };
 
-int sandpit_exec_patch_init(const struct patch_config *start_cfg)
+int sandpit_exec_patch_init(const struct patch_config *start_cfg,
+			    long (*entry_fn)(long nr, long a0, long a1, long a2, long a3, long a4, long a5))
 {
+	entry = entry_fn;
 	arena = mmap(NULL, ARENA_LEN + STACK_LEN, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (arena == MAP_FAILED)
@@ -174,9 +178,9 @@ static int find(const struct range *v, unsigned n, uintptr_t a)
 
 static int failed(long r) { return (unsigned long)r > -4096UL; }
 
-/* mmap, mprotect, munmap and mremap from the program.  dispatch makes the
+/* mmap, mprotect, munmap and mremap from the program.  make makes the
  * call as the entry would have. */
-long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long a[6]))
+long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]))
 {
 	struct u_state *st = u_self();
 	int exec = (nr == SYS_mmap || nr == SYS_mprotect) && (a[2] & PROT_EXEC);
@@ -184,12 +188,12 @@ long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long 
 	long r;
 
 	if (owner == st->tid)
-		return dispatch(nr, a); /* the patcher's own calls */
+		return make(nr, a); /* the patcher's own calls */
 	if (exec && (a[2] & PROT_WRITE))
 		return -EACCES;
 	if (exec)
 		a[2] &= ~PROT_EXEC;
-	r = dispatch(nr, a);
+	r = make(nr, a);
 	if (failed(r))
 		return r;
 	if (nr == SYS_mmap)
@@ -206,7 +210,7 @@ long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long 
 	}
 	unlock();
 	if (exec && !noted) /* no room: executable now, unpatched */
-		dispatch(SYS_mprotect, (long[6]){ (long)lo, (long)(hi - lo), a[2] | PROT_EXEC });
+		make(SYS_mprotect, (long[6]){ (long)lo, (long)(hi - lo), a[2] | PROT_EXEC });
 	return r;
 }
 

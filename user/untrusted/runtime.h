@@ -5,6 +5,7 @@
 #define SANDPIT_RUNTIME_H
 #include <stdint.h>
 #include "user/layout/secure_mem.h"
+#include "user/untrusted/arch.h"
 #include "policy/t_table.h"
 
 #define U_NDEFERRED 16
@@ -127,8 +128,12 @@ extern int sandpit_u_report __attribute__((visibility("hidden")));
 /* user/untrusted/exec_patch.c: code mapped executable after start-up */
 struct patch_config;
 extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));
-int sandpit_exec_patch_init(const struct patch_config *start_cfg) __attribute__((visibility("hidden")));
-long sandpit_exec_call(long nr, long a[6], long (*dispatch)(long nr, const long a[6]))
+/* start_cfg: the patching's at start-up; entry: where the run-time
+ * patcher's own calls go (sandpit_entry) */
+int sandpit_exec_patch_init(const struct patch_config *start_cfg,
+			    long (*entry)(long nr, long a0, long a1, long a2, long a3, long a4, long a5))
+	__attribute__((visibility("hidden")));
+long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]))
 	__attribute__((visibility("hidden")));
 int sandpit_exec_fault(uintptr_t addr) __attribute__((visibility("hidden")));
 
@@ -156,11 +161,29 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 /* the same, from a call site that returns to `caller` (the stub, the SIGSYS net) */
 long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
 			long caller) __attribute__((visibility("hidden")));
+/* user/untrusted/u_request.c: a request to T, and the handlers put off
+ * meanwhile */
 long u_call_trusted(long nr, const long args[6]) __attribute__((visibility("hidden")));
 /* the TSC as rdtscp gives it, through T in the sandbox; *aux its ecx */
 uint64_t u_read_tsc(uint32_t *aux) __attribute__((visibility("hidden")));
 long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 	__attribute__((visibility("hidden")));
+/* one wake-up on T's eventfd */
+void u_wake_t(const struct u_state *st) __attribute__((visibility("hidden")));
+/* what the kernel does as it starts the handler of a: SA_RESETHAND's
+ * reset, and the signals blocked while it runs, returned */
+uint64_t u_start_handler(struct k_sigaction *a, int sig) __attribute__((visibility("hidden")));
+/* the kernel's default action for sig, made between requests */
+void u_default_action(struct u_state *st, int sig) __attribute__((visibility("hidden")));
+/* sig is put off already; put it off (0: the queue is full, it is lost) */
+int u_is_queued(const struct u_state *st, int sig) __attribute__((visibility("hidden")));
+int u_queue_signal(struct u_state *st, int sig, const void *info) __attribute__((visibility("hidden")));
+/* a refusal made by U's entry or T's rules, reported to B (r the result,
+ * rule the call's rule that refused it) */
+void u_report_denied(struct u_state *st, long nr, const long a[6], long r, long rule)
+	__attribute__((visibility("hidden")));
+/* tgkill of this very thread, through T */
+long u_raise_self(struct u_state *st, int sig) __attribute__((visibility("hidden")));
 /* user/untrusted/u_signal.c */
 /* sandpit's part of every signal U catches (asm/x86_64/syscall.S's
  * sandpit_signal_entry calls them): the program's handler to run in the
@@ -168,6 +191,7 @@ long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
 uintptr_t u_signal_enter(int sig, void *info, void *uc) __attribute__((visibility("hidden")));
 void u_signal_leave(void *uc) __attribute__((visibility("hidden")));
 void sandpit_signal_entry(void) __attribute__((visibility("hidden")));
+/* user/untrusted/u_request.c */
 void u_run_deferred(struct u_state *st) __attribute__((visibility("hidden")));
 void u_discard_deferred(struct u_state *st, int sig) __attribute__((visibility("hidden")));
 
@@ -225,7 +249,7 @@ extern const char __stop_sandpit_text[] __attribute__((visibility("hidden")));
 static inline struct u_state *u_self(void)
 {
 	struct mailbox *mb;
-	__asm__ volatile("mov %%gs:%c1, %0" : "=r"(mb) : "i"(MB_U_STATE));
+	ARCH_MAILBOX_WORD(MB_U_STATE, mb);
 	return (struct u_state *)mb->u_state;
 }
 #endif

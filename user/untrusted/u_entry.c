@@ -3,216 +3,6 @@
 #include <asm/unistd.h>
 #include "user/untrusted/runtime.h"
 
-int sandpit_u_active;
-int sandpit_u_filter;
-int sandpit_u_fsgsbase;
-uint64_t sandpit_u_task_size = 0x7ffffffff000;
-unsigned char sandpit_u_path_arg[TT_MAX_NR] = { [0 ... TT_MAX_NR - 1] = 0xff };
-
-static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
-static inline void full_fence(void) { __asm__ volatile("mfence" ::: "memory"); }
-
-/* one wake-up on T's eventfd */
-static void wake_t(const struct u_state *st)
-{
-	static const uint64_t one = 1;
-	sandpit_raw_syscall6(__NR_write, st->t_fd, (long)&one, sizeof(one), 0, 0, 0);
-}
-
-/* One request to T: write it, wake T only if it sleeps, then spin while T
- * runs on another CPU (at most about one blocking hand-off), else block. */
-static long call_trusted(struct u_state *st, long nr, const long args[6])
-{
-	struct mailbox *mb = st->mb;
-	/* one instruction: a handler never finds the number half taken */
-	uint64_t seq = __atomic_add_fetch(&st->seq, 1, __ATOMIC_SEQ_CST);
-	unsigned cpu = sandpit_getcpu();
-
-	mb->nr = nr;
-	for (int i = 0; i < 6; i++)
-		mb->args[i] = args[i];
-	mb->u_cpu = cpu;
-	__atomic_store_n(&mb->req_seq, seq, __ATOMIC_RELEASE);
-	__atomic_store_n(&st->flight, FLIGHT_SENT, __ATOMIC_SEQ_CST);
-	full_fence();
-	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		wake_t(st);
-	/* a handler put off while the request was being written could not
-	 * ask B to interrupt it: it is asked now, for T may block in it */
-	if (__atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-		u_interrupt_t(st, seq);
-
-	/* res_seq can pass seq: a handler's own requests, answered after ours */
-	for (;;) {
-		if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) >= seq)
-			break;
-		if (__atomic_load_n(&mb->t_cpu, __ATOMIC_RELAXED) != cpu) {
-			uint32_t n = st->spin;
-			while (n-- && __atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) < seq)
-				cpu_relax();
-			if (__atomic_load_n(&mb->res_seq, __ATOMIC_ACQUIRE) >= seq)
-				break;
-		}
-		__atomic_store_n(&mb->u_sleep, 1, __ATOMIC_RELAXED);
-		full_fence();
-		sandpit_wait_result(st->u_fd, &mb->res_seq, seq);
-		__atomic_store_n(&mb->u_sleep, 0, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&st->flight, FLIGHT_TAKEN, __ATOMIC_SEQ_CST);
-	return mb->result;
-}
-
-/* The start and the end of a request: from before its number is taken
- * until its answer is read, a handler that lands is put off, or run at
- * once in the one state where nothing of the request's can be trodden
- * on (program_handler).  At the end, the handlers put off run. */
-static void begin_request(struct u_state *st)
-{
-	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&st->flight, FLIGHT_BUILD, __ATOMIC_SEQ_CST);
-}
-
-static void end_request(struct u_state *st)
-{
-	__atomic_store_n(&st->flight, FLIGHT_NONE, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
-	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-		u_run_deferred(st);
-}
-
-/* A call B checks a path of: the path goes with the request (MB_PATH), so
- * that B need not read it from P with process_vm_readv (about 1.5 us).  Read
- * here as the kernel would read it, without faulting; one that does not
- * fit or cannot be read is left to B (which then says ENAMETOOLONG or
- * EFAULT as the kernel does).  Under depth, so that no handler's call
- * takes the place of this one's copy. */
-static void carry_path(struct mailbox *mb, long nr, const long args[6])
-{
-	unsigned arg = (unsigned long)nr < TT_MAX_NR ? sandpit_u_path_arg[nr] : 0xff;
-	long n = arg < 6 && args[arg] ?
-			 sandpit_copy_user_str(mb->path.bytes, (const char *)args[arg], MB_PATH_MAX) :
-			 -1;
-	mb->path.addr = n >= 0 ? (uint64_t)args[arg] : 0;
-	mb->path.len = n >= 0 ? (uint32_t)n : MB_PATH_NONE;
-}
-
-/* B answered the call itself (-SP_ANSWERED, b_checks.c: the stat family,
- * statx, access, readlink): its answer is in this thread's secure page,
- * where B put it for this request (it writes there only when this slot's
- * T rings it again, for a later request).  Its bytes go to the program's
- * buffer, the call's argument B named, as the kernel's copy would: EFAULT
- * where it cannot be written, never a fault; then the call's result.
- * Under depth, before any handler's call. */
-static long copy_answer(const struct u_state *st, const long args[6])
-{
-	const struct sp_answer *a = (const struct sp_answer *)st->sp->data;
-	uint32_t len = a->len, arg = a->arg;
-	long result = a->result;
-	if (len > SP_ANSWER_MAX || (len && arg >= 6))
-		return -5; /* EIO: never from B */
-	if (len && sandpit_copy_to_user((void *)args[arg], a->bytes, len) < 0)
-		return -14; /* EFAULT */
-	return result;
-}
-
-/* res23, if set, gets T's second and third results, taken before deferred
- * handlers run (their own requests would overwrite them). */
-static long call_trusted_res(long nr, const long args[6], uint64_t res23[2])
-{
-	struct u_state *st = u_self();
-	begin_request(st);
-	if ((unsigned long)nr < TT_MAX_NR && sandpit_u_path_arg[nr] != 0xff)
-		carry_path(st->mb, nr, args);
-	long r = call_trusted(st, nr, args);
-	if (r == -SP_ANSWERED)
-		r = copy_answer(st, args);
-	if (res23) {
-		res23[0] = st->mb->res2;
-		res23[1] = st->mb->res3;
-	}
-	end_request(st);
-	return r;
-}
-
-/* -ERESTARTSYS from T: sandpit's interrupt ended a call that the kernel
- * restarts per SA_RESTART (or one not yet made).  As the kernel does for
- * U's own call: made again, unless a handler that ran for it lacks
- * SA_RESTART, then EINTR.  (Calls the kernel never restarts, such as
- * poll or nanosleep, come back from T with EINTR itself.) */
-
-/* A signal this thread sent itself is pending on it once T has made the
- * call, and natively it is delivered before the call returns.  T's call
- * only kicks U's CPU, an interrupt that can come after U has read the
- * answer and gone on (a raise whose handler had not run when it returned,
- * and the next raise of the same signal lost with it: 1 in ~100 000 in
- * strict mode on two CPUs).  So U enters the kernel once itself: a read of
- * no descriptor, which strict mode allows, delivers it on the way out. */
-static void deliver_own_signal(const struct u_state *st, long nr, const long a[6])
-{
-	if ((nr == __NR_tgkill && (int32_t)a[0] == st->pid && (int32_t)a[1] == st->tid && a[2]) ||
-	    (nr == __NR_kill && ((int32_t)a[0] == st->pid || a[0] == 0) && a[1]))
-		sandpit_raw_syscall6(__NR_read, -1, 0, 0, 0, 0, 0);
-}
-
-long u_call_trusted(long nr, const long args[6])
-{
-	struct u_state *st = u_self();
-	for (;;) {
-		uint64_t ran = st->norestart_ran;
-		long r = call_trusted_res(nr, args, 0);
-		if (r == -SP_ERESTARTNOINTR)
-			continue;
-		if (r == 0)
-			deliver_own_signal(st, nr, args);
-		if (r != -SP_ERESTARTSYS)
-			return r;
-		if (st->norestart_ran != ran)
-			return -4; /* EINTR */
-	}
-}
-
-/* Strict mode turns the TSC off for U, so T (which keeps it) executes
- * rdtscp: U gets exactly the counter the instruction would give, no other
- * timer and no finer one.  (No rdtscp of U's own here: this file is not
- * sandpit_text, the patcher would take it.) */
-uint64_t u_read_tsc(uint32_t *aux)
-{
-	static const long none[6];
-	uint64_t res23[2];
-	uint32_t lo = (uint32_t)call_trusted_res(SANDPIT_NR_RDTSC, none, res23);
-
-	*aux = (uint32_t)res23[1];
-	return (uint64_t)(uint32_t)res23[0] << 32 | lo;
-}
-
-/* rt_sigprocmask and sigaltstack act on the calling thread, so T cannot
- * make them for U, and strict mode forbids them to U.  sandpit's SIGSEGV
- * handler makes them in the frame of a fault U raises on purpose
- * (sandpit_ask_self; answer_self_request, u_signal.c): the frame holds the
- * mask and alternate stack in force, and the kernel installs them on
- * rt_sigreturn.  No request is in flight between U and T, so a handler
- * that lands meanwhile runs as it would natively, and asks with its own
- * request on its own stack. */
-long u_sigprocmask(long how, const uint64_t *set, uint64_t *old, long size)
-{
-	if (size != 8)
-		return -22; /* EINVAL */
-	if (set && how != 0 && how != 1 && how != 2) /* SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK */
-		return -22;
-	struct self_request rq = { .how = set ? (int32_t)how : -1, .set = set ? *set : 0 };
-	long r = sandpit_ask_self(&rq);
-	if (r == 0 && old)
-		*old = rq.old;
-	if (r == 0 && set) {
-		struct u_state *st = u_self();
-		u_raise_due(st);
-		/* signals put off that the new mask lets through are delivered
-		 * now, as the kernel delivers pending ones it unblocks */
-		if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-			u_run_deferred(st);
-	}
-	return r;
-}
 
 /* A change of an armed alternate stack asked from off it: the fault's
  * frame lies on that stack, and the kernel ignores a uc_stack change made
@@ -278,7 +68,7 @@ static long __attribute__((noreturn)) u_exit(long code)
 			 __ATOMIC_RELEASE);
 	full_fence();
 	if (__atomic_load_n(&mb->t_sleep, __ATOMIC_RELAXED))
-		wake_t(st);
+		u_wake_t(st);
 	sandpit_exit_wait(st->u_fd, &st->sp->exiting, code);
 }
 
@@ -327,11 +117,11 @@ static long u_arch_prctl(long code, long addr)
 	if ((int)code == ARCH_SET_FS) {
 		if ((uint64_t)addr >= sandpit_u_task_size)
 			return -1; /* EPERM, as the kernel says for a base it cannot use */
-		__asm__ volatile("wrfsbase %0" ::"r"(addr) : "memory");
+		ARCH_SET_THREAD_POINTER(addr);
 		return 0;
 	}
 	uint64_t base;
-	__asm__ volatile("rdfsbase %0" : "=r"(base));
+	ARCH_THREAD_POINTER(base);
 	return sandpit_put_user64((uint64_t *)addr, base);
 }
 
@@ -380,34 +170,6 @@ static long u_sigsuspend(const uint64_t *mask, long size)
 	return -4; /* EINTR */
 }
 
-/* A refusal made here or by T's rules is reported to B, which counts it
- * for `sandpit run` and explains it under --log=denials: the call as U
- * passed it, the result, which of the call's rules refused it (T says
- * which, in MB_RES3) and where the call returns to.  B decides nothing by
- * it; a report U forges only adds a line. */
-int sandpit_u_report;
-
-static void report_denied(struct u_state *st, long nr, const long a[6], long r, long rule)
-{
-	if (sandpit_u_report != SANDPIT_U_REPORT_ALL && st->nreported >= SANDPIT_U_REPORT_FULL) {
-		__atomic_store_n(&st->unreported, st->unreported + 1, __ATOMIC_RELAXED);
-		return;
-	}
-	st->nreported++;
-	/* a handler's own report waits until this one is B's */
-	begin_request(st);
-	struct u_denial *d = &st->denial;
-	d->nr = (uint64_t)nr;
-	for (int i = 0; i < 6; i++)
-		d->args[i] = (uint64_t)a[i];
-	d->result = r;
-	d->rule = rule;
-	d->caller = st->caller;
-	long none[6] = { 0 };
-	call_trusted(st, SANDPIT_NR_DENIED, none);
-	end_request(st);
-}
-
 /* ppoll, pselect6, epoll_pwait and epoll_pwait2 carry a signal mask for
  * the wait.  T never hands it to the kernel (it would apply to T,
  * invariant 1); it is U's for the length of the call, as the kernel would
@@ -439,7 +201,7 @@ static long dispatch(long nr, const long a[6])
 	struct u_state *st = u_self();
 	if ((unsigned long)nr >= TT_MAX_NR) {
 		if (sandpit_u_report)
-			report_denied(st, nr, a, -38, -1);
+			u_report_denied(st, nr, a, -38, -1);
 		return -38; /* ENOSYS: an unknown number is never executed */
 	}
 	const struct tt_entry *e = &st->table->entries[nr];
@@ -450,13 +212,13 @@ static long dispatch(long nr, const long a[6])
 	int fd_checked = (st->table->fd_checked[nr / 8] >> (nr % 8)) & 1;
 	if (e->cls == TT_DENY && (!fd_checked || e->err == 9 /* EBADF */ || e->err == 38 /* ENOSYS */)) {
 		if (sandpit_u_report)
-			report_denied(st, nr, a, -(long)e->err, -1);
+			u_report_denied(st, nr, a, -(long)e->err, -1);
 		return -(long)e->err;
 	}
 	if (e->cls == TT_DENY) {
 		long r = u_call_trusted(nr, a);
 		if (sandpit_u_report)
-			report_denied(st, nr, a, r, -1);
+			u_report_denied(st, nr, a, r, -1);
 		return r;
 	}
 	if (!sandpit_u_report || e->cls != TT_THREAD)
@@ -465,7 +227,7 @@ static long dispatch(long nr, const long a[6])
 	long r = call_with_mask(nr, a);
 	uint64_t rule = st->mb->res3;
 	if (r < 0 && rule > e->first && rule <= (uint64_t)e->first + e->nrules)
-		report_denied(st, nr, a, r, (long)(rule - 1 - e->first));
+		u_report_denied(st, nr, a, r, (long)(rule - 1 - e->first));
 	return r;
 }
 

@@ -32,14 +32,9 @@ static void refuse_trusted_thread(void)
 		sandpit_raw_syscall6(62 /* kill */, ro->pid, 9 /* SIGKILL */, 0, 0, 0, 0);
 }
 
-#define SA_SIGINFO_ 4u
-#define SA_NODEFER_ 0x40000000u
-#define SA_RESTART_ 0x10000000u
-#define SA_RESETHAND_ 0x80000000u
 #define SI_KERNEL_ 0x80
 #define SYS_SECCOMP_ 1
 
-struct sigtab *sandpit_sigtab;
 
 /* What u_signal_leave needs once the program's handler has returned,
  * kept in the kernel's own frame: the 64 bytes the kernel reserves in the
@@ -59,24 +54,6 @@ static struct sig_saved *saved_of(ucontext_t *uc)
 	return (struct sig_saved *)(void *)uc->uc_mcontext.__reserved1;
 }
 
-typedef void (*handler1)(int);
-typedef void (*handler3)(int, void *, void *);
-
-static void call_program_handler(const struct k_sigaction *a, int sig, void *info, void *uc)
-{
-	if (a->flags & SA_SIGINFO_)
-		((handler3)(uintptr_t)a->handler)(sig, info, uc);
-	else
-		((handler1)(uintptr_t)a->handler)(sig);
-}
-
-static void copy_bytes(void *d, const void *s, unsigned long n)
-{
-	unsigned char *dd = d;
-	const unsigned char *ss = s;
-	while (n--)
-		*dd++ = *ss++;
-}
 
 /* A handler interrupted one of sandpit's own waits: pause and sigsuspend
  * end with EINTR; U's sleep for T's answer looks again instead of
@@ -84,224 +61,14 @@ static void copy_bytes(void *d, const void *s, unsigned long n)
 static void leave_waits(ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP];
+	uintptr_t ip = (uintptr_t)g[UC_PC];
 	if (ip >= (uintptr_t)sandpit_wait_begin && ip < (uintptr_t)sandpit_wait_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wait_eintr;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_wait_eintr;
 	else if (ip >= (uintptr_t)sandpit_wake_begin && ip < (uintptr_t)sandpit_wake_end)
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_wake_end;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_wake_end;
 }
 
-/* What the kernel does as it starts a handler: SA_RESETHAND's reset, and
- * the signals blocked while it runs (its sa_mask, and its own signal
- * unless SA_NODEFER), returned. */
-static uint64_t start_handler(struct k_sigaction *a, int sig)
-{
-	if (a->flags & SA_RESETHAND_)
-		a->handler = 0;
-	return a->mask | (a->flags & SA_NODEFER_ ? 0 : SANDPIT_SIGBIT(sig));
-}
 
-#define SA_ONSTACK_ 0x08000000u
-
-/* The signals whose default action is to be ignored (SIGCHLD, SIGCONT,
- * SIGURG, SIGWINCH): the others end or stop the process. */
-static int ignored_by_default(int sig)
-{
-	return sig == 17 || sig == 18 || sig == 23 || sig == 28;
-}
-
-static long raise_self(struct u_state *st, int sig);
-
-/* The default action of a signal sandpit's entry caught (the program's
- * action became SIG_DFL after the kernel was given sandpit's: SA_RESETHAND,
- * applied here, or a change while it was pending): the kernel's own,
- * given SIG_DFL and the signal again.  Made between requests (depth 0). */
-static void default_action(struct u_state *st, int sig)
-{
-	if (ignored_by_default(sig))
-		return;
-	static const struct k_sigaction dfl = { 0, 0, 0, 0 };
-	long args[6] = { sig, (long)&dfl, 0, 8 };
-	u_call_trusted(__NR_rt_sigaction, args);
-	raise_self(st, sig);
-}
-
-/* The queue of signals put off (u_state.deferred) is written by this
- * thread's own signal handlers, which may land between any two of its
- * instructions, also while it delivers from it: so nothing in it moves.
- * An entry is taken with one atomic add on ndeferred (its end), filled,
- * then made live by its signal number; it is delivered or discarded by
- * setting its number to 0; the end goes back to 0 once no entry is live,
- * by a compare-and-swap that fails if one was taken meanwhile.  Arrival
- * order is index order. */
-static uint32_t queue_end(const struct u_state *st)
-{
-	uint32_t n = __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST);
-	return n < U_NDEFERRED ? n : U_NDEFERRED;
-}
-
-static int entry_sig(const struct u_state *st, uint32_t i)
-{
-	return __atomic_load_n(&st->deferred[i].sig, __ATOMIC_SEQ_CST);
-}
-
-static int is_queued(const struct u_state *st, int sig)
-{
-	uint32_t n = queue_end(st);
-	for (uint32_t i = 0; i < n; i++)
-		if (entry_sig(st, i) == sig)
-			return 1;
-	return 0;
-}
-
-static void queue_trim(struct u_state *st)
-{
-	uint32_t n = __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST);
-	for (uint32_t i = 0; i < n && i < U_NDEFERRED; i++)
-		if (entry_sig(st, i))
-			return;
-	__atomic_compare_exchange_n(&st->ndeferred, &n, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-/* A signal put off: queued as the kernel queues a pending one.  A standard
- * signal already pending is not queued again (the first one's siginfo
- * stays); a real-time one is queued per instance.  0: not queued (the
- * queue is full: the signal is lost, as one past the kernel's limit). */
-static int queue_signal(struct u_state *st, int sig, const void *info)
-{
-	if (sig < 32 && is_queued(st, sig))
-		return 0;
-	uint32_t i = __atomic_fetch_add(&st->ndeferred, 1, __ATOMIC_SEQ_CST);
-	if (i >= U_NDEFERRED) {
-		__atomic_fetch_sub(&st->ndeferred, 1, __ATOMIC_SEQ_CST);
-		return 0;
-	}
-	copy_bytes(st->deferred[i].info, info, sizeof(st->deferred[i].info));
-	__atomic_store_n(&st->deferred[i].sig, sig, __ATOMIC_SEQ_CST);
-	return 1;
-}
-
-/* The program set SIG_IGN, or SIG_DFL of a signal ignored by default: the
- * kernel discards it where pending, and so is it here (this thread's). */
-void u_discard_deferred(struct u_state *st, int sig)
-{
-	uint32_t n = queue_end(st);
-	for (uint32_t i = 0; i < n; i++) {
-		int s = sig;
-		__atomic_compare_exchange_n(&st->deferred[i].sig, &s, 0, 0, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-	}
-	queue_trim(st);
-}
-
-struct handler_call {
-	struct u_state *st;
-	const struct k_sigaction *act;
-	int sig;
-	uint64_t during;
-	void *info, *uc;
-};
-
-/* the handler's mask (which delivers first what it still lets through),
- * then the handler: on the alternate stack for SA_ONSTACK, so that what
- * nests on it lands there too, as on the kernel's frame there */
-static long handler_call_fn(void *p)
-{
-	struct handler_call *c = p;
-	u_sigprocmask(2 /* SIG_SETMASK */, &c->during, 0, 8);
-	if (!(c->act->flags & SA_RESTART_))
-		c->st->norestart_ran++;
-	call_program_handler(c->act, c->sig, c->info, c->uc);
-	return 0;
-}
-
-/* The lowest signal put off that the mask lets through (its oldest
- * instance), as the kernel picks among pending ones, or -1. */
-static int next_deliverable(const struct u_state *st, uint64_t mask)
-{
-	int best = -1, best_sig = 0;
-	uint32_t n = queue_end(st);
-	for (uint32_t i = 0; i < n; i++) {
-		int sig = entry_sig(st, i);
-		if (!sig || (mask & SANDPIT_SIGBIT(sig)))
-			continue;
-		if (best < 0 || sig < best_sig) {
-			best = (int)i;
-			best_sig = sig;
-		}
-	}
-	return best;
-}
-
-/* One signal put off, delivered as the kernel delivers a pending one: its
- * action is decided now (SIG_IGN, SIG_DFL, SA_RESETHAND's reset), the mask
- * for the handler is set (its sa_mask, and its own signal unless
- * SA_NODEFER), and, as the kernel delivers the pending signals that mask
- * still lets through before the handler's first instruction, those are
- * delivered first (the mask change does it, u_sigprocmask); SA_ONSTACK
- * runs it on the alternate stack if one is set and not in use.  The mask
- * is then put back, as rt_sigreturn would.  The handler gets a zeroed
- * context: the kernel's frame is gone. */
-static void deliver(struct u_state *st, const struct deferred_signal *d, uint64_t mask,
-		    const uint64_t ss[3])
-{
-	int sig = d->sig;
-	struct k_sigaction *a = &sandpit_sigtab->act[sig];
-	struct k_sigaction act = *a;
-	if (act.handler == 1)
-		return;
-	if (act.handler == 0) {
-		default_action(st, sig);
-		return;
-	}
-	__atomic_fetch_add(&sandpit_sigtab->signals, 1, __ATOMIC_SEQ_CST);
-	uint64_t block = start_handler(a, sig);
-	uint64_t during = (mask | block) & ~(SANDPIT_SIGBIT(9) | SANDPIT_SIGBIT(19));
-	ucontext_t uc;
-	for (unsigned long i = 0; i < sizeof(uc); i++)
-		((unsigned char *)&uc)[i] = 0;
-	struct deferred_signal copy = *d;
-	struct handler_call c = { st, &act, sig, during, copy.info, &uc };
-	/* ss: ss_sp, ss_flags (SS_ONSTACK 1, SS_DISABLE 2), ss_size */
-	if ((act.flags & SA_ONSTACK_) && !(ss[1] & 3) && ss[2])
-		sandpit_call_on_stack((void *)(uintptr_t)((ss[0] + ss[2]) & ~15ull), handler_call_fn, &c);
-	else
-		handler_call_fn(&c);
-	u_sigprocmask(2, &mask, 0, 8);
-}
-
-/* The handlers put off while their thread waited for T, run once no
- * request is in flight (depth 0): those the thread's mask lets through,
- * the lowest first, each as the kernel would deliver it (deliver).  A
- * blocked one stays until a mask change lets it through (u_sigprocmask
- * comes back here).  Without the handler's mask a signal that comes faster
- * than its handler runs nests without end and the program dies of its
- * stack. */
-void u_run_deferred(struct u_state *st)
-{
-	for (;;) {
-		if (st->depth || !__atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
-			return;
-		/* the mask and the alternate stack in force, in one question */
-		struct self_request rq = { .how = -1 };
-		if (sandpit_ask_self(&rq))
-			return;
-		int i = next_deliverable(st, rq.old);
-		if (i < 0) {
-			queue_trim(st);
-			return;
-		}
-		/* copied, then taken: a handler that lands between the two
-		 * finds it still pending (and merges with it) */
-		struct deferred_signal d = st->deferred[i];
-		int sig = d.sig;
-		if (!sig || !__atomic_compare_exchange_n(&st->deferred[i].sig, &sig, 0, 0,
-							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			continue;
-		queue_trim(st);
-		deliver(st, &d, rq.old, rq.old_ss);
-	}
-}
 
 /* tgkill, tkill or kill of this very thread or process with this signal:
  * if it is in flight and the signal is here, T has already made it. */
@@ -317,11 +84,6 @@ static int raised_by_request(const struct u_state *st, const struct mailbox *mb,
 	return 0;
 }
 
-static long raise_self(struct u_state *st, int sig)
-{
-	long args[6] = { st->pid, st->tid, sig };
-	return u_call_trusted(__NR_tgkill, args);
-}
 
 /* The program's handler for sig, to run now in the kernel's frame (or 0:
  * none, or put off until the request in flight is answered).  Counts it
@@ -338,7 +100,7 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 	sv->restore = 0;
 	int depth = __atomic_load_n(&st->depth, __ATOMIC_SEQ_CST);
 	/* a standard signal pending (put off) is pending once: this one is it */
-	if (sig < 32 && is_queued(st, sig))
+	if (sig < 32 && u_is_queued(st, sig))
 		return 0;
 	if (h == 1)
 		return 0;
@@ -346,12 +108,12 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		/* SIG_DFL once sandpit's entry had it (SA_RESETHAND, applied
 		 * by U): the kernel's default action, now or at delivery */
 		if (depth > 0) {
-			queue_signal(st, sig, info);
+			u_queue_signal(st, sig, info);
 			if (__atomic_load_n(&st->flight, __ATOMIC_SEQ_CST) == FLIGHT_SENT &&
 			    __atomic_load_n(&st->mb->res_seq, __ATOMIC_SEQ_CST) < st->seq)
 				u_interrupt_t(st, st->seq);
 		} else {
-			default_action(st, sig);
+			u_default_action(st, sig);
 		}
 		return 0;
 	}
@@ -380,7 +142,7 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 			  ((answered && mb->result != -SP_ANSWERED) ||
 			   (!answered && raised_by_request(st, mb, sig)));
 		if (!now) {
-			queue_signal(st, sig, info);
+			u_queue_signal(st, sig, info);
 			/* a request still being written asks B itself once sent */
 			if (sent && !answered)
 				u_interrupt_t(st, st->seq);
@@ -404,20 +166,10 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		st->flight = FLIGHT_NONE;
 	}
 	sv->vblocked = st->vblocked;
-	st->vblocked |= start_handler(a, sig) & SANDPIT_NEVER_BLOCKED;
+	st->vblocked |= u_start_handler(a, sig) & SANDPIT_NEVER_BLOCKED;
 	return (uintptr_t)h;
 }
 
-/* The program's own kept signals it raised while it had them blocked,
- * once they are not: raised again (between requests, depth 0). */
-void u_raise_due(struct u_state *st)
-{
-	uint64_t due = st->vpending & ~st->vblocked;
-	st->vpending &= ~due;
-	for (int sig = 1; due; sig++, due >>= 1)
-		if (due & 1)
-			raise_self(st, sig);
-}
 
 void u_signal_leave(void *ucv)
 {
@@ -471,7 +223,7 @@ static uintptr_t program_kept_signal(int sig, void *info, ucontext_t *uc, int fa
 	long args[6] = { sig };
 	u_call_trusted(SANDPIT_NR_SIG_DFL, args);
 	if (!fault)
-		raise_self(st, sig);
+		u_raise_self(st, sig);
 	return 0;
 }
 
@@ -486,8 +238,9 @@ static uintptr_t on_sigsys(void *info, ucontext_t *uc)
 	if (si[2] != SYS_SECCOMP_)
 		return program_kept_signal(31, info, uc, 0);
 	long nr = si[6]; /* si_syscall, after si_call_addr */
-	g[REG_RAX] = (greg_t)sandpit_entry_from(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX],
-						g[REG_R10], g[REG_R8], g[REG_R9], g[REG_RIP]);
+	g[UC_RET] = (greg_t)sandpit_entry_from(nr, g[UC_SYSCALL_ARG0], g[UC_SYSCALL_ARG1],
+					       g[UC_SYSCALL_ARG2], g[UC_SYSCALL_ARG3],
+					       g[UC_SYSCALL_ARG4], g[UC_SYSCALL_ARG5], g[UC_PC]);
 	return 0;
 }
 
@@ -506,7 +259,7 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 	 * whether the thread runs on the stack comes from the interrupted stack
 	 * pointer, as the kernel's own answer does */
 	uint64_t *ss = (uint64_t *)&uc->uc_stack; /* ss_sp, ss_flags (int), ss_size */
-	uint64_t sp = (uint64_t)g[REG_RSP];
+	uint64_t sp = (uint64_t)g[UC_SP];
 	int on_stack = ss[2] && sp > ss[0] && sp - ss[0] <= ss[2];
 	uint32_t kflags = (uint32_t)ss[1];
 	rq->old_ss[0] = ss[0];
@@ -567,39 +320,39 @@ static void answer_self_request(struct self_request *rq, ucontext_t *uc)
 static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
+	const unsigned char *ip = (const unsigned char *)g[UC_PC];
 	const int32_t *si = info;
 
 	/* sandpit's own fault-safe accesses to U's memory: EFAULT, not a death */
 	if (ip == (const unsigned char *)sandpit_put_user64_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_put_user64_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_copy_to_user_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_to_user_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_copy_to_user_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_get_user8_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_get_user8_fault;
 		return 0;
 	}
 	if (ip == (const unsigned char *)sandpit_copy_user_str_insn) {
-		g[REG_RIP] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
+		g[UC_PC] = (greg_t)(uintptr_t)sandpit_copy_user_str_fault;
 		return 0;
 	}
 	/* sandpit's own request for a mask or stack change (the hlt's #GP;
 	 * a kill or raise that lands there has another si_code) */
 	if (ip == (const unsigned char *)sandpit_ask_self_insn && si[2] == SI_KERNEL_) {
-		struct self_request *rq = (struct self_request *)g[REG_RDI];
+		struct self_request *rq = (struct self_request *)g[UC_CALL_ARG0];
 		answer_self_request(rq, uc);
-		g[REG_RAX] = rq->err;
-		g[REG_RIP] += 1;
+		g[UC_RET] = rq->err;
+		g[UC_PC] += ARCH_ASK_SELF_LEN;
 		return 0;
 	}
 	int fault = si[2] > 0; /* from the kernel; a kill, raise or sigqueue is <= 0 */
 	/* an instruction fetch from code not yet patched (SEGV_ACCERR at rip) */
-	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[REG_RIP] &&
-	    sandpit_exec_fault((uintptr_t)g[REG_RIP]))
+	if (si[2] == 2 && *(const uint64_t *)(si + 4) == (uint64_t)g[UC_PC] &&
+	    sandpit_exec_fault((uintptr_t)g[UC_PC]))
 		return 0;
 	/* rdtsc (0f 31) or rdtscp (0f 01 f9): a #GP, read without faulting */
 	int len = 0;
@@ -615,11 +368,11 @@ static uintptr_t on_sigsegv(void *info, ucontext_t *uc)
 		return program_kept_signal(11, info, uc, fault);
 	uint32_t aux;
 	uint64_t tsc = u_read_tsc(&aux);
-	g[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
-	g[REG_RDX] = (greg_t)(tsc >> 32);
+	g[UC_TSC_LO] = (greg_t)(tsc & 0xffffffffu);
+	g[UC_TSC_HI] = (greg_t)(tsc >> 32);
 	if (len == 3)
-		g[REG_RCX] = (greg_t)aux;
-	g[REG_RIP] += len;
+		g[UC_TSC_AUX] = (greg_t)aux;
+	g[UC_PC] += len;
 	return 0;
 }
 

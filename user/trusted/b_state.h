@@ -1,0 +1,72 @@
+/* The bottom of the trusted process B: the configuration it was started
+ * with, P's pidfd, and B's private record of the slots, which the watchers
+ * (b_watch.c) and the servers (b_serve.c) read and write under one lock;
+ * and B's alarm, which ends P with one line.  Every other file of B reads
+ * from here; this file calls nothing of B's but the denial log's last
+ * count.  Only B includes it. */
+#ifndef SANDPIT_B_STATE_H
+#define SANDPIT_B_STATE_H
+#include <pthread.h>
+#include <stdint.h>
+
+#include "user/layout/secure_mem.h"
+#include "user/trusted/b_config.h"
+
+/* the configuration B was started with (b_set_cfg, once, before B runs) */
+extern const struct trusted_process_config *b_config;
+static inline const struct trusted_process_config *b_cfg(void)
+{
+	return b_config;
+}
+void b_set_cfg(const struct trusted_process_config *c);
+
+/* a pidfd of P, or -1 (no pidfds; before b_open_pidfd) */
+int b_pidfd(void);
+/* opened once as B starts; without pidfds (before 5.3) B kills by pid */
+void b_open_pidfd(void);
+
+/* B's own record of the slots: never in memory P can reach.  A slot's U
+ * and T, as the kernel confirmed them when the slot started (b_watch.c),
+ * 0 when free: B's own copies, never re-read from P.  With b_lock held. */
+enum { SLOT_FREE, SLOT_STARTING, SLOT_ACTIVE };
+#define START_MARK 0xffffffffu /* a clear-child-tid word before its thread runs */
+struct b_slot {
+	int state;
+	int exiting; /* T said U asks to exit (its exit bell): U's end is no alarm */
+	int32_t u_tid, t_tid;
+	/* U asked for its T to be interrupted (watch_p) while the slot was
+	 * still starting, before B knew T's tid: sent when the kernel confirms
+	 * the slot's threads (watch_step).  U asks once a request, so an
+	 * interrupt dropped here would leave U's handler waiting on T's call
+	 * for ever. */
+	char intr_pending;
+};
+extern struct b_slot b_slots[SM_NSLOTS];
+extern pthread_mutex_t b_lock;
+/* broadcast when a slot's start is decided or a slot is freed */
+extern pthread_cond_t b_slot_freed;
+
+/* In B only: the tid of slot `slot`'s U as the kernel confirmed it when the
+ * slot started, 0 if the slot is not running.  Takes the lock. */
+int32_t b_slot_u_tid(int slot);
+/* In B only: whether a thread has ever run in slot `slot`, without the
+ * lock; b_slot_ran records that one has (the watcher, at its start). */
+int b_slot_ever_ran(int slot);
+void b_slot_ran(int slot);
+
+/* The U tid table every T's U_TID rule reads; with the lock held. */
+void b_publish_tids(void);
+/* B has decided slot s's start (after b_publish_tids) */
+void b_slot_start_decided(int s);
+/* FUTEX_WAKE of every waiter on w */
+void b_wake_all(uint32_t *w);
+
+/* P killed (by its pidfd, else by pid) */
+void b_kill_p(void);
+/* one line on stderr: fmt with one long */
+void b_say(const char *fmt, long a);
+/* Something only the kernel's killing of a sandboxed thread, or a forged
+ * word, explains: one line (slot s, why), P killed unless it is ending by
+ * itself, and B ends. */
+void __attribute__((noreturn)) b_slot_alarm(const char *why, int s);
+#endif
