@@ -39,6 +39,7 @@ enum compat_feature {
 	COMPAT_FUTEX_WAITV,        /* futex_waitv(2) */
 	COMPAT_FSGSBASE,           /* the CPU and kernel let a thread wrfsbase (AT_HWCAP2) */
 	COMPAT_FACCESSAT2,         /* faccessat2(2) with AT_EMPTY_PATH on an O_PATH descriptor */
+	COMPAT_MM_MAP,             /* prctl(PR_SET_MM, PR_SET_MM_MAP): the program's argv in /proc/self/cmdline */
 	COMPAT_NFEATURES,
 };
 

@@ -372,6 +372,14 @@ static int probe_faccessat2(void)
 	return r == 0;
 }
 
+/* `sandpit run` tells the kernel where the program's argv, environment
+ * and auxiliary vector lie (a kernel built with CHECKPOINT_RESTORE) */
+static int probe_mm_map(void)
+{
+	unsigned size = 0;
+	return prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0) == 0 && size > 0;
+}
+
 /* A property of the CPU and the hypervisor as much as of the kernel: the
  * kernel says in AT_HWCAP2 whether it lets user space use the instructions */
 static int probe_fsgsbase(void)
@@ -421,6 +429,9 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 			      NONE, probe_fsgsbase, 0 },
 	[COMPAT_FACCESSAT2] = { "faccessat2", "access calls made by the trusted thread", NONE,
 				probe_faccessat2, 0 },
+	[COMPAT_MM_MAP] = { "mm-map",
+			    "/proc/self/cmdline, environ and auxv show sandpit's own (sandpit run)",
+			    NONE, probe_mm_map, 1 },
 };
 
 static void list_names(char *buf, size_t len)

@@ -162,7 +162,69 @@ static int aux_is_string(uint64_t type)
 	return type == AT_EXECFN || type == AT_PLATFORM || type == AT_BASE_PLATFORM;
 }
 
-void elf_start(uintptr_t entry, char *const argv[], char *const envp[], const uint64_t *auxv)
+/* The block's layout, and with `write` its contents: one walk for both, so
+ * that what elf_stack_plan announces is what elf_stack_enter writes */
+static void lay_out(struct elf_stack *st, int write)
+{
+	uint64_t *w = (uint64_t *)st->block;
+	char *s = (char *)(st->block + st->words * 8);
+	size_t n = 0, k = 0;
+#define PUT(v)                           \
+	do {                             \
+		if (write)               \
+			*w = (uint64_t)(v); \
+		w++;                     \
+	} while (0)
+#define PUT_STR(str)                                                  \
+	do {                                                          \
+		size_t len_ = strlen(str) + 1;                        \
+		PUT((uintptr_t)s);                                    \
+		if (write)                                            \
+			memcpy(s, (str), len_);                       \
+		s += len_;                                            \
+	} while (0)
+	while (st->argv[n])
+		n++;
+	PUT(n);
+	st->arg_start = (uintptr_t)s;
+	for (size_t i = 0; i < n; i++)
+		PUT_STR(st->argv[i]);
+	st->arg_end = (uintptr_t)s;
+	PUT(0);
+	st->env_start = (uintptr_t)s;
+	for (size_t i = 0; st->envp[i]; i++)
+		PUT_STR(st->envp[i]);
+	st->env_end = (uintptr_t)s;
+	PUT(0);
+	for (size_t i = 0; st->auxv_in[2 * i] != AT_NULL; i++) {
+		uint64_t type = st->auxv_in[2 * i], val = st->auxv_in[2 * i + 1];
+		PUT(type);
+		if (aux_is_string(type)) {
+			val = (uintptr_t)s;
+			PUT_STR((const char *)(uintptr_t)st->auxv_in[2 * i + 1]);
+		} else if (type == AT_RANDOM) {
+			PUT((uintptr_t)s);
+			if (write)
+				memcpy(s, (const void *)(uintptr_t)val, 16);
+			val = (uintptr_t)s;
+			s += 16;
+		} else {
+			PUT(val);
+		}
+		st->auxv[k++] = type;
+		st->auxv[k++] = val;
+	}
+	PUT(AT_NULL);
+	PUT(0);
+	st->auxv[k++] = AT_NULL;
+	st->auxv[k++] = 0;
+	st->auxv_bytes = k * 8;
+#undef PUT
+#undef PUT_STR
+}
+
+int elf_stack_plan(struct elf_stack *st, char *const argv[], char *const envp[],
+		   const uint64_t *auxv)
 {
 	size_t argc = 0, envc = 0, naux = 0, strs = 0;
 
@@ -175,45 +237,34 @@ void elf_start(uintptr_t entry, char *const argv[], char *const envp[], const ui
 			strs += strlen((const char *)auxv[2 * naux + 1]) + 1;
 		else if (auxv[2 * naux] == AT_RANDOM)
 			strs += 16;
-	size_t words = 1 + argc + 1 + envc + 1 + 2 * (naux + 1);
-	size_t size = (words * 8 + strs + 16 + 15) & ~15UL;
-
+	if (naux > ELF_MAX_AUXV)
+		return -1;
+	st->argv = argv;
+	st->envp = envp;
+	st->auxv_in = auxv;
+	st->words = 1 + argc + 1 + envc + 1 + 2 * (naux + 1);
+	st->size = (st->words * 8 + strs + 16 + 15) & ~15UL;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) - STACK_GAP;
-	uintptr_t block = (sp - size) & ~15UL;
-	/* grow the stack down to the block a page at a time */
-	for (uintptr_t a = page_down(sp); a >= page_down(block); a -= PAGE)
-		*(volatile char *)a = 0;
+	st->block = (sp - st->size) & ~15UL;
+	lay_out(st, 0);
+	return 0;
+}
 
-	uint64_t *w = (uint64_t *)block;
-	char *s = (char *)(block + words * 8);
-	*w++ = argc;
-	for (size_t i = 0; i < argc; i++, s += strlen(s) + 1)
-		*w++ = (uint64_t)(uintptr_t)strcpy(s, argv[i]);
-	*w++ = 0;
-	for (size_t i = 0; i < envc; i++, s += strlen(s) + 1)
-		*w++ = (uint64_t)(uintptr_t)strcpy(s, envp[i]);
-	*w++ = 0;
-	for (size_t i = 0; i < naux; i++) {
-		uint64_t type = auxv[2 * i], val = auxv[2 * i + 1];
-		if (aux_is_string(type)) {
-			val = (uint64_t)(uintptr_t)strcpy(s, (const char *)(uintptr_t)val);
-			s += strlen(s) + 1;
-		} else if (type == AT_RANDOM) {
-			val = (uint64_t)(uintptr_t)memcpy(s, (const void *)(uintptr_t)val, 16);
-			s += 16;
-		}
-		*w++ = type;
-		*w++ = val;
-	}
-	*w++ = AT_NULL;
-	*w++ = 0;
+void elf_stack_enter(const struct elf_stack *plan, uintptr_t entry)
+{
+	struct elf_stack st = *plan;
+	/* grow the stack down to the block a page at a time, from below the
+	 * frames still in use (the caller's, this one's, memcpy's) */
+	for (uintptr_t a = page_down(st.block + st.size); a >= page_down(st.block); a -= PAGE)
+		*(volatile char *)a = 0;
+	lay_out(&st, 1);
 
 	__asm__ volatile("mov %0, %%rsp\n\t"
 			 "xor %%edx, %%edx\n\t"
 			 "xor %%ebp, %%ebp\n\t"
 			 "jmp *%1"
 			 :
-			 : "S"(block), "a"(entry)
+			 : "S"(st.block), "a"(entry)
 			 : "memory");
 	__builtin_unreachable();
 }

@@ -21,11 +21,26 @@ enum { ELF_ERR_NOEXEC = 1, ELF_ERR_SYS = 2 };
 /* Map the ELF file open on fd.  0, or ELF_ERR_* with a message in err. */
 int elf_map(int fd, const char *name, struct elf_image *out, char *err, size_t errlen);
 
-/* Start the program: a fresh stack block of argc/argv/envp/auxv below the
- * current stack pointer, then a jump to `entry` as the kernel leaves a new
- * program (rsp at argc, rdx 0).  auxv is {type, value} pairs ending with
- * AT_NULL; values of AT_RANDOM, AT_EXECFN and AT_PLATFORM are taken as
- * pointers to data that is copied onto the new stack. */
-void __attribute__((noreturn)) elf_start(uintptr_t entry, char *const argv[],
-					 char *const envp[], const uint64_t *auxv);
+/* The program's initial stack: argc, argv, envp and the auxiliary vector
+ * ({type, value} pairs ending with AT_NULL; AT_RANDOM's, AT_EXECFN's and
+ * AT_PLATFORM's values point to data copied onto the stack), then the
+ * strings, as the kernel's execve lays them out.  elf_stack_plan places it
+ * below the caller's frames and says where each part will lie, so that
+ * the kernel can be told before the sandbox starts (run.c); elf_stack_enter,
+ * called from the same frame, writes it there and jumps to `entry` as the
+ * kernel leaves a new program (rsp at argc, rdx 0). */
+#define ELF_MAX_AUXV 64
+struct elf_stack {
+	char *const *argv, *const *envp;
+	const uint64_t *auxv_in;
+	size_t words, size;  /* the vectors' words; the whole block's bytes */
+	uintptr_t block;     /* where argc lies: the program's first stack pointer */
+	uintptr_t arg_start, arg_end, env_start, env_end; /* the strings, ends exclusive */
+	uint64_t auxv[2 * ELF_MAX_AUXV + 2]; /* as the program will find it */
+	size_t auxv_bytes;                   /* its AT_NULL pair included */
+};
+/* 0, or -1 when auxv has more than ELF_MAX_AUXV entries */
+int elf_stack_plan(struct elf_stack *st, char *const argv[], char *const envp[],
+		   const uint64_t *auxv);
+void __attribute__((noreturn)) elf_stack_enter(const struct elf_stack *st, uintptr_t entry);
 #endif

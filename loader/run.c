@@ -15,20 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandpit.h"
 #include "loader/elf.h"
 #include "loader/run.h"
+#include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/layout/denial_report.h"
 #include "user/start/sandbox.h"
 
 #define MAX_GRANTS 64
-#define MAX_AUXV 64
 
 const char run_usage[] =
 	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
@@ -351,7 +353,7 @@ static void closing_line(int fd)
 static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct elf_image *interp,
 		     const char *execfn, uint8_t random[16])
 {
-	uint64_t own[2 * MAX_AUXV];
+	uint64_t own[2 * ELF_MAX_AUXV];
 	int fd = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, own, sizeof own - 16);
 	if (fd >= 0)
@@ -377,6 +379,47 @@ static int make_auxv(uint64_t *out, const struct elf_image *prog, const struct e
 	out[k++] = AT_NULL;
 	out[k] = 0;
 	return 0;
+}
+
+/* The program's own name, argv, environment and auxiliary vector where the
+ * kernel shows a process its own (/proc/self/comm, stat, cmdline,
+ * environ, auxv), not sandpit's: the name as execve would set it (the
+ * basename of what it executed), the rest where the program's stack will
+ * hold them (st).  The other fields PR_SET_MM_MAP takes are kept as they
+ * are, from /proc/self/stat and brk.  Without PR_SET_MM_MAP (a kernel
+ * built without CHECKPOINT_RESTORE, or SANDPIT_KERNEL=no-mm-map) only the
+ * name is the program's; a failure is said, and changes nothing else. */
+static void show_the_program(const struct elf_stack *st, const char *executed)
+{
+	const char *base = strrchr(executed, '/');
+	prctl(PR_SET_NAME, base ? base + 1 : executed, 0, 0, 0);
+	if (!compat_has(COMPAT_MM_MAP))
+		return;
+	/* fields 26-28 and 45-51 (proc(5)), after the ')' that ends the name */
+	char buf[1024];
+	unsigned long long f[52] = { 0 };
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n > 0)
+		buf[n] = '\0';
+	char *p = n > 0 ? strrchr(buf, ')') : NULL, *save = NULL;
+	int k = 2;
+	for (char *t = p ? strtok_r(p + 1, " ", &save) : NULL; t && k < 51; t = strtok_r(NULL, " ", &save))
+		f[++k] = strtoull(t, NULL, 10);
+	struct prctl_mm_map m = {
+		.start_code = f[26], .end_code = f[27], .start_stack = st->block,
+		.start_data = f[45], .end_data = f[46], .start_brk = f[47],
+		.brk = (uint64_t)syscall(SYS_brk, 0),
+		.arg_start = st->arg_start, .arg_end = st->arg_end,
+		.env_start = st->env_start, .env_end = st->env_end,
+		.auxv = (__u64 *)st->auxv, .auxv_size = (uint32_t)st->auxv_bytes,
+		.exe_fd = (uint32_t)-1,
+	};
+	if (k < 51 || prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof m, 0) < 0)
+		fprintf(stderr, "sandpit: /proc/self/cmdline will show sandpit's, not %s's: %s\n",
+			executed, k < 51 ? "/proc/self/stat unreadable" : strerror(errno));
 }
 
 /* The plan cache: plan one library the sandboxed program named (only a
@@ -506,7 +549,7 @@ int run_main(int argc, char **argv)
 	}
 	signal(SIGBUS, SIG_DFL);
 
-	static uint64_t auxv[2 * MAX_AUXV + 2];
+	static uint64_t auxv[2 * ELF_MAX_AUXV + 2];
 	static uint8_t random[16];
 	if (getrandom(random, sizeof random, 0) != sizeof random ||
 	    make_auxv(auxv, &prog, prog.interp[0] ? &interp : NULL, sb ? given : path, random) < 0)
@@ -536,6 +579,11 @@ int run_main(int argc, char **argv)
 	if (a.opts.policy_file)
 		say_translated(a.opts.policy_file);
 
+	static struct elf_stack stack;
+	if (elf_stack_plan(&stack, pargv, penv, auxv) < 0)
+		return run_fail(RUN_EXIT_SANDPIT, "cannot build the auxiliary vector");
+	show_the_program(&stack, sb ? given : path);
+
 	/* sandpit's own libraries never run again in this process */
 	sandpit_patch_only(prog.lo, prog.hi);
 	if (prog.interp[0])
@@ -544,5 +592,5 @@ int run_main(int argc, char **argv)
 	sandpit_trusted_process_as_sibling();
 	if ((r = sandpit_start(&a.opts)) < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "%s", sandpit_error());
-	elf_start(prog.interp[0] ? interp.entry : prog.entry, pargv, penv, auxv);
+	elf_stack_enter(&stack, prog.interp[0] ? interp.entry : prog.entry);
 }

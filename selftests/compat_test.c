@@ -105,6 +105,12 @@ static int raw_futex_waitv(void)
 	return syscall(__NR_futex_waitv, &w, 1, 0, NULL, 0) == -1 && errno == EAGAIN;
 }
 
+static int raw_mm_map(void)
+{
+	unsigned size = 0;
+	return prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0) == 0 && size > 0;
+}
+
 static int raw_pidfd_getfd(void)
 {
 	int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -189,6 +195,7 @@ TEST(every_feature_this_kernel_has_is_present)
 	EXPECT_EQ(raw_pidfd_getfd(), compat_has(COMPAT_PIDFD_GETFD));
 	EXPECT_EQ(raw_user_dispatch(), compat_has(COMPAT_USER_DISPATCH));
 	EXPECT_EQ(raw_futex_waitv(), compat_has(COMPAT_FUTEX_WAITV));
+	EXPECT_EQ(raw_mm_map(), compat_has(COMPAT_MM_MAP));
 }
 
 TEST(landlock_abi_is_the_kernels)

@@ -21,6 +21,7 @@
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
 #include "selftests/kernel_probe.h"
+#include "compat/compat.h"
 #include "user/patch/plan_file.h"
 
 
@@ -291,6 +292,59 @@ TEST_F(run, exit_status_and_signal)
 {
 	SAME(NULL, NULL, "sh", "-c", "exit 7");
 	SAME(NULL, NULL, "sh", "-c", "kill -TERM $$");
+}
+
+/* A program reading where the kernel shows a process itself: its argv
+ * (/proc/self/cmdline), its name (comm, and stat's second field), its
+ * environment and auxiliary vector (the values it got on its stack), run
+ * as a program and as a #! script.  Natively and sandboxed the same; where
+ * the kernel cannot be told (no PR_SET_MM_MAP), the name is the program's
+ * and the argv sandpit's, as docs/LIMITS.md says. */
+#define SEES_ITSELF                                                                           \
+	"import ctypes, os, sys\n"                                                            \
+	"def rd(p): return open(p, 'rb').read()\n"                                            \
+	"print(rd('/proc/self/cmdline'))\n"                                                   \
+	"print(rd('/proc/self/comm'), rd('/proc/self/stat').split(b') ')[0].split(b' (')[1])\n" \
+	"env = b''.join(k + b'=' + v + b'\\0' for k, v in os.environb.items())\n"            \
+	"print('environ', rd('/proc/self/environ') == env)\n"                                 \
+	"aux = rd('/proc/self/auxv'); getauxval = ctypes.CDLL(None).getauxval\n"               \
+	"getauxval.restype = ctypes.c_ulong\n"                                                \
+	"pairs = [int.from_bytes(aux[i:i + 8], 'little') for i in range(0, len(aux), 8)]\n"   \
+	"kv = dict(zip(pairs[0::2], pairs[1::2]))\n"                                          \
+	"print('auxv', [(t, kv.get(t) == getauxval(t)) for t in (3, 5, 9, 25, 31)])\n"        \
+	"print(ctypes.string_at(kv.get(31, 0)) if 31 in kv else None)\n"
+
+TEST_F(run, the_program_sees_itself_in_proc_self)
+{
+	char script[160];
+	snprintf(script, sizeof script, "%s/sees_itself.py", self->dir);
+	write_file(_metadata, script, "#!/usr/bin/python3\n" SEES_ITSELF, 0755);
+	char *const as_program[] = { "/usr/bin/python3", script, "an arg", NULL };
+	char *const as_script[] = { script, "an arg", NULL };
+	if (compat_has(COMPAT_MM_MAP)) {
+		SAME(NULL, NULL, "/usr/bin/python3", script, "an arg");
+		SAME(NULL, NULL, script, "an arg");
+	} else {
+		TH_LOG("no PR_SET_MM_MAP on this kernel: the fallback only");
+	}
+	/* without it: the name still the program's (comm: python3, or the
+	 * script's), the argv sandpit's */
+	char forced[256];
+	const char *k = getenv("SANDPIT_KERNEL");
+	snprintf(forced, sizeof forced, "SANDPIT_KERNEL=%s%sno-mm-map", k && *k ? k : "",
+		 k && *k ? "," : "");
+	const char *extra[] = { self->grant, NULL };
+	char *const *const runs[] = { as_program, as_script };
+	const char *const names[] = { "b'python3\\n' b'python3'", "b'sees_itself.py\\n' b'sees_itself.py'" };
+	for (int i = 0; i < 2; i++) {
+		struct result s;
+		ASSERT_EQ(0, sandboxed(variant->mode, extra, runs[i], NULL, NULL, forced, &s));
+		EXPECT_EQ(0, s.status);
+		char *out = result_text(&s);
+		EXPECT_NE(NULL, strstr(out, "sandpit\\x00run\\x00")) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, names[i])) TH_LOG("%s", out);
+		free(s.out);
+	}
 }
 
 /* ---- sandpit's own errors */
