@@ -45,11 +45,10 @@
 	{ .op = RULE_RANGE_FREE, .arg = (a), .arg2 = (len), .carg = N, .err = EPERM }
 #define RANGE_FREE_IF(a, len, c, m) \
 	{ .op = RULE_RANGE_FREE, .arg = (a), .arg2 = (len), .carg = (c), .cmask = (m), .err = EPERM }
-/* W^X: new code is mapped without PROT_EXEC, patched, then made executable
- * with mprotect (user/untrusted/exec_patch.c); memory is never W and X at once */
+/* new code is mapped without PROT_EXEC, patched, then made executable with
+ * mprotect (user/untrusted/exec_patch.c, which also makes a JIT's writable
+ * and executable memory that way, unpatched) */
 #define NO_EXEC(a) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = PROT_EXEC, .err = EACCES }
-#define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
-		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
 /* the kernel reads these arguments as ints: compare the low half only */
 #define NE(a, v, e) \
 	{ .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = 0xffffffffULL, .val = (v), .err = (e) }
@@ -114,8 +113,8 @@ static const struct entry table[] = {
 	/* memory management never over sandpit's pages, never a mapping of
 	 * sandpit's descriptors (invariant 3) */
 	GUARD("mmap", mem_why, FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NO_EXEC(2)),
-	GUARD("mprotect", mem_why, RANGE_FREE(0, 1), NOT_WX(2)),
-	GUARD("pkey_mprotect", mem_why, RANGE_FREE(0, 1), NOT_WX(2)),
+	GUARD("mprotect", mem_why, RANGE_FREE(0, 1)),
+	GUARD("pkey_mprotect", mem_why, RANGE_FREE(0, 1)),
 	GUARD("munmap", mem_why, RANGE_FREE(0, 1)),
 	GUARD("madvise", mem_why, RANGE_FREE(0, 1)),
 	GUARD("mremap", mem_why, RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED)),

@@ -69,9 +69,7 @@ static const char *const x_allow_calls[] = {
 #define EQ_ERR(a, v, e) \
 	{ .op = RULE_MASKED_EQ, .arg = (a), .arg2 = N, .carg = N, .mask = ~0ULL, .val = (v), .err = (e) }
 #define NE_MASKED(a, m, v) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, .mask = (m), .val = (v) }
-/* W^X: never writable and executable at once */
-#define NOT_WX(a) { .op = RULE_MASKED_NE, .arg = (a), .arg2 = N, .carg = N, \
-		    .mask = PROT_WRITE | PROT_EXEC, .val = PROT_WRITE | PROT_EXEC, .err = EACCES }
+/* mmap never maps executable memory (mprotect does, after the patcher) */
 #define NO_EXEC(a) { .op = RULE_MASK_ZERO, .arg = (a), .arg2 = N, .carg = N, .mask = PROT_EXEC, .err = EACCES }
 #define SELF_PID(a) { .op = RULE_SELF_PID, .arg = (a), .arg2 = N, .carg = N }
 #define U_TID(a) { .op = RULE_U_TID, .arg = (a), .arg2 = N, .carg = N, .err = ESRCH }
@@ -92,11 +90,11 @@ static const struct thread_call {
 	struct policy_rule rules[POLICY_MAX_RULES];
 } x_thread_calls[] = {
 	/* never over sandpit's pages, never a mapping of sandpit's descriptors */
-	/* W^X: new code is mapped without PROT_EXEC, patched, then made
+	/* new code is mapped without PROT_EXEC, patched, then made
 	 * executable with mprotect (user/untrusted/exec_patch.c) */
 	{ "mmap", EPERM, { FD_FREE(4), RANGE_FREE_IF(0, 1, 3, MAP_FIXED), NO_EXEC(2) } },
-	{ "mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
-	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1), NOT_WX(2) } },
+	{ "mprotect", EPERM, { RANGE_FREE(0, 1) } },
+	{ "pkey_mprotect", EPERM, { RANGE_FREE(0, 1) } },
 	{ "munmap", EPERM, { RANGE_FREE(0, 1) } },
 	{ "madvise", EPERM, { RANGE_FREE(0, 1) } },
 	{ "mremap", EPERM, { RANGE_FREE(0, 1), RANGE_FREE_IF(4, 2, 3, MREMAP_FIXED) } },

@@ -288,6 +288,17 @@ TEST_F(run, busybox_static_applets)
 	SAME(NULL, NULL, "busybox", "awk", "{ s += $1 } END { print s }", self->small);
 }
 TEST_F(run, shebang_script) { SAME(NULL, NULL, self->script, "arg"); }
+/* JIT compilers: V8 (its code in writable and executable memory, a hot
+ * loop to make it compile) and PCRE2's JIT under git grep -P */
+TEST_F(run, jit_node_and_pcre2)
+{
+	if (access("/usr/bin/node", X_OK) || access("/usr/bin/git", X_OK))
+		SKIP(return, "nodejs or git is not installed (make deps installs both)");
+	SAME(NULL, NULL, "node", "-e",
+	     "let s = 0; for (let i = 0; i < 3e6; i++) s += i % 7;"
+	     "console.log(s, [3, 1, 2].sort(), JSON.stringify({ a: [1, 2] }), /b+c/.test('abbc'))");
+	SAME(NULL, self->dir, "git", "grep", "--no-index", "-P", "-c", "al\\w+a\\b", "small.txt");
+}
 TEST_F(run, exit_status_and_signal)
 {
 	SAME(NULL, NULL, "sh", "-c", "exit 7");

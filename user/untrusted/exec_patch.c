@@ -5,8 +5,8 @@
  * first instruction fetch there faults, and sandpit's SIGSEGV handler
  * patches the range (by then ld.so has mapped the whole object, so its
  * unwind tables are there to guide the patcher) and only then gives it the
- * protection the program asked for.  Memory is never writable and executable
- * at once: mmap and mprotect asking for both get EACCES.
+ * protection the program asked for.  Memory asked writable and executable at
+ * once (a JIT's) is left unpatched (writable_code).
  *
  * This runs inside the sandbox, in U, where libc belongs to the program
  * (its %fs, its locks, its brk): the patcher gets an arena of its own, a
@@ -43,6 +43,7 @@ static long (*entry)(long nr, long a0, long a1, long a2, long a3, long a4, long 
 int sandpit_exec_patch_on;
 
 static uintptr_t page_up(uintptr_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
+static int failed(long r) { return (unsigned long)r > -4096UL; }
 
 /* The patcher's own calls inside the sandbox go through the entry, as the
  * program's do, and the policy judges them: it makes nothing the program
@@ -176,7 +177,39 @@ static int find(const struct range *v, unsigned n, uintptr_t a)
 	return -1;
 }
 
-static int failed(long r) { return (unsigned long)r > -4096UL; }
+/* Writable and executable memory, which JIT runtimes ask for: the program
+ * may rewrite it at any time, so nothing patched there would stay patched,
+ * and a sweep of what is mostly a JIT's data would patch bytes that are no
+ * instruction.  It is given as asked and never patched: a call made from
+ * it is one the patcher missed, which strict mode's kernel kills (but
+ * read, write, exit and sigreturn, which U makes natively anyway) and
+ * filter mode's filter decides or traps into the entry.  sandpit's own
+ * pages stay out of reach (the guard's RANGE_FREE on both calls).  mmap
+ * never maps executable memory (the guard's rule): the mapping is made
+ * writable, then writable and executable by mprotect. */
+static long writable_code(long nr, long a[6], long (*dispatch)(long nr, const long a[6]))
+{
+	long r;
+	uintptr_t lo = (uintptr_t)a[0];
+	if (nr == SYS_mmap) {
+		long m[6] = { a[0], a[1], a[2] & ~PROT_EXEC, a[3], a[4], a[5] };
+		r = dispatch(SYS_mmap, m);
+		if (failed(r))
+			return r;
+		lo = (uintptr_t)r;
+		long x = dispatch(SYS_mprotect, (long[6]){ r, a[1], a[2] });
+		if (failed(x)) {
+			dispatch(SYS_munmap, (long[6]){ r, a[1] });
+			return x;
+		}
+	} else if (failed(r = dispatch(nr, a))) {
+		return r;
+	}
+	lock(u_self()->tid);
+	forget(lo, lo + page_up((uintptr_t)a[1]));
+	unlock();
+	return r;
+}
 
 /* mmap, mprotect, munmap and mremap from the program.  make makes the
  * call as the entry would have. */
@@ -190,7 +223,7 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 	if (owner == st->tid)
 		return make(nr, a); /* the patcher's own calls */
 	if (exec && (a[2] & PROT_WRITE))
-		return -EACCES;
+		return writable_code(nr, a, dispatch);
 	if (exec)
 		a[2] &= ~PROT_EXEC;
 	r = make(nr, a);
