@@ -640,7 +640,14 @@ static int body_attack(void *a)
 	return 0;
 }
 
-TEST(inv5_sandpit_signals_cannot_be_taken_away_by_sigaction_mask_signalfd_altstack)
+/* Tests whose sandboxed run may take longer than the harness's 30 s
+ * default on a loaded machine (bounded work, not a hang): each gets its
+ * run's limit and a little more */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, inv5_sandpit_signals_cannot_be_taken_away_by_sigaction_mask_signalfd_altstack, 130)
 {
 	A = shared_page(4096);
 	ASSERT_NE(NULL, A);

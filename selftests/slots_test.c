@@ -131,7 +131,14 @@ static void run_native_and_sandboxed(struct __test_metadata *_metadata, int wave
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_many, (void *)(long)waves, NULL, 240)));
 }
 
-TEST(threads_300_at_once_allowed_and_refused_calls_as_native)
+/* Each test's own timeout is its sandboxed run's limit and a little more:
+ * a thousand threads made through B take 20-40 s on a loaded 2-CPU
+ * machine, past the harness's 30 s default, without hanging */
+FIXTURE(slots) {};
+FIXTURE_SETUP(slots) {}
+FIXTURE_TEARDOWN(slots) {}
+
+TEST_F_TIMEOUT(slots, threads_300_at_once_allowed_and_refused_calls_as_native, 250)
 {
 	struct many_out *native = shared_page(sizeof(*native));
 	ASSERT_NE(NULL, native);
@@ -148,7 +155,7 @@ TEST(threads_300_at_once_allowed_and_refused_calls_as_native)
 		TH_LOG("native: %.*s sandboxed: %.*s", LINE, native->lines[0], LINE, out->lines[0]);
 }
 
-TEST(threads_5_waves_of_300_reuse_slots_as_native)
+TEST_F_TIMEOUT(slots, threads_5_waves_of_300_reuse_slots_as_native, 250)
 {
 	struct many_out *native = shared_page(sizeof(*native));
 	ASSERT_NE(NULL, native);
@@ -247,7 +254,7 @@ static char *run_logged(struct __test_metadata *_metadata, int (*fn)(void *), vo
 	return log;
 }
 
-TEST(threads_beyond_1024_get_eagain_and_a_denial_line_and_the_process_goes_on)
+TEST_F_TIMEOUT(slots, threads_beyond_1024_get_eagain_and_a_denial_line_and_the_process_goes_on, 250)
 {
 	struct rlimit rl;
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
@@ -291,7 +298,7 @@ static int body_rlimit(void *a)
 	return body_limit(&o->l);
 }
 
-TEST(threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain)
+TEST_F_TIMEOUT(slots, threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain, 250)
 {
 	struct rlimit rl = { 1024, 1024 };
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)); /* this test's child only */
@@ -318,7 +325,7 @@ TEST(threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain)
 	free(log);
 }
 
-TEST(threads_with_a_soft_nofile_limit_of_1024_get_1024_slots_above_it)
+TEST_F_TIMEOUT(slots, threads_with_a_soft_nofile_limit_of_1024_get_1024_slots_above_it, 250)
 {
 	struct rlimit rl;
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
@@ -417,7 +424,7 @@ static int body_fd_attack(void *a)
 	return 0;
 }
 
-TEST(inv3_a_new_slots_eventfds_cannot_be_closed_dup2ed_over_or_changed)
+TEST_F_TIMEOUT(slots, inv3_a_new_slots_eventfds_cannot_be_closed_dup2ed_over_or_changed, 70)
 {
 	struct fd_attack *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
@@ -508,7 +515,7 @@ static int body_high_killed(void *a)
 /* slot 301 is watched by B's third watcher (127 slots each): strict mode,
  * the kernel kills the thread and B the process; filter mode, the net
  * refuses the call */
-TEST(inv5_a_thread_past_300_killed_by_the_kernel_kills_the_process)
+TEST_F_TIMEOUT(slots, inv5_a_thread_past_300_killed_by_the_kernel_kills_the_process, 70)
 {
 	int want = suite_mode() == SANDPIT_MODE_STRICT ? KILLED(SIGKILL) : 2;
 	EXPECT_EQ(want, outcome(run_sandboxed_opts(body_high_killed, NULL, NULL, 60)));
@@ -548,7 +555,7 @@ static int body_kill_ts(void *a)
 
 /* no T, the 301st neither, is in the U tid table the U_TID rule reads:
  * each is, to the program, no thread of its own (ESRCH) */
-TEST(inv7_signals_to_any_of_301_trusted_threads_refused)
+TEST_F_TIMEOUT(slots, inv7_signals_to_any_of_301_trusted_threads_refused, 70)
 {
 	struct tid_attack *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
@@ -648,7 +655,7 @@ static int body_many_fds(void *a)
  * test_selectors.test_above_fd_setsize).  The sandboxed program cannot
  * raise its own limit (setrlimit is refused), so it is raised before the
  * start, as a shell's ulimit would. */
-TEST(fds_3000_of_the_programs_outside_sandpits_block_and_used_as_native)
+TEST_F_TIMEOUT(slots, fds_3000_of_the_programs_outside_sandpits_block_and_used_as_native, 250)
 {
 	struct rlimit rl;
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
@@ -734,7 +741,7 @@ static int body_close_range(void *a)
 
 /* close_range is T's emulation: it closes the numbers around sandpit's
  * block, every one of which stays held */
-TEST(inv3_close_range_over_sandpits_block_closes_none_of_it)
+TEST_F_TIMEOUT(slots, inv3_close_range_over_sandpits_block_closes_none_of_it, 70)
 {
 	struct range_attack *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
@@ -778,7 +785,7 @@ static int body_crowded(void *a)
  * (18 of 509 free, the block the top 515 of its 1024): the block is held
  * all the same, so its dups get the 19 and then EMFILE, none a number of
  * the block */
-TEST(fds_crowded_below_the_block_none_of_it_handed_out)
+TEST_F_TIMEOUT(slots, fds_crowded_below_the_block_none_of_it_handed_out, 70)
 {
 	struct rlimit rl;
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));

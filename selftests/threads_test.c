@@ -57,7 +57,14 @@ static int body_threads(void *a)
 	return 0;
 }
 
-TEST(inv4_eight_threads_open_read_stat_concurrently)
+/* Tests whose sandboxed run may take longer than the harness's 30 s
+ * default on a loaded machine (bounded work, not a hang): each gets its
+ * run's limit and a little more */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, inv4_eight_threads_open_read_stat_concurrently, 70)
 {
 	unlink("/tmp/sandpit-thread-created");
 	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_threads, NULL, NULL, 60)));
@@ -106,7 +113,7 @@ static int body_flood(void *a)
 	return 0;
 }
 
-TEST(threads_1000_create_join_leave_memory_flat)
+TEST_F_TIMEOUT(slow, threads_1000_create_join_leave_memory_flat, 130)
 {
 	flood_rss = shared_page(4096);
 	ASSERT_NE(NULL, flood_rss);
@@ -502,7 +509,7 @@ static int body_nested(void *a)
 	return nested_ok > 0 && nested_bad == 0 ? 0 : 5;
 }
 
-TEST(signal_handler_calls_while_a_trusted_call_is_in_flight)
+TEST_F_TIMEOUT(slow, signal_handler_calls_while_a_trusted_call_is_in_flight, 70)
 {
 	struct nested_seen *seen = shared_page(sizeof(*seen));
 	ASSERT_NE(NULL, seen);
@@ -700,7 +707,7 @@ static int body_this_thread(void *a)
 	return 0;
 }
 
-TEST(calls_on_this_thread_act_on_the_programs_thread_not_t)
+TEST_F_TIMEOUT(slow, calls_on_this_thread_act_on_the_programs_thread_not_t, 70)
 {
 	struct this_thread *t = shared_page(sizeof(*t));
 	ASSERT_NE(NULL, t);
@@ -883,7 +890,7 @@ static int body_guess_tids(void *a)
  * sandpit knows: never a T, from its first instruction on, nor a thread
  * being made; every other tid gets ESRCH, as a tid of no thread does.  A
  * thread the program made is known before pthread_create returns. */
-TEST(inv7_signals_to_the_tids_of_threads_being_made_reach_only_the_programs)
+TEST_F_TIMEOUT(slow, inv7_signals_to_the_tids_of_threads_being_made_reach_only_the_programs, 70)
 {
 	G = shared_page(sizeof(*G));
 	ASSERT_NE(NULL, G);
