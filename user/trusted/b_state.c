@@ -1,6 +1,8 @@
 /* The bottom of the trusted process B (user/trusted/b_state.h): its
  * configuration, P's pidfd, the record of the slots and the alarm. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <limits.h>
 #include <poll.h>
@@ -8,6 +10,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,12 +84,79 @@ void b_say(const char *fmt, long a)
 		return;
 }
 
+#define PF_EXITING 0x4 /* include/linux/sched.h: the task is in do_exit */
+
+/* stat's flags of P's thread tid (a name in /proc/P/task) have PF_EXITING */
+static int thread_exiting(const char *tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)b_cfg()->pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 1; /* gone */
+	buf[n] = 0;
+	const char *f = strrchr(buf, ')'); /* the name may hold anything */
+	unsigned long flags = 0;
+	/* after ") ": state, ppid, pgrp, session, tty_nr, tpgid, flags */
+	if (f && sscanf(f + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
+		return !!(flags & PF_EXITING);
+	return 0;
+}
+
+/* Whether every thread of P left is dying: each has SIGKILL pending (a
+ * group exit, exit_group or a fatal signal, sends it to every thread) or is
+ * already in its exit (PF_EXITING), or is gone.  Only the process's own end
+ * does that: SIGKILL cannot be sent to one thread. */
+static int p_threads_dying(void)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)b_cfg()->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 1; /* no threads to look at: P is gone */
+	int dying = 1;
+	for (struct dirent *e; dying && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)b_cfg()->pid,
+			 e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue; /* gone meanwhile */
+		buf[n] = 0;
+		const char *pnd = strstr(buf, "\nSigPnd:\t");
+		const char *st = strstr(buf, "\nState:\t");
+		unsigned long long pending = pnd ? strtoull(pnd + 9, NULL, 16) : 0;
+		int zombie = st && (st[8] == 'Z' || st[8] == 'X');
+		if (!zombie && !(pending & (1ULL << (SIGKILL - 1))) && !thread_exiting(e->d_name))
+			dying = 0;
+	}
+	closedir(d);
+	return dying;
+}
+
 /* P is ending by itself if its end of the socket pair hangs up soon (its
- * descriptors go when the last thread is gone) */
+ * descriptors go when the last thread is gone).  On a loaded machine each
+ * thread of a group exit needs a CPU to act on its SIGKILL, which can take
+ * longer than 200 ms: while every thread left is dying, wait on, up to
+ * 5 s.  A thread the kernel killed alone (a call that escaped the sandbox)
+ * leaves the others running: the answer comes after 200 ms. */
 static int p_is_exiting(void)
 {
 	struct pollfd p = { .fd = b_cfg()->fd, .events = POLLRDHUP };
-	return poll(&p, 1, 200) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
+	for (int waited = 0; waited < 5000; waited += 200) {
+		if (poll(&p, 1, 200) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+			return 1;
+		if (!p_threads_dying())
+			return 0;
+	}
+	return 0;
 }
 
 void b_wake_all(uint32_t *w)

@@ -187,22 +187,22 @@ static int find(const struct range *v, unsigned n, uintptr_t a)
  * pages stay out of reach (the guard's RANGE_FREE on both calls).  mmap
  * never maps executable memory (the guard's rule): the mapping is made
  * writable, then writable and executable by mprotect. */
-static long writable_code(long nr, long a[6], long (*dispatch)(long nr, const long a[6]))
+static long writable_code(long nr, long a[6], long (*make)(long nr, const long a[6]))
 {
 	long r;
 	uintptr_t lo = (uintptr_t)a[0];
 	if (nr == SYS_mmap) {
 		long m[6] = { a[0], a[1], a[2] & ~PROT_EXEC, a[3], a[4], a[5] };
-		r = dispatch(SYS_mmap, m);
+		r = make(SYS_mmap, m);
 		if (failed(r))
 			return r;
 		lo = (uintptr_t)r;
-		long x = dispatch(SYS_mprotect, (long[6]){ r, a[1], a[2] });
+		long x = make(SYS_mprotect, (long[6]){ r, a[1], a[2] });
 		if (failed(x)) {
-			dispatch(SYS_munmap, (long[6]){ r, a[1] });
+			make(SYS_munmap, (long[6]){ r, a[1] });
 			return x;
 		}
-	} else if (failed(r = dispatch(nr, a))) {
+	} else if (failed(r = make(nr, a))) {
 		return r;
 	}
 	lock(u_self()->tid);
@@ -223,7 +223,7 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 	if (owner == st->tid)
 		return make(nr, a); /* the patcher's own calls */
 	if (exec && (a[2] & PROT_WRITE))
-		return writable_code(nr, a, dispatch);
+		return writable_code(nr, a, make);
 	if (exec)
 		a[2] &= ~PROT_EXEC;
 	r = make(nr, a);
