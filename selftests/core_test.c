@@ -198,7 +198,11 @@ static int body_posted_exit(void *a)
 	R->writes = write(state_of(mb)->t_fd, &one, sizeof(one));
 	/* T took it to B: it waits for B's verdict (or B accepted it); in
 	 * filter mode B's verdict may come at once, so the wait is looked
-	 * for without sleeping, and B's line proves it there too */
+	 * for without sleeping, and B's line proves it there too.  T shows
+	 * its wait only after its yields to B (asm/x86_64/trusted_thread.S,
+	 * B_YIELDS), which on a loaded machine can outlast B's own 2 s for
+	 * the thread to exit: then B's line, which it says only for an exit
+	 * request T brought it, is the proof */
 	const struct secure_page *sp = state_of(mb)->sp;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -208,7 +212,7 @@ static int body_posted_exit(void *a)
 			break;
 		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 2);
+	} while (t.tv_sec - t0.tv_sec < 10);
 	R->victim_slot = (int)__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE);
 	R->phase = 2;
 	pthread_join(v, NULL);
@@ -235,24 +239,25 @@ TEST(inv5_exit_posted_for_another_thread_never_hides_its_death)
 	 * (T seen waiting for B; in filter mode B's line below says so too) */
 	EXPECT_LT(0, R->calls);
 	EXPECT_EQ(8, R->writes);
-	if (suite_mode() == SANDPIT_MODE_STRICT)
-		EXPECT_EQ(1, R->landed);
+	const char *did_not_end = "sandpit: a thread that asked to exit did not end (slot 1); "
+				  "killing the process\n";
 	/* B never accepted it, and P died of the thread that went on */
 	EXPECT_EQ(0, R->victim_slot);
 	EXPECT_EQ(KILLED(SIGKILL), o);
 	if (suite_mode() == SANDPIT_MODE_STRICT) {
-		/* the kernel killed the thread at its call */
+		/* the kernel killed the thread at its call (or, T's wait not
+		 * seen, B ended P first, for the thread held before its call) */
 		EXPECT_EQ(0, R->stopped);
-		EXPECT_TRUE(strstr(msg, "sandpit: a sandboxed thread ended without exit (killed by the "
-					"kernel for a system call that escaped the sandbox?) (slot 1); "
-					"killing the process\n") != NULL);
+		int killed = strstr(msg, "sandpit: a sandboxed thread ended without exit (killed by the "
+					 "kernel for a system call that escaped the sandbox?) (slot 1); "
+					 "killing the process\n") != NULL;
+		EXPECT_TRUE(R->landed ? killed || strstr(msg, did_not_end) : !!strstr(msg, did_not_end));
 	} else {
 		/* the filter refused the call (the policy's deny), and B ended P
 		 * for the thread that did not come to its exit */
 		EXPECT_EQ(1, R->stopped);
 		EXPECT_EQ(-EAFNOSUPPORT, R->bad);
-		EXPECT_TRUE(strstr(msg, "sandpit: a thread that asked to exit did not end (slot 1); "
-					"killing the process\n") != NULL);
+		EXPECT_TRUE(strstr(msg, did_not_end) != NULL);
 	}
 }
 
