@@ -86,24 +86,38 @@ void b_say(const char *fmt, long a)
 
 #define PF_EXITING 0x4 /* include/linux/sched.h: the task is in do_exit */
 
-/* stat's flags of P's thread tid (a name in /proc/P/task) have PF_EXITING */
+const char *b_stat_fields(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* the name may hold anything */
+	if (!paren || paren[1] != ' ') {
+		errno = EPROTO;
+		return NULL;
+	}
+	return paren + 2;
+}
+
+/* stat's flags of P's thread tid (a name in /proc/P/task) have PF_EXITING,
+ * or it cannot be read (gone) */
 static int thread_exiting(const char *tid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)b_cfg()->pid, tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 1; /* gone */
-	buf[n] = 0;
-	const char *f = strrchr(buf, ')'); /* the name may hold anything */
+	const char *f = b_stat_fields(path, buf, sizeof(buf));
 	unsigned long flags = 0;
-	/* after ") ": state, ppid, pgrp, session, tty_nr, tpgid, flags */
-	if (f && sscanf(f + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-		return !!(flags & PF_EXITING);
-	return 0;
+	/* state, ppid, pgrp, session, tty_nr, tpgid, flags */
+	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return !f;
+	return !!(flags & PF_EXITING);
 }
 
 /* Whether every thread of P left is dying: each has SIGKILL pending (a

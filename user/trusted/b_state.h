@@ -7,6 +7,7 @@
 #ifndef SANDPIT_B_STATE_H
 #define SANDPIT_B_STATE_H
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "user/layout/secure_mem.h"
@@ -60,6 +61,12 @@ void b_publish_tids(void);
 void b_slot_start_decided(int s);
 /* FUTEX_WAKE of every waiter on w */
 void b_wake_all(uint32_t *w);
+
+/* The fields of a /proc stat file (path) after the thread's name, from its
+ * state letter on, read into buf; NULL if there are none: errno ENOENT (or
+ * the open's) when it could not be opened, ESRCH when it read empty (the
+ * thread went), EPROTO when it has no name in parentheses. */
+const char *b_stat_fields(const char *path, char *buf, size_t len);
 
 /* P killed (by its pidfd, else by pid) */
 void b_kill_p(void);

@@ -137,16 +137,10 @@ int b_thread_gone(int32_t tid)
 		return 0;
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)b_cfg()->pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')'); /* the name may hold anything */
-	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+	const char *f = b_stat_fields(path, buf, sizeof(buf));
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	return f[0] == 'Z' || f[0] == 'X';
 }
 
 /* with the lock held: tid is some slot's U or T already */
@@ -232,16 +226,8 @@ static char thread_state(int32_t tid)
 	/* /proc/TID (task_status in fs_base.c says why); tid was found a
 	 * thread of P just before */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')'); /* the name may hold anything */
-	return paren && paren[1] == ' ' ? paren[2] : 0;
+	const char *f = b_stat_fields(path, buf, sizeof(buf));
+	return f ? f[0] : 0;
 }
 
 
