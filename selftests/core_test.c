@@ -201,8 +201,10 @@ static int body_posted_exit(void *a)
 	 * for without sleeping, and B's line proves it there too.  T shows
 	 * its wait only after its yields to B (asm/x86_64/trusted_thread.S,
 	 * B_YIELDS), which on a loaded machine can outlast B's own 2 s for
-	 * the thread to exit: then B's line, which it says only for an exit
-	 * request T brought it, is the proof */
+	 * the thread to exit: in strict mode the victim is held up to 10 s
+	 * for it, and B's line, which it says only for an exit request T
+	 * brought it, is the proof when B ends P first.  In filter mode the
+	 * victim makes its call after 2 s, before B gives up on it */
 	const struct secure_page *sp = state_of(mb)->sp;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -212,7 +214,7 @@ static int body_posted_exit(void *a)
 			break;
 		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 10);
+	} while (t.tv_sec - t0.tv_sec < (suite_mode() == SANDPIT_MODE_STRICT ? 10 : 2));
 	R->victim_slot = (int)__atomic_load_n(&sp->exiting, __ATOMIC_ACQUIRE);
 	R->phase = 2;
 	pthread_join(v, NULL);
