@@ -211,6 +211,18 @@ static void neighbours(int i, uintptr_t lo, uintptr_t hi)
 
 static char before[16384], after[16384];
 
+/* A body's end: 3 when the protected ranges' maps changed since `before`
+ * (the two in S->msg), else 4 if any answer was wrong, else 0 */
+static int body_end(const struct rng *r, int n)
+{
+	maps_of(r, n, after, sizeof(after));
+	if (strcmp(before, after)) {
+		snprintf(S->msg, sizeof(S->msg), "maps changed:\n%.240s---\n%.240s", before, after);
+		return 3;
+	}
+	return S->wrong ? 4 : 0;
+}
+
 static int body_shapes(void *a)
 {
 	(void)a;
@@ -235,12 +247,7 @@ static int body_shapes(void *a)
 		BOTH("mmap W+X private of sandpit's descriptor", (int)k, SYS_mmap, 0, P, RWX,
 		     MAP_PRIVATE, fds[k], EBADF);
 	}
-	maps_of(r, n, after, sizeof(after));
-	if (strcmp(before, after)) {
-		snprintf(S->msg, sizeof(S->msg), "maps changed:\n%.240s---\n%.240s", before, after);
-		return 3;
-	}
-	return S->wrong ? 4 : 0;
+	return body_end(r, n);
 }
 
 TEST(wx_over_every_protected_range_in_every_shape_refused_and_maps_unchanged)
@@ -316,12 +323,7 @@ static int body_raw(void *a)
 				note("raw call from W+X code", i, got, -EPERM);
 		}
 	}
-	maps_of(r, n, after, sizeof(after));
-	if (strcmp(before, after)) {
-		snprintf(S->msg, sizeof(S->msg), "maps changed:\n%.240s---\n%.240s", before, after);
-		return 3;
-	}
-	return S->wrong ? 4 : 0;
+	return body_end(r, n);
 }
 
 TEST(raw_memory_calls_from_wx_code_over_sandpits_ranges_refused_by_the_net_or_killed)
