@@ -640,7 +640,13 @@ TEST(pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles_of_sandpits)
 	EXPECT_EQ(RACE_ITERS, S->iter);
 	EXPECT_EQ(0, S->bad_result);
 	EXPECT_EQ(0, S->wrong);
-	EXPECT_GE(S->race_refused, RACE_ITERS - 1);
+	/* the racer straddles without pause: beside the loop on another CPU,
+	 * at least once a run; on one CPU only in the time slices the loop
+	 * leaves it (709-1296 of 3000 seen under taskset -c 0), so there a
+	 * hundred show the race ran */
+	cpu_set_t cpus;
+	int one_cpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1;
+	EXPECT_GE(S->race_refused, one_cpu ? 100 : RACE_ITERS - 1);
 	TH_LOG("%ld runs: %ld of unpatched code, %ld patched, %ld fetch faults on the page the "
 	       "program's handler took; %ld W+X straddles refused",
 	       S->iter, S->native_runs, S->patched_runs, S->lost, S->race_refused);
