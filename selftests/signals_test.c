@@ -1052,7 +1052,7 @@ struct mask_loop {
 	volatile int stop, started;
 	pthread_t looper[ML_MAX_LOOPERS];
 	struct ml_thread {
-		volatile long wrong, handled, hits, handler_wrong, loops, entries, exits;
+		volatile long wrong, handled, hits, handler_wrong, loops, entries, exits, sent;
 		long final_view, final_sigblk;
 	} t[ML_MAX_LOOPERS];
 	long sent;
@@ -1101,6 +1101,7 @@ static void on_usr1_mask(int sig)
 		ML_ADD(t->handled, 1);
 	ml_in_call = saved;
 	ML_ADD(t->exits, 1);
+	sched_yield(); /* on one CPU, the sender's turn: it waits for this */
 }
 
 static void *ml_loop(void *arg)
@@ -1167,10 +1168,21 @@ static int body_mask_loop(void *a)
 		;
 	while (!ml_enough() && ML->sent < ML_MAX_SENT) {
 		int i = (int)(ML->sent % ML->loopers);
+		struct ml_thread *t = &ML->t[i];
 		/* SA_NODEFER handlers nest: at most a few deep, or the stack
-		 * would overflow natively too (a hang here is the test's) */
-		while (ML->t[i].entries - ML->t[i].exits >= ML_MAX_DEPTH)
-			;
+		 * would overflow natively too.  A signal is sent only once the
+		 * last one sent to this looper has entered its handler: a
+		 * delivered signal whose handler has not yet counted its entry
+		 * is a frame the depth does not show, and on a slow machine
+		 * (a guest under TCG, where each send's IPI lands before the
+		 * handler's first instructions) such frames piled up until the
+		 * stack overflowed natively.  One signal in flight also means
+		 * none is merged with another, so every one sent is entered
+		 * (a hang here is the sandbox losing one; the hang guard
+		 * catches it). */
+		while (t->entries < t->sent || t->entries - t->exits >= ML_MAX_DEPTH)
+			sched_yield(); /* the looper's turn, on one CPU */
+		t->sent++;
 		pthread_kill(ML->looper[i], SIGUSR1);
 		ML->sent++;
 		for (volatile int k = 0; k < 2000; k++)
