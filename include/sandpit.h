@@ -29,8 +29,15 @@ struct sandpit_options {
 	const char *policy_file;        /* NULL: the built-in default policy */
 	const char *const *allow_read;  /* NULL-terminated: extra read-only path grants */
 	const char *const *allow_write; /* NULL-terminated: read-write(-create) grants */
-	unsigned flags;                 /* reserved, must be 0 */
+	unsigned flags;                 /* SANDPIT_OPT_*, or 0 */
+	/* read only when flags has SANDPIT_OPT_CONNECT (a caller built
+	 * before this field was added passes a struct without it) */
+	const char *const *allow_connect; /* NULL-terminated: "ADDR:PORT", "[ADDR6]:PORT",
+					   * "localhost:PORT": connect grants (TCP, UDP) */
 };
+
+/* opts->allow_connect is there and is to be read */
+#define SANDPIT_OPT_CONNECT 1u
 
 /* 1 if this kernel and CPU can run the sandbox, 0 if not. */
 SANDPIT_API int sandpit_supported(void);

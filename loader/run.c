@@ -35,7 +35,8 @@
 const char run_usage[] =
 	"usage: sandpit run [--mode=strict|filter|auto] [--policy=FILE]\n"
 	"                   [--policy-format=minijail|sandpit] [--allow-read=PATH]...\n"
-	"                   [--allow-write=PATH]... [--log=denials] [--log-format=text|json]\n"
+	"                   [--allow-write=PATH]... [--allow-connect=ADDR:PORT]...\n"
+	"                   [--log=denials] [--log-format=text|json]\n"
 	"                   -- PROGRAM [ARGS...]\n"
 	"Runs PROGRAM (a dynamic or static x86-64 ELF program, or a #! script) in the sandbox.\n"
 	"  --mode=MODE         strict, filter or auto (default: auto, or $SANDPIT_MODE)\n"
@@ -49,6 +50,9 @@ const char run_usage[] =
 	"                      link (both names under PATH), symlink, mkfifo, truncate, chmod\n"
 	"                      (no set-id bits), utimensat (touch); never through a symlink out\n"
 	"                      of PATH, and never chown or devices\n"
+	"  --allow-connect=ADDR:PORT\n"
+	"                      allow TCP and UDP sockets to connect to ADDR (numeric IPv4, [IPv6],\n"
+	"                      or localhost for both loopbacks) on PORT; without one, no network\n"
 	"  --log=denials       one line on stderr for each call the policy refuses, and why\n"
 	"  --log-format=FMT    text (default) or json: one JSON object a line\n"
 	"A `path deny` of the policy wins over every grant (the default denies /etc's\n"
@@ -59,8 +63,8 @@ const char run_usage[] =
 
 struct run_args {
 	struct sandpit_options opts;
-	const char *read[MAX_GRANTS + 2], *write[MAX_GRANTS + 1];
-	int nread, nwrite, mode_given, log_denials, log_json;
+	const char *read[MAX_GRANTS + 2], *write[MAX_GRANTS + 1], *connect[MAX_GRANTS + 1];
+	int nread, nwrite, nconnect, mode_given, log_denials, log_json;
 	char **prog; /* PROGRAM [ARGS...] */
 };
 
@@ -182,6 +186,12 @@ static int parse(int argc, char **argv, struct run_args *a)
 				a->write[a->nwrite++] = v;
 			else
 				a->read[a->nread++] = v;
+		} else if ((v = opt_value(arg, "--allow-connect"))) {
+			if (!*v)
+				return run_fail(RUN_EXIT_SANDPIT, "%s needs ADDR:PORT", arg);
+			if (a->nconnect >= MAX_GRANTS)
+				return run_fail(RUN_EXIT_SANDPIT, "more than %d connect grants", MAX_GRANTS);
+			a->connect[a->nconnect++] = v;
 		} else if ((v = opt_value(arg, "--log"))) {
 			if (strcmp(v, "denials"))
 				return run_fail(RUN_EXIT_SANDPIT, "--log=%s: only --log=denials is known", v);
@@ -496,6 +506,10 @@ int run_main(int argc, char **argv)
 	}
 	a.opts.allow_read = a.read;
 	a.opts.allow_write = a.write;
+	if (a.nconnect) {
+		a.opts.allow_connect = a.connect;
+		a.opts.flags |= SANDPIT_OPT_CONNECT;
+	}
 
 	const char *log_env = getenv("SANDPIT_LOG");
 	int logging = a.log_denials || (log_env && !strcmp(log_env, "denials"));

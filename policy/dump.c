@@ -80,9 +80,12 @@ static void put_proc(FILE *f, const struct policy_proc_arg *a)
 		[PA_READ] = "read", [PA_WRITE] = "write", [PA_OPEN] = "open", [PA_NEVER] = "never"
 	};
 
-	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE || a->kind == PK_RLIMIT) {
+	if (a->kind == PK_SIGACTION || a->kind == PK_CLONE || a->kind == PK_RLIMIT ||
+	    a->kind == PK_NET) {
 		fputs(a->kind == PK_SIGACTION ? "sigaction" :
 		      a->kind == PK_CLONE ? "thread flags, new slot" :
+		      a->kind == PK_NET ? "family, address against the connect grants, "
+					  "descriptors passed" :
 		      "own limits, lowered or kept, made by B", f);
 		return;
 	}

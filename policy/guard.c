@@ -90,6 +90,9 @@ static const struct policy_proc_arg
 	/* limits: B reads the new one once, and makes the change itself on P
 	 * only when it lowers or keeps the limit the kernel reports */
 	b_rlimit = { PK_RLIMIT, N, N, N, 0, 0 },
+	/* sockets: the family, the address against the connect grants, the
+	 * descriptors SCM_RIGHTS passes (user/trusted/b_net.c) */
+	b_net = { PK_NET, N, N, N, 0, 0 },
 	/* namespace calls B makes itself inside write grants (user/trusted/path_op.c) */
 	b_op = { PK_PATH_OP, N, N, N, PA_WRITE, 1 },
 	/* and the metadata calls on a descriptor, which B makes on the object
@@ -189,6 +192,9 @@ static const struct entry table[] = {
 	 * 'process' is B's check: lowered or kept, never raised, P only */
 	{ "setrlimit", { .kind = GUARD_RULES, .proc = &b_rlimit, .restrict_arg = N } },
 	{ "prlimit64", { .kind = GUARD_RULES, .proc = &b_rlimit, .restrict_arg = N } },
+	/* 'allow' and register rules as a policy says; 'process': B decides
+	 * the family from the connect grants */
+	{ "socket", { .kind = GUARD_RULES, .proc = &b_net, .restrict_arg = N } },
 	/* paths B has no check for */
 	CHECK_B("truncate", &b_op), CHECK_B("mkdir", &b_op), CHECK_B("mkdirat", &b_op),
 	CHECK_B("mknod", &b_op), CHECK_B("mknodat", &b_op), CHECK_B("rmdir", &b_op),
@@ -211,15 +217,15 @@ static const struct entry table[] = {
 	PATH("inotify_add_watch"), PATH("fanotify_mark"), PATH("name_to_handle_at"),
 	PATH("open_tree"), PATH("move_mount"), PATH("fspick"), PATH("mount_setattr"),
 	PATH("quotactl"),
-	{ "connect", { .kind = GUARD_NEEDS_B, .restrict_arg = N,
-		       .why = "its socket address may name a path outside the grants, and the "
-			      "trusted process has no check for it" } },
+	{ "connect", { .kind = GUARD_NEEDS_B, .proc = &b_net, .restrict_arg = N,
+		       .why = "its socket address may name a path outside the grants or a "
+			      "host no grant allows" } },
 	{ "bind", { .kind = GUARD_NEEDS_B, .restrict_arg = N,
 		    .why = "its socket address may create a path outside the grants, and the "
 			   "trusted process has no check for it" } },
-	{ "sendmsg", { .kind = GUARD_NEEDS_B, .restrict_arg = N,
-		       .why = "SCM_RIGHTS would hand U copies of sandpit's descriptors, and the "
-			      "trusted process has no check for it" } },
+	{ "sendmsg", { .kind = GUARD_NEEDS_B, .proc = &b_net, .restrict_arg = N,
+		       .why = "SCM_RIGHTS would hand U copies of sandpit's descriptors, and its "
+			      "address may name a host no grant allows" } },
 	{ "sendmmsg", { .kind = GUARD_NEEDS_B, .restrict_arg = N,
 			.why = "SCM_RIGHTS would hand U copies of sandpit's descriptors, and the "
 			       "trusted process has no check for it" } },

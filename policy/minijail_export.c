@@ -241,10 +241,19 @@ int policy_export_minijail(const struct policy *p, FILE *f)
 									 : "setrlimit: return EPERM");
 				break;
 			}
+			if (c->proc.kind == PK_NET && nr == SCMP_SYS(socket)) {
+				/* the connect grants are sandpit's: a filter alone
+				 * can give the family that reaches nothing */
+				fprintf(f, "# socket: sandpit's trusted process allows AF_INET and "
+					   "AF_INET6 with a connect grant; a seccomp filter knows "
+					   "none\nsocket: arg0 == AF_UNIX; return EAFNOSUPPORT\n");
+				break;
+			}
 			fprintf(f, "# %s: sandpit's trusted process checks its %s; a seccomp filter "
 				   "cannot read memory\n%s: allow\n", name,
 				c->proc.kind == PK_PATH ? "path against the grants" :
 				c->proc.kind == PK_CLONE ? "flags (threads of the process only)" :
+				c->proc.kind == PK_NET ? "socket family, address and passed descriptors" :
 				"structure", name);
 			break;
 		default:

@@ -27,6 +27,8 @@ struct policy {
 	size_t nfiles;
 	struct policy_deny *denies;
 	size_t ndenies, denies_cap;
+	struct policy_connect connects[POLICY_MAX_CONNECT];
+	size_t nconnects;
 };
 
 static const struct policy_call unmentioned = { .cls = POLICY_DENY, .err = ENOSYS };
@@ -72,6 +74,27 @@ void policy_free(struct policy *p)
 		free(p->denies[i].pattern);
 	free(p->denies);
 	free(p);
+}
+
+int policy_add_connect(struct policy *p, const struct policy_connect *c)
+{
+	for (size_t i = 0; i < p->nconnects; i++)
+		if (!memcmp(&p->connects[i], c, sizeof(*c)))
+			return 0;
+	if (p->nconnects == POLICY_MAX_CONNECT)
+		return -E2BIG;
+	p->connects[p->nconnects++] = *c;
+	return 0;
+}
+
+size_t policy_nconnects(const struct policy *p)
+{
+	return p->nconnects;
+}
+
+const struct policy_connect *policy_connect_at(const struct policy *p, size_t i)
+{
+	return i < p->nconnects ? &p->connects[i] : NULL;
 }
 
 int policy_syscall_nr(const char *name, char *err, size_t errlen)
@@ -228,7 +251,8 @@ int policy_set_process(struct policy *p, const char *name, const struct policy_p
 		if (a->access == PA_OPEN && a->flags_arg == POLICY_NOARG)
 			return fail(err, errlen, -EINVAL, "%s: open access needs a flags argument",
 				    name);
-	} else if (a->kind != PK_SIGACTION && a->kind != PK_CLONE && a->kind != PK_RLIMIT) {
+	} else if (a->kind != PK_SIGACTION && a->kind != PK_CLONE && a->kind != PK_RLIMIT &&
+		   a->kind != PK_NET) {
 		return fail(err, errlen, -EINVAL, "%s: unknown argument kind %d", name, a->kind);
 	}
 	c.proc = *a;

@@ -78,6 +78,9 @@ enum policy_proc_kind {
 		       * (user/trusted/path_op.c); the fields name its first path */
 	PK_RLIMIT,    /* setrlimit, prlimit64: the process's own limits, lowered or
 		       * kept, never raised; B makes the change (user/trusted/b_rlimit.c) */
+	PK_NET,       /* socket, connect, sendmsg: the family, the address against the
+		       * connect grants, the descriptors SCM_RIGHTS passes
+		       * (user/trusted/b_net.c) */
 };
 
 /* The memory argument of a process-class call. */
@@ -208,6 +211,33 @@ size_t policy_ngrants(const struct policy *p);
 const struct policy_grant *policy_grant_at(const struct policy *p, size_t i);
 size_t policy_ndenies(const struct policy *p);
 const struct policy_deny *policy_deny_at(const struct policy *p, size_t i);
+
+/* Connect grants (policy/net.c): an address and a port a socket of the
+ * program may connect to, over TCP or UDP, IPv4 or IPv6.  Without one the
+ * program has no network: `socket` of AF_INET and AF_INET6 is
+ * EAFNOSUPPORT, as on a kernel without them.  B checks each connect's
+ * address, from its own copy, against them (user/trusted/b_net.c). */
+#define POLICY_MAX_CONNECT 64
+struct policy_connect {
+	int family;        /* AF_INET or AF_INET6 */
+	uint16_t port;     /* host order, 1 .. 65535 */
+	uint8_t addr[16];  /* network order: 4 bytes for AF_INET, 16 for AF_INET6 */
+};
+int policy_add_connect(struct policy *p, const struct policy_connect *c); /* 0, -E2BIG */
+size_t policy_nconnects(const struct policy *p);
+const struct policy_connect *policy_connect_at(const struct policy *p, size_t i);
+/* --allow-connect=HOST:PORT's grants (ADDR:PORT, [ADDR6]:PORT, or
+ * localhost:PORT for both loopbacks), added to a policy; nothing is
+ * added when one is malformed, which err names */
+int policy_add_connects(struct policy *p, const char *const *hostports, char *err, size_t errlen);
+/* A socket address the program gave connect or sendmsg (len bytes, as
+ * copied): 0 if a grant allows it, -EACCES if none does (and for every
+ * address of a family no grant can name), -EINVAL if it is short.  An
+ * IPv4 address mapped into IPv6 is the IPv4 address. */
+int policy_check_connect(const struct policy *p, const void *sa, size_t len);
+/* The address and port as text ("127.0.0.1:80", "[::1]:80"), for messages
+ * and for the grant that would allow it */
+void policy_connect_text(const void *sa, size_t len, char *out, size_t n);
 
 /* Policy files (policy/policy_file.c chooses the format; sandpit's is
  * policy/parse.c, docs/sandpit.policy.5).  Every

@@ -483,10 +483,16 @@ static int body_refused(void *a)
 		return 10;
 	if (setpgid(0, getppid()) != -1 || errno != EPERM)
 		return 11;
-	/* as on a kernel without the family */
+	/* without a connect grant, as on a kernel without the family; an
+	 * AF_UNIX socket reaches nothing until it is named or connected */
 	if (socket(AF_INET6, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
 		return 12;
-	if (socket(AF_UNIX, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+	if (socket(AF_INET, SOCK_DGRAM, 0) != -1 || errno != EAFNOSUPPORT)
+		return 12;
+	if (socket(AF_NETLINK, SOCK_RAW, 0) != -1 || errno != EAFNOSUPPORT)
+		return 12;
+	int us = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (us < 0 || close(us))
 		return 13;
 	close(ifd);
 	return 0;
@@ -586,13 +592,15 @@ static int body_fd_refusals(void *a)
 	return 0;
 }
 
-/* On an open descriptor, the policy's errno as before; on sandpit's,
- * EBADF, as for a descriptor not open (invariant 3) */
+/* On an open descriptor, the policy's errno as before (connect and
+ * sendmsg, which B passes on a socket: the kernel's ENOTSOCK, B's look at
+ * the descriptor); on sandpit's, EBADF, as for a descriptor not open
+ * (invariant 3) */
 TEST(decided_refusals_on_an_open_descriptor_the_policys_errno_on_sandpits_ebadf)
 {
 	static const long policy_errno[FD_REFUSALS] = {
 		EACCES, EACCES, EACCES, EACCES, EOPNOTSUPP, EOPNOTSUPP, ENOTTY, EINVAL, EACCES,
-		EACCES, EACCES, EACCES, EACCES, EACCES, EACCES, EPERM, EPERM,
+		ENOTSOCK, EACCES, EACCES, EACCES, ENOTSOCK, EACCES, EPERM, EPERM,
 	};
 	struct fd_refusal_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);

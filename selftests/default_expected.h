@@ -153,6 +153,8 @@ static const struct thread_call {
 	/* an address would reach a named AF_UNIX socket outside */
 	{ "sendto", EACCES, { EQ(4, 0) } },
 	{ "socketpair", EACCES, { EQ(0, AF_UNIX) } },
+	/* AF_UNIX only, until a connect grant makes it B's */
+	{ "socket", EAFNOSUPPORT, { EQ(0, AF_UNIX) } },
 	/* signals stay within P and never reach a trusted thread */
 	{ "kill", EPERM, { SELF_PID(0) } },
 	{ "tgkill", EPERM, { SELF_PID(0), U_TID(1) } },
@@ -212,6 +214,9 @@ static const struct process_call {
 	/* the process's own limits, lowered or kept, never raised */
 	{ "setrlimit", { PK_RLIMIT, N, N, N, 0, 0 } },
 	{ "prlimit64", { PK_RLIMIT, N, N, N, 0, 0 } },
+	/* the family, the address against the connect grants, SCM_RIGHTS */
+	{ "connect", { PK_NET, N, N, N, 0, 0 } },
+	{ "sendmsg", { PK_NET, N, N, N, 0, 0 } },
 };
 
 static const struct x_deny_calls {
@@ -219,10 +224,10 @@ static const struct x_deny_calls {
 	const char *const *names;
 } x_deny_calls[] = {
 	{ EACCES, (const char *const[]){
-		/* no exec, no network (AF_UNIX only through socketpair) */
-		"execve", "execveat", "connect", "bind", "listen", "accept", "accept4",
-		/* SCM_RIGHTS would hand U copies of sandpit's descriptors */
-		"sendmsg", "sendmmsg",
+		/* no exec; no socket named, no server */
+		"execve", "execveat", "bind", "listen", "accept", "accept4",
+		/* each message's length is written back */
+		"sendmmsg",
 		/* nothing else is changed: owners, legacy forms, attributes */
 		"creat", "chown", "lchown", "fchownat",
 		"utime", "utimes", "futimesat", "setxattr", "lsetxattr",
@@ -263,8 +268,6 @@ static const struct x_deny_calls {
 		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
 		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 		"map_shadow_stack", NULL } },
-	/* as on a kernel without the family: programs fall back quietly */
-	{ EAFNOSUPPORT, (const char *const[]){ "socket", NULL } },
 	{ EINVAL, (const char *const[]){ "shmdt", NULL } },
 	{ EBADF, (const char *const[]){
 		/* no queue can be opened */

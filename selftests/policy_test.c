@@ -374,15 +374,21 @@ TEST(prctl_allows_names_and_dumpable_only)
 	EXPECT_EQ(-EPERM, EVAL("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0));
 }
 
+/* connect and sendmsg go to B, which decides from the connect grants
+ * (net_test); socket of AF_UNIX only, until a grant (sandbox.c) */
 TEST(only_af_unix_socketpairs_and_no_sockets)
 {
 	EXPECT_EQ(0, EVAL("socketpair", AF_UNIX, SOCK_STREAM, 0, 0x1000, 0, 0));
 	EXPECT_EQ(-EACCES, EVAL("socketpair", AF_INET, SOCK_STREAM, 0, 0x1000, 0, 0));
-	EXPECT_EQ(-EAFNOSUPPORT, EVAL("socket", AF_UNIX, SOCK_STREAM, 0, 0, 0, 0));
-	EXPECT_EQ(-EACCES, EVAL("connect", 3, 0x1000, 16, 0, 0, 0));
+	EXPECT_EQ(-EAFNOSUPPORT, EVAL("socket", AF_INET, SOCK_STREAM, 0, 0, 0, 0));
+	EXPECT_EQ(-EAFNOSUPPORT, EVAL("socket", AF_NETLINK, SOCK_RAW, 0, 0, 0, 0));
+	EXPECT_EQ(0, EVAL("socket", AF_UNIX, SOCK_STREAM, 0, 0, 0, 0));
+	EXPECT_EQ(TT_ANS_B, EVAL("connect", 3, 0x1000, 16, 0, 0, 0));
+	EXPECT_EQ(TT_ANS_B, EVAL("sendmsg", 3, 0x1000, 0, 0, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("bind", 3, 0x1000, 16, 0, 0, 0));
 	EXPECT_EQ(-EACCES, EVAL("sendto", 3, 0x1000, 1, 0, 0x2000, 16));
 	EXPECT_EQ(0, EVAL("sendto", 3, 0x1000, 1, 0, 0, 0));
-	EXPECT_EQ(-EACCES, EVAL("sendmsg", 3, 0x1000, 0, 0, 0, 0));
+	EXPECT_EQ(-EACCES, EVAL("sendmmsg", 3, 0x1000, 1, 0, 0, 0));
 }
 
 TEST(clone3_is_enosys_so_libc_falls_back)

@@ -694,6 +694,10 @@ TEST(memory_arguments_need_the_trusted_process)
 		     "for it");
 	EXPECT_ERROR("sendmsg: allow\n",
 		     "t.policy:1:10: sendmsg: 'allow' refused: SCM_RIGHTS would hand U copies of "
+		     "sandpit's descriptors, and its address may name a host no grant allows; use "
+		     "'process'");
+	EXPECT_ERROR("sendmmsg: allow\n",
+		     "t.policy:1:11: sendmmsg: 'allow' refused: SCM_RIGHTS would hand U copies of "
 		     "sandpit's descriptors, and the trusted process has no check for it; deny it");
 }
 

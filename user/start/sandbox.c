@@ -155,8 +155,9 @@ static int check_caller(struct start *s)
 		return start_fail(-EBUSY, "sandpit_start: the sandbox is already running");
 	if ((r = resolve_mode(opts, &s->mode, &s->auto_chose)) < 0)
 		return r;
-	if (opts && opts->flags)
-		return start_fail(-EINVAL, "sandpit_start: unknown flags 0x%x", opts->flags);
+	if (opts && (opts->flags & ~SANDPIT_OPT_CONNECT))
+		return start_fail(-EINVAL, "sandpit_start: unknown flags 0x%x",
+				  opts->flags & ~SANDPIT_OPT_CONNECT);
 	/* in a write grant U can swap a directory for a symlink between B's
 	 * check and the open; only openat2's RESOLVE_NO_SYMLINKS stops that */
 	if (opts && opts->allow_write && opts->allow_write[0] && !compat_has(COMPAT_OPENAT2))
@@ -169,6 +170,45 @@ static int check_caller(struct start *s)
 			    strerror(-r));
 	if (r != 1)
 		return start_fail(-EBUSY, "sandpit_start: %d threads exist; call it before creating any", r);
+	return 0;
+}
+
+static int has_connects(const struct sandpit_options *opts)
+{
+	return opts && (opts->flags & SANDPIT_OPT_CONNECT) && opts->allow_connect &&
+	       opts->allow_connect[0];
+}
+
+/* The connect grants, which only B can apply.  The default policy's
+ * socket (AF_UNIX only) becomes B's, which allows AF_INET and AF_INET6
+ * with a grant; a policy file must say `process` for socket and connect
+ * itself: otherwise the grants would go unused, and the program would run
+ * without what its caller asked for. */
+static int add_connects(struct start *s)
+{
+	const struct sandpit_options *opts = s->opts;
+	if (!has_connects(opts))
+		return 0;
+	int r = policy_add_connects(policy, opts->allow_connect, s->perr, sizeof(s->perr));
+	if (r == 0 && !opts->policy_file) {
+		static const struct policy_proc_arg net = { .kind = PK_NET,
+			.path_arg = POLICY_NOARG, .dirfd_arg = POLICY_NOARG, .flags_arg = POLICY_NOARG };
+		r = policy_set_process(policy, "socket", &net, s->perr, sizeof(s->perr));
+	}
+	const struct policy_proc_arg *sock = policy_proc_arg(policy, SYS_socket),
+				     *conn = policy_proc_arg(policy, SYS_connect);
+	if (r == 0 && (!sock || sock->kind != PK_NET || !conn || conn->kind != PK_NET)) {
+		snprintf(s->perr, sizeof(s->perr),
+			 "--allow-connect=%s needs a policy whose socket and connect are "
+			 "'process' (this one's %s)", opts->allow_connect[0],
+			 !sock || sock->kind != PK_NET ? "socket is not" : "connect is not");
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		policy_free(policy);
+		policy = NULL;
+		return start_fail(r, "policy: %s", s->perr);
+	}
 	return 0;
 }
 
@@ -216,6 +256,8 @@ static int build_policy(struct start *s)
 		if (r < 0)
 			return start_fail(r, "policy: %s", s->perr[0] ? s->perr : strerror(-r));
 	}
+	if ((r = add_connects(s)) < 0)
+		return r;
 	/* the plan cache is outside every grant, whatever the policy says */
 	s->perr[0] = 0;
 	if ((r = deny_plan_cache(policy, s->perr, sizeof(s->perr))) < 0) {
@@ -330,7 +372,7 @@ static int configure(struct start *s)
 				     .own_tb = s->tb_fd, .own_t = slots_t_fd(s->fd_lo, 0),
 				     .own_n = s->nslots };
 	if (s->mode == SANDPIT_MODE_FILTER &&
-	    (r = make_filter(policy, !(s->opts && s->opts->policy_file), &rt, sp->fprog, s->perr,
+	    (r = make_filter(policy, !(s->opts && s->opts->policy_file) && !has_connects(s->opts), &rt, sp->fprog, s->perr,
 			     sizeof(s->perr))) < 0)
 		return start_fail(r, "cannot build the seccomp filter: %s",
 			    s->perr[0] ? s->perr : strerror(-r));

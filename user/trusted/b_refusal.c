@@ -44,12 +44,18 @@ void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure
 }
 
 /* a refusal by one of B's own checks of a memory argument */
-void b_denial(int s, const struct secure_page *sp, long r, const char *why)
+void b_denial_hint(int s, const struct secure_page *sp, long r, const char *why,
+		   const char *allow)
 {
 	struct denial d = { .nr = (int)sp->nr, .result = r, .rule = -1,
-			    .caller = slot_caller(s), .why = why };
+			    .caller = slot_caller(s), .why = why, .allow = allow };
 	memcpy(d.args, sp->args, sizeof(d.args));
 	denial_note(b_cfg(), &d);
+}
+
+void b_denial(int s, const struct secure_page *sp, long r, const char *why)
+{
+	b_denial_hint(s, sp, r, why, NULL);
 }
 
 /* a call the policy kills, which T sent before it kills P: the line that

@@ -17,6 +17,9 @@ void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure
 		    const char *path, const char *resolved, const char *why);
 /* a refusal by one of B's own checks of a memory argument */
 void b_denial(int s, const struct secure_page *sp, long r, const char *why);
+/* the same, with the option that would allow it (allow, or NULL) */
+void b_denial_hint(int s, const struct secure_page *sp, long r, const char *why,
+		   const char *allow);
 /* a call the policy kills, which T sent before it kills P */
 void b_killed(int s, const struct secure_page *sp);
 /* a refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED):

@@ -1,7 +1,7 @@
 /* The trusted process B's servers (user/trusted/b_serve.h): one thread a
  * slot waits on the slot's doorbell, takes B's one copy of the request,
  * checks it in full (check: the memory arguments by b_checks.c, b_rlimit.c
- * and path_op.c; a clone, which gives a new thread its slot, here) and
+ * b_net.c and path_op.c; a clone, which gives a new thread its slot, here) and
  * publishes the verdict in the slot's secure page; on the exit bell it
  * accepts U's exit once the kernel shows U where it can only end by exit.
  * The servers start the slot's watchers (b_watch.c), which stand below. */
@@ -21,6 +21,7 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/trusted/b_checks.h"
+#include "user/trusted/b_net.h"
 #include "user/trusted/b_read.h"
 #include "user/trusted/b_refusal.h"
 #include "user/trusted/b_rlimit.h"
@@ -287,6 +288,8 @@ static long check(int s, struct secure_page *out)
 		return path_op(b_cfg(), s, pa, out);
 	case PK_RLIMIT:
 		return b_check_rlimit(s, out);
+	case PK_NET:
+		return b_check_net(s, out);
 	default:
 		return -ENOSYS;
 	}

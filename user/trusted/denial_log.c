@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -356,6 +358,11 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 	 * (why), no grant would allow */
 	if (d->pa && d->resolved && !d->deny && !d->why)
 		policy_grant_hint(d->resolved, d->access, allow, sizeof(allow));
+	else if (d->allow)
+		snprintf(allow, sizeof(allow), "%s", d->allow);
+	else if (d->nr == SYS_socket && d->result == -EAFNOSUPPORT &&
+		 (d->args[0] == AF_INET || d->args[0] == AF_INET6))
+		snprintf(allow, sizeof(allow), "--allow-connect=ADDR:PORT"); /* no network */
 
 	char *sys = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, d->nr);
 	char name[64], call[sizeof(report.last.call)];

@@ -22,6 +22,8 @@ struct denial {
 	int access;                  /* PA_* it needed */
 	const char *why;             /* B's own check that refused it, NULL: the path's */
 	const char *deny;            /* the `path deny` pattern that refused the path, or NULL */
+	const char *allow;           /* a refusal that is not a path's: the option that
+				      * would allow it (--allow-connect=...), or NULL */
 	int killed;                  /* the policy kills the call: P dies (its line is always written) */
 };
 
