@@ -21,18 +21,20 @@
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
 
-FIXTURE(selfexe) {
+FIXTURE(selfexe)
+{
 	char dir[64];
-	char prog[128];  /* a copy of selfexe_prog in dir, which no grant names */
+	char prog[128];	 /* a copy of selfexe_prog in dir, which no grant names */
 	char grant[128]; /* --allow-read=<dir>/granted */
 	char granted[96];
 };
 
-FIXTURE_VARIANT(selfexe) {
+FIXTURE_VARIANT(selfexe)
+{
 	const char *mode;
 };
-FIXTURE_VARIANT_ADD(selfexe, strict) { .mode = "strict" };
-FIXTURE_VARIANT_ADD(selfexe, filter) { .mode = "filter" };
+FIXTURE_VARIANT_ADD(selfexe, strict){ .mode = "strict" };
+FIXTURE_VARIANT_ADD(selfexe, filter){ .mode = "filter" };
 
 static void copy_file(struct __test_metadata *_metadata, const char *from, const char *to, int mode)
 {
@@ -48,7 +50,8 @@ static void copy_file(struct __test_metadata *_metadata, const char *from, const
 	close(out);
 }
 
-static void write_text(struct __test_metadata *_metadata, const char *path, const char *text, int mode)
+static void write_text(struct __test_metadata *_metadata, const char *path, const char *text,
+		       int mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
 	ASSERT_LE(0, fd);
@@ -98,7 +101,7 @@ FIXTURE_TEARDOWN(selfexe)
 /* argv natively and under `sandpit run` (with the fixture's read grant):
  * the sandboxed output in *box (for the caller to free), which must be the
  * native output exactly, status 0 both */
-static void same_as_native(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) *self,
+static void same_as_native(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) * self,
 			   const char *mode, char *const argv[], char **box)
 {
 	struct result n, s;
@@ -143,8 +146,8 @@ TEST_F(selfexe, the_program_sees_its_own_file_through_every_name_of_its_exe_link
 			copy_file(_metadata, from, prog, 0755);
 		}
 		char *out = NULL;
-		same_as_native(_metadata, self, variant->mode, (char *const[]){ i ? prog : self->prog, NULL },
-			       &out);
+		same_as_native(_metadata, self, variant->mode,
+			       (char *const[]){ i ? prog : self->prog, NULL }, &out);
 		ASSERT_NE(NULL, out);
 		/* eleven names, and four more from a second thread */
 		snprintf(line, sizeof line, ": %s\n", i ? prog : self->prog);
@@ -154,14 +157,17 @@ TEST_F(selfexe, the_program_sees_its_own_file_through_every_name_of_its_exe_link
 		EXPECT_EQ(4, lines(out, ": same file, ")) TH_LOG("%s", out);
 		EXPECT_NE(NULL, strstr(out, "statx /proc/self/exe: same file")) TH_LOG("%s", out);
 		EXPECT_NE(NULL, strstr(out, "access F_OK 0 R_OK 0 X_OK 0\n")) TH_LOG("%s", out);
-		EXPECT_NE(NULL, strstr(out, "/proc/self/exe/: readlink ENOTDIR\n")) TH_LOG("%s", out);
-		EXPECT_NE(NULL, strstr(out, "/proc/self/exex: readlink ENOENT\n")) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "/proc/self/exe/: readlink ENOTDIR\n"))
+		TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "/proc/self/exex: readlink ENOENT\n"))
+		TH_LOG("%s", out);
 		EXPECT_EQ(NULL, strstr(out, "/sandpit\n")) TH_LOG("%s", out);
 		free(out);
 		struct result s;
 		const char *extra[] = { self->grant, NULL };
 		ASSERT_EQ(0, sandboxed(variant->mode, extra,
-				       (char *const[]){ i ? prog : self->prog, "byname", i ? prog : self->prog, NULL },
+				       (char *const[]){ i ? prog : self->prog, "byname",
+							i ? prog : self->prog, NULL },
 				       NULL, NULL, NULL, &s));
 		EXPECT_STREQ("byname: EACCES\n", result_text(&s));
 		free(s.out);
@@ -187,8 +193,10 @@ TEST_F(selfexe, interpreters_name_themselves_as_natively)
 		TH_LOG("no /usr/bin/node: perl only");
 		return;
 	}
-	same_as_native(_metadata, self, variant->mode,
-		       (char *const[]){ "/usr/bin/node", "-e", "console.log(process.execPath)", NULL }, &out);
+	same_as_native(
+		_metadata, self, variant->mode,
+		(char *const[]){ "/usr/bin/node", "-e", "console.log(process.execPath)", NULL },
+		&out);
 	EXPECT_EQ(1, lines(out, "node\n")) TH_LOG("%s", out);
 	free(out);
 }
@@ -200,7 +208,7 @@ static const char *const swap_names[] = { "renamed away, another file in its pla
 
 /* the program's file after it printed what it sees: its name made to
  * name another file, or a link to one no grant lets it read */
-static void swap_file(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) *self,
+static void swap_file(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) * self,
 		      enum swap_kind k)
 {
 	char old[160], other[160], secret[160];
@@ -230,7 +238,7 @@ static int first_look(const char *out)
 /* the program in `swap` mode (argv: native, or the sandpit command line):
  * what it saw, the file swapped once it has printed its first look, what
  * it saw then; its status */
-static int run_swapped(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) *self,
+static int run_swapped(struct __test_metadata *_metadata, const FIXTURE_DATA(selfexe) * self,
 		       char *const argv[], enum swap_kind k, char *out, size_t len)
 {
 	int in[2], o[2];
@@ -251,7 +259,8 @@ static int run_swapped(struct __test_metadata *_metadata, const FIXTURE_DATA(sel
 	ssize_t n;
 	out[0] = 0;
 	/* the first look ends with its size line */
-	while (!first_look(out) && got < len - 1 && (n = read(o[0], out + got, len - 1 - got)) > 0) {
+	while (!first_look(out) && got < len - 1 &&
+	       (n = read(o[0], out + got, len - 1 - got)) > 0) {
 		got += n;
 		out[got] = 0;
 	}
@@ -296,10 +305,11 @@ TEST_F(selfexe, a_swap_of_the_program_file_after_start_never_reaches_another_fil
 			char *const direct[] = { self->prog, "swap", NULL };
 			char sandpit[PATH_MAX + 16], modeopt[32], secs[16];
 			char *av[2 * MAX_ARGS + 4];
-			sandpit_run_argv(av, sandpit, modeopt, secs, variant->mode, 60, NULL, direct);
+			sandpit_run_argv(av, sandpit, modeopt, secs, variant->mode, 60, NULL,
+					 direct);
 			memset(sand ? box : nat, 0, sizeof nat);
-			EXPECT_EQ(0, run_swapped(_metadata, self, sand ? av : direct, k, sand ? box : nat,
-						 sizeof nat));
+			EXPECT_EQ(0, run_swapped(_metadata, self, sand ? av : direct, k,
+						 sand ? box : nat, sizeof nat));
 		}
 		EXPECT_STREQ(nat, box) TH_LOG("%s", swap_names[k]);
 		/* the bytes twice, the original's */
@@ -307,8 +317,8 @@ TEST_F(selfexe, a_swap_of_the_program_file_after_start_never_reaches_another_fil
 		EXPECT_EQ(NULL, strstr(box, "another file")) TH_LOG("%s", box);
 		char first[200], second[200];
 		snprintf(first, sizeof first, "name: %s\n", self->prog);
-		snprintf(second, sizeof second, k == SWAP_OVER ? "name: %s (deleted)\n" : "name: %s.old\n",
-			 self->prog);
+		snprintf(second, sizeof second,
+			 k == SWAP_OVER ? "name: %s (deleted)\n" : "name: %s.old\n", self->prog);
 		EXPECT_EQ(1, lines(box, first)) TH_LOG("%s: %s", swap_names[k], box);
 		EXPECT_EQ(1, lines(box, second)) TH_LOG("%s: %s", swap_names[k], box);
 		EXPECT_LT(strstr(box, first), strstr(box, second));
@@ -324,8 +334,8 @@ TEST_F(selfexe, names_that_only_look_like_the_exe_link_are_not_it)
 {
 	struct result s;
 	const char *extra[] = { self->grant, NULL };
-	ASSERT_EQ(0, sandboxed(variant->mode, extra, (char *const[]){ self->prog, "others", NULL }, NULL,
-			       NULL, NULL, &s));
+	ASSERT_EQ(0, sandboxed(variant->mode, extra, (char *const[]){ self->prog, "others", NULL },
+			       NULL, NULL, NULL, &s));
 	EXPECT_EQ(0, s.status);
 	EXPECT_STREQ("/proc/1/exe: readlink EACCES\n"
 		     "/proc/0PID/exe: readlink EACCES\n"
@@ -343,8 +353,8 @@ TEST_F(selfexe, names_that_only_look_like_the_exe_link_are_not_it)
 	ASSERT_EQ(0, symlink("data", path));
 	char *out = NULL, data[96], line[200];
 	bytes_line(target, data, sizeof data);
-	same_as_native(_metadata, self, variant->mode, (char *const[]){ self->prog, "link", path, NULL },
-		       &out);
+	same_as_native(_metadata, self, variant->mode,
+		       (char *const[]){ self->prog, "link", path, NULL }, &out);
 	snprintf(line, sizeof line, "link: data\nbytes: %s\n", data);
 	EXPECT_STREQ(line, out);
 	free(out);
@@ -354,15 +364,15 @@ TEST_F(selfexe, names_that_only_look_like_the_exe_link_are_not_it)
 	ASSERT_EQ(0, mkdir(path, 0755));
 	snprintf(path, sizeof path, "%s/proc/self/exe", self->granted);
 	ASSERT_EQ(0, symlink("../../data", path));
-	same_as_native(_metadata, self, variant->mode, (char *const[]){ self->prog, "link", path, NULL },
-		       &out);
+	same_as_native(_metadata, self, variant->mode,
+		       (char *const[]){ self->prog, "link", path, NULL }, &out);
 	snprintf(line, sizeof line, "link: ../../data\nbytes: %s\n", data);
 	EXPECT_STREQ(line, out);
 	free(out);
 	snprintf(path, sizeof path, "%s/selflink", self->granted);
 	ASSERT_EQ(0, symlink("/proc/self/exe", path));
-	same_as_native(_metadata, self, variant->mode, (char *const[]){ self->prog, "link", path, NULL },
-		       &out);
+	same_as_native(_metadata, self, variant->mode,
+		       (char *const[]){ self->prog, "link", path, NULL }, &out);
 	char want[96];
 	bytes_line(self->prog, want, sizeof want);
 	snprintf(line, sizeof line, "link: /proc/self/exe\nbytes: %s\n", want);
@@ -378,8 +388,8 @@ TEST_F(selfexe, the_program_never_opens_its_own_file_for_writing)
 	char before[96], after[96];
 	bytes_line(self->prog, before, sizeof before);
 	struct result s;
-	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ self->prog, "write", NULL }, NULL,
-			       NULL, NULL, &s));
+	ASSERT_EQ(0, sandboxed(variant->mode, NULL, (char *const[]){ self->prog, "write", NULL },
+			       NULL, NULL, NULL, &s));
 	EXPECT_EQ(0, s.status);
 	EXPECT_STREQ("open 0x1: EACCES\nopen 0x2: EACCES\nopen 0x200: EACCES\nopen 0x401: EACCES\n"
 		     "open 0x40: EACCES\n",

@@ -28,16 +28,26 @@
 static const char *err(int e)
 {
 	switch (e) {
-	case EACCES: return "EACCES";
-	case ENOENT: return "ENOENT";
-	case ENOTDIR: return "ENOTDIR";
-	case ELOOP: return "ELOOP";
-	case EINVAL: return "EINVAL";
-	case ETXTBSY: return "ETXTBSY";
-	case ENODATA: return "ENODATA";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EPERM: return "EPERM";
-	case EBADF: return "EBADF";
+	case EACCES:
+		return "EACCES";
+	case ENOENT:
+		return "ENOENT";
+	case ENOTDIR:
+		return "ENOTDIR";
+	case ELOOP:
+		return "ELOOP";
+	case EINVAL:
+		return "EINVAL";
+	case ETXTBSY:
+		return "ETXTBSY";
+	case ENODATA:
+		return "ENODATA";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EPERM:
+		return "EPERM";
+	case EBADF:
+		return "EBADF";
 	}
 	static char buf[32];
 	snprintf(buf, sizeof buf, "errno %d", e);
@@ -56,7 +66,10 @@ static void name_at(const char *what, int dir, const char *path)
 	printf("%s: %s\n", what, buf);
 }
 
-static void name(const char *what, const char *path) { name_at(what, AT_FDCWD, path); }
+static void name(const char *what, const char *path)
+{
+	name_at(what, AT_FDCWD, path);
+}
 
 /* the whole file: its length and FNV-1a hash */
 static void bytes(const char *what, int fd)
@@ -90,11 +103,16 @@ static void same_file(const char *what, const struct stat *a, const struct stat 
 {
 	printf("%s: %s, %s, %lld bytes, mode %o\n", what,
 	       a->st_dev == b->st_dev && a->st_ino == b->st_ino ? "same file" : "another file",
-	       S_ISREG(a->st_mode) ? "regular" : S_ISLNK(a->st_mode) ? "link" : "other",
+	       S_ISREG(a->st_mode)   ? "regular"
+	       : S_ISLNK(a->st_mode) ? "link"
+				     : "other",
 	       (long long)a->st_size, (unsigned)(a->st_mode & 07777));
 }
 
-static pid_t tid(void) { return (pid_t)syscall(SYS_gettid); }
+static pid_t tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 static pid_t leader;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -187,8 +205,10 @@ static void everything(void)
 	struct statx sx;
 	if (statx(AT_FDCWD, "/proc/self/exe", 0, STATX_BASIC_STATS, &sx) == 0)
 		printf("statx /proc/self/exe: %s, %llu bytes\n",
-		       sx.stx_ino == fs.st_ino && makedev(sx.stx_dev_major, sx.stx_dev_minor) == fs.st_dev ?
-			       "same file" : "another file",
+		       sx.stx_ino == fs.st_ino &&
+				       makedev(sx.stx_dev_major, sx.stx_dev_minor) == fs.st_dev
+			       ? "same file"
+			       : "another file",
 		       (unsigned long long)sx.stx_size);
 	else
 		printf("statx /proc/self/exe: %s\n", err(errno));
@@ -202,8 +222,10 @@ static void everything(void)
 	       faccessat(AT_FDCWD, "/proc/self/exe", R_OK | X_OK, AT_EACCESS));
 	struct statfs a, b;
 	if (statfs("/proc/self/exe", &a) == 0 && fstatfs(fd, &b) == 0)
-		printf("statfs: %s\n", a.f_type == b.f_type && !memcmp(&a.f_fsid, &b.f_fsid, sizeof a.f_fsid) ?
-					       "the file's file system" : "another file system");
+		printf("statfs: %s\n",
+		       a.f_type == b.f_type && !memcmp(&a.f_fsid, &b.f_fsid, sizeof a.f_fsid)
+			       ? "the file's file system"
+			       : "another file system");
 	else
 		printf("statfs: %s\n", err(errno));
 	ssize_t lx = listxattr("/proc/self/exe", NULL, 0);
@@ -272,8 +294,8 @@ int main(int argc, char **argv)
 	else if (argc > 1 && !strcmp(argv[1], "others"))
 		others();
 	else if (argc > 1 && !strcmp(argv[1], "write")) {
-		static const int flags[] = { O_WRONLY, O_RDWR, O_RDONLY | O_TRUNC, O_WRONLY | O_APPEND,
-					     O_RDONLY | O_CREAT };
+		static const int flags[] = { O_WRONLY, O_RDWR, O_RDONLY | O_TRUNC,
+					     O_WRONLY | O_APPEND, O_RDONLY | O_CREAT };
 		for (int i = 0; i < 5; i++) {
 			int fd = open("/proc/self/exe", flags[i], 0644);
 			printf("open %#x: %s\n", flags[i], fd < 0 ? err(errno) : "opened");

@@ -90,8 +90,7 @@ static long answered(struct sp_answer *a, long result, uint32_t len, uint32_t ar
 	return -SP_ANSWERED;
 }
 
-long b_answered(struct secure_page *sp, long result, const void *bytes, uint32_t len,
-		uint32_t arg)
+long b_answered(struct secure_page *sp, long result, const void *bytes, uint32_t len, uint32_t arg)
 {
 	struct sp_answer *a = (struct sp_answer *)sp->data;
 	if (len > SP_ANSWER_MAX)

@@ -126,8 +126,8 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	if (b_exe_link(resolved) && (policy_proc_follow(pa, sp->args) || kind == ANSWER_READLINK)) {
 		if (fd >= 0)
 			close(fd);
-		return kind == ANSWER_READLINK ? b_exe_readlink(s, pa, sp, path) :
-						 b_exe_call(s, pa, sp, path);
+		return kind == ANSWER_READLINK ? b_exe_readlink(s, pa, sp, path)
+					       : b_exe_call(s, pa, sp, path);
 	}
 	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
 	/* the directories on the way to a grant may be looked at, as a program
