@@ -4,7 +4,8 @@
  * exactly as natively; the file B answers with is the one the program was
  * loaded from even when its name is swapped for another file or a link
  * after start; names that only look like the link are not it; the
- * program's own file is never opened for writing. */
+ * program's own file is never opened for writing, and a `path deny` of it
+ * refuses it through the link too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -395,8 +396,57 @@ TEST_F(selfexe, the_program_never_opens_its_own_file_for_writing)
 		     "open 0x40: EACCES\n",
 		     result_text(&s));
 	free(s.out);
+	/* each refusal logged with its reason, no grant suggested */
+	const char *extra[] = { "--log=denials", NULL };
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, extra, (char *const[]){ self->prog, "write", NULL },
+			       NULL, NULL, NULL, &s));
+	want_stderr = 0;
+	char *out = result_text(&s);
+	EXPECT_EQ(5, lines(out, "= -EACCES; by policy/default.policy:"))
+	TH_LOG("%s", out);
+	EXPECT_EQ(5, lines(out, ": the program's own file is only ever opened for reading; from "))
+	TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "--allow-")) TH_LOG("%s", out);
+	free(s.out);
 	bytes_line(self->prog, after, sizeof after);
 	EXPECT_STREQ(before, after);
+}
+
+extern const char sandpit_default_policy[];
+extern const uint64_t sandpit_default_policy_len;
+
+/* A `path deny` of the program's file wins here too: its name, its bytes
+ * and its stat through the link are EACCES, each refusal logged with the
+ * pattern */
+TEST_F(selfexe, a_path_deny_of_the_program_file_refuses_it_through_the_link)
+{
+	char policy[160], opt[200];
+	snprintf(policy, sizeof policy, "%s/deny.policy", self->dir);
+	FILE *f = fopen(policy, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1u, fwrite(sandpit_default_policy, sandpit_default_policy_len, 1, f));
+	fprintf(f, "\npath deny %s\n", self->prog);
+	ASSERT_EQ(0, fclose(f));
+	snprintf(opt, sizeof opt, "--policy=%s", policy);
+	const char *extra[] = { opt, "--log=denials", NULL };
+	struct result s;
+	want_stderr = 1;
+	ASSERT_EQ(0, sandboxed(variant->mode, extra, (char *const[]){ self->prog, "swap", NULL },
+			       NULL, NULL, NULL, &s));
+	want_stderr = 0;
+	EXPECT_EQ(0, s.status);
+	char *out = result_text(&s), deny[200];
+	snprintf(deny, sizeof deny, "= -EACCES; by %s:", policy);
+	EXPECT_EQ(3, lines(out, deny)) TH_LOG("%s", out);
+	snprintf(deny, sizeof deny, ": path deny %s; from ", self->prog);
+	EXPECT_EQ(3, lines(out, deny)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "readlinkat(AT_FDCWD, \"/proc/self/exe\"")) TH_LOG("%s", out);
+	free(s.out);
+	ASSERT_EQ(0, sandboxed(variant->mode, extra, (char *const[]){ self->prog, "swap", NULL },
+			       NULL, NULL, NULL, &s));
+	EXPECT_STREQ("name: readlink EACCES\nbytes: open EACCES\n", result_text(&s));
+	free(s.out);
 }
 
 TEST_HARNESS_MAIN
