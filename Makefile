@@ -43,6 +43,7 @@ MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test
                 net_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
+FALLBACK_TESTS += $(BUILD)/selftests/selfexe_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -160,6 +161,16 @@ $(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD
 	$(BUILD)/selftests/tiny
 # net_test runs `sandpit run` on curl with and without a connect grant
 $(BUILD)/selftests/net_test: $(BUILD)/sandpit
+# selfexe_test runs a program that looks at its own /proc/self/exe, linked
+# both ways, natively and under `sandpit run`
+$(BUILD)/selftests/selfexe_test: $(BUILD)/sandpit $(BUILD)/selftests/selfexe_prog \
+	$(BUILD)/selftests/selfexe_static
+$(BUILD)/selftests/selfexe_prog: selftests/programs/selfexe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+$(BUILD)/selftests/selfexe_static: selftests/programs/selfexe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
 # minijail_test runs `sandpit run` on tiny under minijail files
 $(BUILD)/selftests/minijail_test: $(BUILD)/sandpit $(BUILD)/selftests/tiny
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;

@@ -546,6 +546,9 @@ int run_main(int argc, char **argv)
 	signal(SIGBUS, cut_short);
 	if ((r = elf_map(fd, pargv[0], &prog, err, sizeof err)))
 		return run_fail(r == ELF_ERR_NOEXEC ? RUN_EXIT_CANNOT : RUN_EXIT_SANDPIT, "%s", err);
+	/* the file mapped is the one the program's /proc/self/exe names, as
+	 * execve would have made it: B answers for it from this descriptor */
+	sandpit_program_file(fd);
 	close(fd);
 	if (prog.interp[0]) {
 		snprintf(interp_path, sizeof interp_path, "%s", prog.interp);

@@ -143,6 +143,45 @@ int path_join_beneath(const char *dir, const char *name, char *out, size_t outle
 	return path_normalise(pend, out, outlen);
 }
 
+/* "<n>" (n bytes at c) is pid (me, as text) or one of its threads: procfs
+ * has /proc/<pid>/task/<n> for each, and spells no number with a leading
+ * zero */
+static int thread_of(const char *me, const char *c, size_t n)
+{
+	if (!n || n > 10 || c[0] == '0')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (c[i] < '0' || c[i] > '9')
+			return 0;
+	if (n == strlen(me) && !memcmp(c, me, n))
+		return 1;
+	char task[64];
+	struct stat st;
+	snprintf(task, sizeof(task), "/proc/%s/task/%.*s", me, (int)n, c);
+	return stat(task, &st) == 0;
+}
+
+int path_proc_exe(pid_t pid, const char *abs)
+{
+	char me[16];
+	snprintf(me, sizeof(me), "%d", (int)pid);
+	if (strncmp(abs, "/proc/", 6))
+		return 0;
+	const char *c = abs + 6;
+	size_t n = strcspn(c, "/");
+	if (!thread_of(me, c, n))
+		return 0;
+	c += n;
+	if (!strncmp(c, "/task/", 6)) {
+		c += 6;
+		n = strcspn(c, "/");
+		if (!thread_of(me, c, n))
+			return 0;
+		c += n;
+	}
+	return !strcmp(c, "/exe") && proc_dir("/proc") == 1;
+}
+
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen)
 {
@@ -250,6 +289,12 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 		if (++links > MAX_LINKS)
 			return -ELOOP;
 
+		/* The program's own exe link is B's to answer (path.h) */
+		if ((flags & PATH_OWN_EXE) && path_proc_exe(pid, res)) {
+			if (*p)
+				return -ENOTDIR;
+			break;
+		}
 		/* A magic link (/proc/<n>/fd/N, cwd, exe, map_files/...) opens the
 		 * object itself, which its text only describes: follow it only when
 		 * the text is a path that exists. */

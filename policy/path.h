@@ -20,13 +20,19 @@ int path_normalise(const char *path, char *out, size_t outlen);
 
 #define PATH_NOFOLLOW 1 /* do not follow a symlink in the last component */
 #define PATH_OPENAT2  2 /* may prove "no link on the way" with one openat2 */
+#define PATH_OWN_EXE  4 /* pid's exe link is never followed: path_proc_exe */
 
 /* Runs in B.  Joins a relative `path` to `cwd` (absolute), removes ".", ".."
  * and "//", and resolves symlinks component by component as B sees them,
  * mapping /proc/self and /proc/thread-self to /proc/<pid>; a missing tail is
  * kept as it is.  Magic links under /proc/<n>/ are followed only to a path
  * that exists (never to a pipe, socket, memfd or deleted file: -EACCES).
- * -ELOOP after 40 links, -ENAMETOOLONG, -ENOTDIR, -ENOENT as the kernel. */
+ * -ELOOP after 40 links, -ENAMETOOLONG, -ENOTDIR, -ENOENT as the kernel.
+ * Under PATH_OWN_EXE the exe link of pid's process (path_proc_exe) is
+ * not followed even where the call follows it: the walk ends there, at
+ * the link's own text, and anything after it is -ENOTDIR (the kernel's
+ * answer for a name under a file): under `sandpit run` it leads to the
+ * `sandpit` command, not to the program, which B answers for itself. */
 int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		 size_t outlen);
 /* The same; where one openat2 that refuses every link reached the path, *fd
@@ -53,4 +59,12 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 int path_name_beneath(const char *name);
 int path_open_beneath(int dir, const char *name, int flags);
 int path_join_beneath(const char *dir, const char *name, char *out, size_t outlen);
+
+/* Runs in B: 1 if abs (resolved: absolute, normalised, no link) is the
+ * exe link of pid's process in the procfs mounted at /proc:
+ * /proc/<n>/exe or /proc/<n>/task/<m>/exe, where n is pid or one of its
+ * threads and m one of its threads, each number as procfs spells it (no
+ * leading zero).  Only the whole text matches: /proc/<pid>/exex,
+ * /proc/<pid>/exe/ or /proc/<other>/exe do not. */
+int path_proc_exe(pid_t pid, const char *abs);
 #endif

@@ -738,6 +738,51 @@ TEST(proc_self_means_the_sandboxed_process_not_b)
 	EXPECT_STREQ(expect, out);
 }
 
+/* Under PATH_OWN_EXE the walk stops at the exe link of the process it
+ * resolves for (B answers for it under `sandpit run`): every spelling
+ * ends at the link's text, anything under it is ENOTDIR, and only the
+ * whole text of that process's link (or a thread's) is the link */
+TEST(the_processs_own_exe_link_is_not_followed_under_path_own_exe)
+{
+	char out[PATH_MAX], expect[64], self_exe[PATH_MAX], path[96];
+	pid_t pid = getpid();
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+
+	ASSERT_LT(0, n);
+	self_exe[n] = 0;
+	snprintf(expect, sizeof(expect), "/proc/%d/exe", (int)pid);
+	const char *names[] = { "/proc/self/exe", "/proc/thread-self/exe", "/proc/self/../self/exe",
+				"//proc/./self//exe", expect };
+	for (int i = 0; i < 5; i++)
+		for (int f = 0; f < 4; f++) {
+			int flags = PATH_OWN_EXE | (f & 1 ? PATH_NOFOLLOW : 0) | (f & 2 ? PATH_OPENAT2 : 0);
+			ASSERT_EQ(0, path_resolve(pid, NULL, names[i], flags, out, sizeof(out)))
+				TH_LOG("%s", names[i]);
+			EXPECT_STREQ(expect, out);
+		}
+	/* without the flag, followed to this program as before */
+	ASSERT_EQ(0, path_resolve(pid, NULL, "/proc/self/exe", 0, out, sizeof(out)));
+	EXPECT_STREQ(self_exe, out);
+	EXPECT_EQ(-ENOTDIR, path_resolve(pid, NULL, "/proc/self/exe/", PATH_OWN_EXE, out, sizeof(out)));
+	EXPECT_EQ(-ENOTDIR, path_resolve(pid, NULL, "/proc/self/exe/x", PATH_OWN_EXE | PATH_NOFOLLOW,
+					 out, sizeof(out)));
+	EXPECT_EQ(-ENOTDIR, path_resolve(pid, NULL, "/proc/self/exe/..", PATH_OWN_EXE, out, sizeof(out)));
+
+	EXPECT_EQ(1, path_proc_exe(pid, expect));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/exe", (int)pid, (int)pid);
+	EXPECT_EQ(1, path_proc_exe(pid, path));
+	const char *not_it[] = { "/proc/%d/exex", "/proc/%d/exe/", "/proc/%d/ex", "/proc/0%d/exe",
+				 "/proc/%d/task/0/exe", "/proc/%d/task/1/exe", "/proc/%d/fd/exe",
+				 "/tmp/proc/%d/exe", "/proc/%d", "/proc/%d/cwd" };
+	for (size_t i = 0; i < sizeof(not_it) / sizeof(not_it[0]); i++) {
+		snprintf(path, sizeof(path), not_it[i], (int)pid);
+		EXPECT_EQ(0, path_proc_exe(pid, path)) TH_LOG("%s", path);
+	}
+	EXPECT_EQ(0, path_proc_exe(pid, "/proc/1/exe"));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)getppid());
+	EXPECT_EQ(0, path_proc_exe(pid, path));
+}
+
 TEST(magic_links_to_objects_without_a_path_are_refused)
 {
 	char path[64], out[PATH_MAX];

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* resolution reads the real filesystem: only under a scratch cwd; the
 	 * walk and openat2's shortcut must agree */
-	int how = size & 1 ? PATH_NOFOLLOW : 0;
+	int how = (size & 1 ? PATH_NOFOLLOW : 0) | (size & 2 ? PATH_OWN_EXE : 0);
 	int r = path_resolve(getpid(), "/tmp", path, how, res, sizeof(res));
 	if (path_resolve(getpid(), "/tmp", path, how | PATH_OPENAT2, fast, sizeof(fast)) != r ||
 	    (r == 0 && strcmp(res, fast)))

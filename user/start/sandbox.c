@@ -121,6 +121,15 @@ static int b_sibling; /* sandpit_trusted_process_as_sibling */
 
 void sandpit_trusted_process_as_sibling(void) { b_sibling = 1; }
 
+static int program_fd = -1; /* sandpit_program_file */
+
+void sandpit_program_file(int fd)
+{
+	if (program_fd >= 0)
+		close(program_fd);
+	program_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
 
 
 static long raw(long nr, long a0, long a1, long a2, long a3, long a4)
@@ -391,7 +400,8 @@ static int configure(struct start *s)
 					      .fs_by_ptrace = s->mode == SANDPIT_MODE_STRICT &&
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size(),
-					      .log = denials_logged(), .report_fd = denials_report_fd() };
+					      .log = denials_logged(), .report_fd = denials_report_fd(),
+					      .exe_fd = program_fd };
 	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
 	tp.log_json = fmt && !strcmp(fmt, "json");
 	slot_init(&tp, 0);
@@ -437,6 +447,12 @@ static int fork_trusted_process(struct start *s)
 	tp.pass_peer = pass[0];
 	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
 	close(pass[1]);
+	/* the program's file is B's alone: the program gets its own opens of
+	 * it from B (b_exe.c), never this descriptor */
+	if (program_fd >= 0) {
+		close(program_fd);
+		program_fd = -1;
+	}
 	if (s->mid < 0) {
 		close(pass[0]);
 		return start_fail(s->mid, "cannot start the trusted process: %s", strerror(-s->mid));

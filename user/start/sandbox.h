@@ -15,6 +15,13 @@ void sandpit_patch_only(uintptr_t lo, uintptr_t hi);
  * instead of a fork through an intermediate child (user/trusted/trusted_process.h). */
 void sandpit_trusted_process_as_sibling(void);
 
+/* For `sandpit run`, before sandpit_start: the program's file, open for
+ * reading on fd (the loader's; a copy is taken).  B keeps it and answers
+ * the program's /proc/self/exe from it, which is otherwise the `sandpit`
+ * command (user/trusted/b_exe.c); P closes its copy before the program
+ * runs. */
+void sandpit_program_file(int fd);
+
 /* The plan cache under `sandpit run` (user/start/run_hooks.c, the work in
  * user/patch/plan_run.c): the child, before sandpit_start, reads the plans
  * of the libraries the program (open on prog_fd) needed last time, and

@@ -90,6 +90,16 @@ static long answered(struct sp_answer *a, long result, uint32_t len, uint32_t ar
 	return -SP_ANSWERED;
 }
 
+long b_answered(struct secure_page *sp, long result, const void *bytes, uint32_t len, uint32_t arg)
+{
+	struct sp_answer *a = (struct sp_answer *)sp->data;
+	if (len > SP_ANSWER_MAX)
+		return -EIO;
+	if (len)
+		memmove(a->bytes, bytes, len);
+	return answered(a, result, len, arg);
+}
+
 /* readlink(path, buf, bufsiz), readlinkat(dirfd, path, buf, bufsiz): the
  * link B's descriptor holds (opened without following it), the kernel's
  * truncation to bufsiz; not a link is EINVAL as for the path.  A target

@@ -9,6 +9,7 @@
  * were dropped).  Only B includes it. */
 #ifndef SANDPIT_B_ANSWER_H
 #define SANDPIT_B_ANSWER_H
+#include <stdint.h>
 
 struct secure_page;
 
@@ -29,4 +30,8 @@ long b_einval_first(const struct secure_page *sp, int path_read);
 /* The answer about the object B checked, written into sp's data:
  * -SP_ANSWERED, a -errno, or 0 when T makes the call after all. */
 long b_answer(enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp);
+/* An answer B worked out itself: the call's result and len bytes for the
+ * program's buffer, argument arg (len 0: none).  -SP_ANSWERED. */
+long b_answered(struct secure_page *sp, long result, const void *bytes, uint32_t len,
+		uint32_t arg);
 #endif

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "policy/policy.h"
 #include "user/trusted/b_answer.h"
 #include "user/trusted/b_checks.h"
+#include "user/trusted/b_exe.h"
 #include "user/trusted/b_read.h"
 #include "user/trusted/b_refusal.h"
 #include "user/trusted/b_resolve.h"
@@ -96,6 +98,13 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	}
 
 	if (n == 0) {
+		/* readlinkat(fd, "") of the program's O_PATH descriptor of P's
+		 * exe link (the kernel names it by the link's text) */
+		char held[PATH_MAX], what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		if (sp->nr == SYS_readlinkat && dirfd >= 0 && b_cfg()->exe_fd >= 0 &&
+		    b_proc_link(held, sizeof(held), what) == 0 && b_exe_link(held))
+			return b_exe_readlink(s, pa, sp, path);
 		if (on_the_descriptor(pa, sp, access)) {
 			sp->data[0] = 0;
 			sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
@@ -111,6 +120,15 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 			  kind == ANSWER_STAT || kind == ANSWER_STATX ? &leaf : NULL);
 	if (r < 0)
 		return r;
+	/* P's exe link is the program's file, not the sandpit command: B
+	 * answers for it from that file (b_exe.c), whatever the grants of
+	 * /proc; the link itself (lstat, O_NOFOLLOW) is /proc's as before */
+	if (b_exe_link(resolved) && (policy_proc_follow(pa, sp->args) || kind == ANSWER_READLINK)) {
+		if (fd >= 0)
+			close(fd);
+		return kind == ANSWER_READLINK ? b_exe_readlink(s, pa, sp, path)
+					       : b_exe_call(s, pa, sp, path);
+	}
 	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
 	/* the directories on the way to a grant may be looked at, as a program
 	 * that resolves its paths by hand does (sqlite, rm -r's "/") */

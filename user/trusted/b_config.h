@@ -25,5 +25,7 @@ struct trusted_process_config {
 	uint64_t task_size;         /* the kernel's TASK_SIZE_MAX (fs_base_task_size) */
 	int log, log_json;          /* --log=denials, --log-format=json: B explains refusals */
 	int report_fd;              /* the command's count of refusals (denial_log.h), or -1 */
+	int exe_fd;                 /* under `sandpit run`, the program's file as the loader opened
+				     * it, read-only (b_exe.c): B's /proc/self/exe answers; or -1 */
 };
 #endif

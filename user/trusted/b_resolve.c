@@ -107,7 +107,8 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, con
 		*leaf = "";
 	char base[PATH_MAX];
 	int r;
-	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0);
+	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0) |
+		  (b_cfg()->exe_fd >= 0 ? PATH_OWN_EXE : 0);
 	if (path[0] != '/' && dirfd != AT_FDCWD) {
 		r = resolve_from_dir_object(dirfd, path, how, out, fd, leaf);
 		if (r != -EAGAIN)
