@@ -41,7 +41,9 @@ MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test
                 secrets_test slots_test grant_test answer_test unwind_test \
                 eintr_test nofile_test once_test fault_test rev4_test progs_test rev9_test rev10_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
-FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
+RUN_TESTS := $(addprefix $(BUILD)/selftests/,run_test run_command_test run_attack_test run_tiny_test \
+                run_plan_cache_test)
+FALLBACK_TESTS := $(RUN_TESTS) $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -153,9 +155,9 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))
 
-# run_test drives `sandpit run`: the command, and an attacker program
-# linked both ways
-$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
+# the run_*_test binaries drive `sandpit run`: the command, and an attacker
+# program linked both ways
+$(RUN_TESTS): $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
 	$(BUILD)/selftests/tiny
 # minijail_test runs `sandpit run` on tiny under minijail files
 $(BUILD)/selftests/minijail_test: $(BUILD)/sandpit $(BUILD)/selftests/tiny
@@ -198,7 +200,7 @@ $(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
 $(BUILD)/bench_static_true: selftests/programs/static_true.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
-# run_test's program for the smallest policies: no libc, raw calls only
+# run_tiny_test's program for the smallest policies: no libc, raw calls only
 $(BUILD)/selftests/tiny: selftests/programs/tiny.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -o $@ $<
