@@ -32,8 +32,10 @@ kernels=${*:-strict-only stock}
 # not ask the kernel more than these do, runs on the host in make check
 # (in every mode, real and forced fallbacks), and under TCG would take
 # hours (docs/KERNELS.md: the subsets and the times)
-STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test invariants_test core_test}
-STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test}
+STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
+	signals_mask_test threads_test invariants_test core_test}
+STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
+	signals_mask_test threads_test}
 # run_test, run_command_test and run_attack_test, once in each guest, run
 # a named part of their tests (SANDPIT_TESTS_ONLY_<binary>, harness_main.h):
 # real programs, sandpit's own statuses and every attack program on
