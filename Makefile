@@ -248,8 +248,9 @@ soak: all tests
 # the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
 # a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
 # own calls would be filtered, or it cannot follow the clone.
-ASAN_TESTS := $(addprefix build-asan/selftests/,policy_test policyfile_test policyfile_error_test \
-		policyfile_export_test policyfile_start_test minijail_test patch_test elf_test)
+ASAN_TESTS := $(addprefix build-asan/selftests/,policy_test policy_path_test policyfile_test \
+		policyfile_error_test policyfile_export_test policyfile_start_test minijail_test \
+		patch_test elf_test)
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
