@@ -39,7 +39,8 @@ MINUTES=${SOAK_MINUTES:-10}
 # 10-20 M calls per mode
 # (shorter soaks make shorter runs: 100 k calls per minute of soak, at most 1 M)
 ONCE_CALLS=${SOAK_ONCE_CALLS:-$((MINUTES < 10 ? MINUTES * 100000 : 1000000))}
-MODE_BINS="threads_test signals_test signals_pending_test signals_mask_test eintr_test slots_test core_test core_cpu_test core_request_test core_signal_test once_test fault_test"
+MODE_BINS="threads_test threads_signal_test signals_test signals_pending_test signals_mask_test \
+eintr_test slots_test core_test core_cpu_test core_request_test core_signal_test once_test fault_test"
 FALLBACK_BINS="run_test run_command_test run_attack_test run_tiny_test run_plan_cache_test no_unwind_test"
 TESTS=${SOAK_TESTS:-"$MODE_BINS $FALLBACK_BINS"}
 CONDITIONS=${SOAK_CONDITIONS:-"quiet busy cpu0 nobody"}

@@ -33,9 +33,10 @@ kernels=${*:-strict-only stock}
 # (in every mode, real and forced fallbacks), and under TCG would take
 # hours (docs/KERNELS.md: the subsets and the times)
 STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
-	signals_mask_test threads_test invariants_test core_test core_cpu_test core_request_test core_signal_test}
+	signals_mask_test threads_test threads_signal_test invariants_test core_test core_cpu_test
+	core_request_test core_signal_test}
 STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
-	signals_mask_test threads_test}
+	signals_mask_test threads_test threads_signal_test}
 # run_test, run_command_test and run_attack_test, once in each guest, run
 # a named part of their tests (SANDPIT_TESTS_ONLY_<binary>, harness_main.h):
 # real programs, sandpit's own statuses and every attack program on
@@ -57,7 +58,7 @@ STOCK_RUN_ATTACK=${STOCK_RUN_ATTACK-attack_raw_syscall_write attack_int80_and_x3
 	attack_toctou_path_flip}
 # Two loops too long for TCG run shorter in the guests, and say so in
 # their TAP lines: signals_test's storm (50000 calls on the host) and
-# threads_test's calls under nested signal handlers (20000)
+# threads_signal_test's calls under nested signal handlers (20000)
 STORM_CALLS=${STORM_CALLS:-500}
 NESTED_CALLS=${NESTED_CALLS:-4000}
 paths() { for t in "$@"; do printf ' %s' "$B/selftests/$t"; done; }
@@ -129,7 +130,7 @@ export SANDPIT_STORM_CALLS=$STORM_CALLS SANDPIT_NESTED_CALLS=$NESTED_CALLS
 export SANDPIT_TESTS_ONLY_run_test="$(echo $run_only)"
 export SANDPIT_TESTS_ONLY_run_command_test="$(echo $run_command_only)"
 export SANDPIT_TESTS_ONLY_run_attack_test="$(echo $run_attack_only)"
-export LOWERED="signals_test:SANDPIT_STORM_CALLS=$STORM_CALLS threads_test:SANDPIT_NESTED_CALLS=$NESTED_CALLS"
+export LOWERED="signals_test:SANDPIT_STORM_CALLS=$STORM_CALLS threads_signal_test:SANDPIT_NESTED_CALLS=$NESTED_CALLS"
 exec sh "$ROOT/scripts/run-tests.sh" $tests
 EOS
 	# guest-checks.sh takes the kind as its argument through run-tests.sh's
