@@ -36,7 +36,7 @@ CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
-MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test \
+MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test api_test \
                 threads_test threads_signal_test library_test core_test core_cpu_test core_request_test core_signal_test \
                 rule_eval_test signals_test signals_pending_test signals_mask_test \
                 secrets_test slots_test grant_test grant_root_test grant_file_test grant_race_test grant_stat_test \

@@ -33,7 +33,7 @@ kernels=${*:-strict-only stock}
 # (in every mode, real and forced fallbacks), and under TCG would take
 # hours (docs/KERNELS.md: the subsets and the times)
 STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
-	signals_mask_test threads_test threads_signal_test invariants_test core_test core_cpu_test
+	signals_mask_test threads_test threads_signal_test invariants_test api_test core_test core_cpu_test
 	core_request_test core_signal_test}
 STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
 	signals_mask_test threads_test threads_signal_test}
