@@ -5,9 +5,10 @@
 # `make check`.  No retry: a test that fails once is a bug.
 #
 # Each step runs one test binary through run-tests.sh (all five modes for
-# the mode tests, both fallbacks for the run_*_test binaries and no_unwind_test) under one
-# condition: once_test every other step, the rest in turn between, the
-# conditions rotating so that every pair comes round:
+# the mode tests, both fallbacks for the run_*_test binaries and
+# no_unwind_test) under one condition: once_test every other step, the
+# rest in turn between, the conditions rotating so that every pair comes
+# round:
 #   quiet   nothing else running
 #   busy    one busy loop per CPU beside the tests
 #   cpu0    the whole run pinned to CPU 0 (taskset -c 0): U, T and B share it
@@ -23,9 +24,9 @@
 #
 # Environment: SOAK_MINUTES (or SOAK_SECONDS); a step begun before the
 # time is up runs to its end, so a soak can last one step longer (a
-# run_*_test step takes up to ~3 minutes); SOAK_ONCE_CALLS (once_test's calls per run,
-# default sized so that 60 minutes make >= 10 M per mode; a twentieth of
-# it is once_test's raises, SANDPIT_ONCE_RAISES);
+# run_*_test step takes up to ~3 minutes); SOAK_ONCE_CALLS (once_test's
+# calls per run, default sized so that 60 minutes make >= 10 M per mode; a
+# twentieth of it is once_test's raises, SANDPIT_ONCE_RAISES);
 # SOAK_TESTS (binaries, default below); SOAK_CONDITIONS; SOAK_LOG (a
 # directory that keeps each step's full output; default a temporary one,
 # kept only when something failed); BUILD (default build).
