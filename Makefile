@@ -36,14 +36,17 @@ CLI_SRCS := $(wildcard loader/*.c) $(wildcard bench/*.c)
 TEST_SRCS:= $(wildcard selftests/*_test.c)
 TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 # tests that sandbox something run in every mode; the rest once
-MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test \
-                threads_test library_test core_test rule_eval_test signals_test \
-                secrets_test slots_test grant_test answer_test unwind_test \
-                eintr_test nofile_test once_test fault_test rev4_test progs_test rev9_test rev10_test \
+MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test api_test \
+                threads_test threads_signal_test library_test core_test core_cpu_test core_request_test core_signal_test \
+                rule_eval_test signals_test signals_pending_test signals_mask_test \
+                secrets_test slots_test grant_test grant_root_test grant_file_test grant_race_test grant_stat_test \
+                answer_test unwind_test eintr_test nofile_test once_test fault_test \
+                rev4_test rev4_meta_test rev4_signal_test progs_test rev9_test rev10_test \
                 net_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
-FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
-FALLBACK_TESTS += $(BUILD)/selftests/selfexe_test
+RUN_TESTS := $(addprefix $(BUILD)/selftests/,run_test run_command_test run_attack_test run_tiny_test \
+                run_plan_cache_test)
+FALLBACK_TESTS := $(RUN_TESTS) $(BUILD)/selftests/no_unwind_test $(BUILD)/selftests/selfexe_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -155,9 +158,9 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lsandpit -Wl,-rpath,$(abspath $(BUILD))
 
-# run_test drives `sandpit run`: the command, and an attacker program
-# linked both ways
-$(BUILD)/selftests/run_test: $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
+# the run_*_test binaries drive `sandpit run`: the command, and an attacker
+# program linked both ways
+$(RUN_TESTS): $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
 	$(BUILD)/selftests/tiny
 # net_test runs `sandpit run` on curl with and without a connect grant
 $(BUILD)/selftests/net_test: $(BUILD)/sandpit
@@ -212,7 +215,7 @@ $(BUILD)/selftests/no_unwind_static: selftests/programs/no_unwind.c
 $(BUILD)/bench_static_true: selftests/programs/static_true.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -fno-asynchronous-unwind-tables -fno-unwind-tables -s -o $@ $<
-# run_test's program for the smallest policies: no libc, raw calls only
+# run_tiny_test's program for the smallest policies: no libc, raw calls only
 $(BUILD)/selftests/tiny: selftests/programs/tiny.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -o $@ $<
@@ -260,14 +263,14 @@ soak: all tests
 # the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
 # a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
 # own calls would be filtered, or it cannot follow the clone.
+ASAN_TESTS := $(addprefix build-asan/selftests/,policy_test policy_path_test policyfile_test \
+		policyfile_error_test policyfile_export_test policyfile_start_test minijail_test \
+		patch_test elf_test)
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		build-asan/selftests/policy_test build-asan/selftests/policyfile_test \
-		build-asan/selftests/minijail_test build-asan/selftests/patch_test build-asan/selftests/elf_test
-	@./scripts/run-tests.sh --once build-asan/selftests/policy_test \
-		build-asan/selftests/policyfile_test build-asan/selftests/minijail_test \
-		build-asan/selftests/patch_test build-asan/selftests/elf_test
+		$(ASAN_TESTS)
+	@./scripts/run-tests.sh --once $(ASAN_TESTS)
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
 # shortcut must agree), the policy-file parser, minijail's format, and the ELF reader as the

@@ -5,9 +5,10 @@
 # `make check`.  No retry: a test that fails once is a bug.
 #
 # Each step runs one test binary through run-tests.sh (all five modes for
-# the mode tests, both fallbacks for run_test and no_unwind_test) under one
-# condition: once_test every other step, the rest in turn between, the
-# conditions rotating so that every pair comes round:
+# the mode tests, both fallbacks for the run_*_test binaries and
+# no_unwind_test) under one condition: once_test every other step, the
+# rest in turn between, the conditions rotating so that every pair comes
+# round:
 #   quiet   nothing else running
 #   busy    one busy loop per CPU beside the tests
 #   cpu0    the whole run pinned to CPU 0 (taskset -c 0): U, T and B share it
@@ -22,10 +23,10 @@
 # when none failed.
 #
 # Environment: SOAK_MINUTES (or SOAK_SECONDS); a step begun before the
-# time is up runs to its end, so a soak can last one step longer (run_test's
-# step takes ~3 minutes); SOAK_ONCE_CALLS (once_test's calls per run,
-# default sized so that 60 minutes make >= 10 M per mode; a twentieth of
-# it is once_test's raises, SANDPIT_ONCE_RAISES);
+# time is up runs to its end, so a soak can last one step longer (a
+# run_*_test step takes up to ~3 minutes); SOAK_ONCE_CALLS (once_test's
+# calls per run, default sized so that 60 minutes make >= 10 M per mode; a
+# twentieth of it is once_test's raises, SANDPIT_ONCE_RAISES);
 # SOAK_TESTS (binaries, default below); SOAK_CONDITIONS; SOAK_LOG (a
 # directory that keeps each step's full output; default a temporary one,
 # kept only when something failed); BUILD (default build).
@@ -39,8 +40,9 @@ MINUTES=${SOAK_MINUTES:-10}
 # 10-20 M calls per mode
 # (shorter soaks make shorter runs: 100 k calls per minute of soak, at most 1 M)
 ONCE_CALLS=${SOAK_ONCE_CALLS:-$((MINUTES < 10 ? MINUTES * 100000 : 1000000))}
-MODE_BINS="threads_test signals_test eintr_test slots_test core_test once_test fault_test"
-FALLBACK_BINS="run_test no_unwind_test"
+MODE_BINS="threads_test threads_signal_test signals_test signals_pending_test signals_mask_test \
+eintr_test slots_test core_test core_cpu_test core_request_test core_signal_test once_test fault_test"
+FALLBACK_BINS="run_test run_command_test run_attack_test run_tiny_test run_plan_cache_test no_unwind_test"
 TESTS=${SOAK_TESTS:-"$MODE_BINS $FALLBACK_BINS"}
 CONDITIONS=${SOAK_CONDITIONS:-"quiet busy cpu0 nobody"}
 [ "$(id -u)" -eq 0 ] || CONDITIONS=$(echo "$CONDITIONS" | sed 's/nobody//')

@@ -1,3 +1,6 @@
+/* One file over 700 lines: one call per property of DESIGN §6, and the
+ * strict-only kernel guest runs it again in mode auto on the real kernel (check-kernels.sh); split,
+ * each part would need that run too. */
 /* System calls in the sandbox (run in strict and in filter mode): each test
  * attacks one property of DESIGN §6 or checks
  * that an allowed call still works inside the sandbox. */

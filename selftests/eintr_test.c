@@ -1,3 +1,5 @@
+/* One file over 700 lines: one scenario runner (set-up, the call, the signal, the
+ * release, native against sandboxed) that its table of blocking calls all go through. */
 /* Every blocking call a sandboxed thread makes is interruptible as the
  * kernel's own: a signal for the thread ends it with EINTR, or
  * restarts it when the handler is SA_RESTART and the call is one the

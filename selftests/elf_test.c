@@ -1,3 +1,6 @@
+/* One file over 700 lines: invariant 9 for ELF files, each crafted program refused by
+ * the reader, the loader and `sandpit run` alike through one set of helpers; it is also the one
+ * selftest linked with loader/elf.c (its own Makefile rule). */
 /* Invariant 9 for ELF files: what `sandpit run` and the patcher read from a
  * program before the sandbox is on is bounds-checked.  Each crafted
  * program breaks one thing and must be refused three ways: by the reader

@@ -1,3 +1,5 @@
+/* One file over 700 lines: one subject, minijail's format from parse to
+ * sandpit_start, and its tests share the conformance table's parser (mj_parse) and verdicts. */
 /* minijail's policy files (policy/minijail.c): conformance cases written
  * from minijail0(5)'s grammar, each a policy, a call with its arguments and
  * the verdict, checked against both back ends (T's interpreter over the T

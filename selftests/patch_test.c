@@ -1,3 +1,6 @@
+/* One file over 700 lines: every test, on libc and ld.so, on a live process or on
+ * hand-made code, checks the plan against the same test stub, configuration and independent
+ * decoder (its first 300 lines); split, each part would need all of them. */
 /* The patcher: every `syscall` found, every trampoline equivalent to the code
  * it replaces, branch targets never split, sandpit's own code never touched,
  * and a patched process still works. */

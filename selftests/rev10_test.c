@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+/* One file over 700 lines: one review of writable and executable memory, and every
+ * test uses the protected ranges and the /proc/self/maps comparison of its first 250 lines. */
 /* Outside review of writable and executable memory (a JIT's), given as
  * asked and never patched (user/untrusted/exec_patch.c writable_code), the
  * guard keeping only RANGE_FREE on mprotect and pkey_mprotect.  Every

@@ -1,3 +1,6 @@
+/* One file over 700 lines: one review of one code path (B's FIFO opens), and every
+ * attack in it runs on the FIFO box its first 220 lines build (new_box, start_fifo_box, find_b,
+ * wait_phase); split, each part would need all of them. */
 /* An outside review of the FIFO opens B now makes itself inside a write
  * grant (user/trusted/write_open.c open_waiting): B waits in the slot's
  * server thread on the FIFO it pinned, watch_p ends that wait when U asks

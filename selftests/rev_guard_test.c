@@ -1,3 +1,5 @@
+/* One file over 700 lines: one review of one guard (no set-id bit, ever), and every
+ * test uses the box, the policy files and the checks on disk of its first 180 lines. */
 /* An outside review of the set-id guard: policy/guard.c's rule that fchmod
  * never gives S_ISUID or S_ISGID whatever a policy says, and B's masking of
  * the mode a name is made with inside a write grant (open O_CREAT or

@@ -1,5 +1,5 @@
 /* Running a program natively and under `sandpit run`, collecting its
- * output and exit status: run_test and no_unwind_test. */
+ * output and exit status: the run_*_test binaries and no_unwind_test. */
 #ifndef SANDPIT_SELFTEST_RUN_UTIL_H
 #define SANDPIT_SELFTEST_RUN_UTIL_H
 #include <fcntl.h>
@@ -21,7 +21,7 @@ struct result {
  * (or, with want_stderr, stderr). */
 static int want_stderr;
 
-static int capture(char *const argv[], const char *in, const char *cwd, const char *env,
+static inline int capture(char *const argv[], const char *in, const char *cwd, const char *env,
 		   struct result *r)
 {
 	int p[2];
@@ -74,7 +74,7 @@ static unsigned run_timeout;
 /* The command line of `[timeout -s KILL secs] sandpit run --mode=MODE
  * [extra...] -- argv...` in av (2 * MAX_ARGS + 4 entries), for the
  * strings sandpit, modeopt and secs (PATH_MAX + 16, 32 and 16 bytes) */
-static void sandpit_run_argv(char **av, char *sandpit, char *modeopt, char *secs,
+static inline void sandpit_run_argv(char **av, char *sandpit, char *modeopt, char *secs,
 			     const char *mode, unsigned timeout, const char *const extra[],
 			     char *const argv[])
 {
@@ -100,7 +100,7 @@ static void sandpit_run_argv(char **av, char *sandpit, char *modeopt, char *secs
 }
 
 /* sandpit run --mode=MODE [extra...] -- argv... */
-static int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
+static inline int sandboxed(const char *mode, const char *const extra[], char *const argv[], const char *in,
 		     const char *cwd, const char *env, struct result *r)
 {
 	char sandpit[PATH_MAX + 16], modeopt[32], secs[16];
@@ -115,5 +115,24 @@ static inline char *result_text(struct result *r)
 	r->out = realloc(r->out, r->len + 1);
 	r->out[r->len] = 0;
 	return r->out;
+}
+
+/* a file at path holding text, with mode */
+static inline void write_file(struct __test_metadata *_metadata, const char *path, const char *text,
+			      int mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(text), write(fd, text, strlen(text)));
+	close(fd);
+}
+
+/* how many times needle occurs in hay */
+static inline int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
 }
 #endif

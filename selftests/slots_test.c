@@ -1,3 +1,5 @@
+/* One file over 700 lines: one subject, slots made on demand up to SM_NSLOTS, and
+ * every test runs under the one slots fixture (its long timeouts) with the same thread helpers. */
 /* Threads on demand: a slot (S, T) is set up as a thread is, up to
  * SM_NSLOTS threads at once; beyond, pthread_create gets EAGAIN and the
  * process goes on.  Every slot's two eventfds are made with the sandbox

@@ -1,8 +1,8 @@
-/* A directory raced against a symbolic link out of a grant (grant_test,
- * answer_test, invariants_test): a child of the test swaps GRANT/d with
- * GRANT/l, a link to OUTSIDE, by RENAME_EXCHANGE until *stop, while the
- * sandboxed body makes its calls through GRANT/d and sorts what each
- * answered about. */
+/* A directory raced against a symbolic link out of a grant (the
+ * grant_*_test binaries, answer_test, invariants_test): a child of the
+ * test swaps GRANT/d with GRANT/l, a link to OUTSIDE, by RENAME_EXCHANGE
+ * until *stop, while the sandboxed body makes its calls through GRANT/d
+ * and sorts what each answered about. */
 #ifndef SANDPIT_SWAP_RACE_H
 #define SANDPIT_SWAP_RACE_H
 

@@ -7,7 +7,8 @@
 #   BUILD=build [MODE_TESTS="..."] [ONCE_TESTS="..."] check-kernels.sh [strict-only] [stock]
 # Each guest runs a named subset of the mode tests (STRICT_ONLY_TESTS,
 # STOCK_TESTS below; docs/KERNELS.md says why these); MODE_TESTS (paths)
-# replaces both, ONCE_TESTS the tests run once (run_test compat_test).
+# replaces both, ONCE_TESTS the tests run once (run_test run_command_test
+# run_attack_test compat_test).
 # A guest that hangs is killed after $GUEST_TIMEOUT seconds and fails, as
 # does a kernel not found or made within $KERNEL_TIMEOUT seconds.
 set -u
@@ -31,25 +32,33 @@ kernels=${*:-strict-only stock}
 # not ask the kernel more than these do, runs on the host in make check
 # (in every mode, real and forced fallbacks), and under TCG would take
 # hours (docs/KERNELS.md: the subsets and the times)
-STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test invariants_test core_test}
-STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test threads_test}
-# run_test, once in each guest, runs a named part of its tests
-# (SANDPIT_TESTS_ONLY_run_test, harness_main.h): real programs and every
-# attack program on strict-only, where strict mode is all there is; a few
-# real programs and attacks in both modes on stock
+STRICT_ONLY_TESTS=${STRICT_ONLY_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
+	signals_mask_test threads_test threads_signal_test invariants_test api_test core_test core_cpu_test
+	core_request_test core_signal_test}
+STOCK_TESTS=${STOCK_TESTS-calls_test decided_calls_test secrets_test signals_test signals_pending_test
+	signals_mask_test threads_test threads_signal_test}
+# run_test, run_command_test and run_attack_test, once in each guest, run
+# a named part of their tests (SANDPIT_TESTS_ONLY_<binary>, harness_main.h):
+# real programs, sandpit's own statuses and every attack program on
+# strict-only, where strict mode is all there is; a few real programs and
+# attacks in both modes on stock
 RUN_ATTACKS="attack_raw_syscall_write attack_libc_write_outside_grants attack_int80_and_x32
 	attack_execve_socket_fork attack_signal_to_another_process
 	trusted_process_is_no_child_the_program_can_wait_for attack_sandpit_memory
 	attack_raw_clone_and_clone3 attack_sandpit_descriptors attack_toctou_path_flip"
 STRICT_ONLY_RUN=${STRICT_ONLY_RUN-true_false_echo ls_la python3_plain sqlite3_memory
 	busybox_static_applets coreutils_in_a_write_grant coreutils_outside_the_write_grants_change_nothing
-	exit_status_and_signal own_errors_have_their_own_status root_reads_no_shadow_and_holds_no_capability
-	$RUN_ATTACKS}
-STOCK_RUN=${STOCK_RUN-true_false_echo python3_plain sqlite3_memory busybox_static_applets
-	attack_raw_syscall_write attack_int80_and_x32 attack_sandpit_memory attack_toctou_path_flip}
+	exit_status_and_signal}
+STRICT_ONLY_RUN_COMMAND=${STRICT_ONLY_RUN_COMMAND-own_errors_have_their_own_status
+	root_reads_no_shadow_and_holds_no_capability}
+STRICT_ONLY_RUN_ATTACK=${STRICT_ONLY_RUN_ATTACK-$RUN_ATTACKS}
+STOCK_RUN=${STOCK_RUN-true_false_echo python3_plain sqlite3_memory busybox_static_applets}
+STOCK_RUN_COMMAND=${STOCK_RUN_COMMAND-}
+STOCK_RUN_ATTACK=${STOCK_RUN_ATTACK-attack_raw_syscall_write attack_int80_and_x32 attack_sandpit_memory
+	attack_toctou_path_flip}
 # Two loops too long for TCG run shorter in the guests, and say so in
 # their TAP lines: signals_test's storm (50000 calls on the host) and
-# threads_test's calls under nested signal handlers (20000)
+# threads_signal_test's calls under nested signal handlers (20000)
 STORM_CALLS=${STORM_CALLS:-500}
 NESTED_CALLS=${NESTED_CALLS:-4000}
 paths() { for t in "$@"; do printf ' %s' "$B/selftests/$t"; done; }
@@ -90,9 +99,15 @@ initramfs() { # KIND KERNELDIR -> $K/KIND/initramfs.gz
 # what the guest runs, per kernel: MODES and the selftests in them
 guest_script() { # KIND
 	case $1 in
-	strict-only) run_only=$STRICT_ONLY_RUN ;;
-	stock) run_only=$STOCK_RUN ;;
+	strict-only) run_only=$STRICT_ONLY_RUN run_command_only=$STRICT_ONLY_RUN_COMMAND
+		run_attack_only=$STRICT_ONLY_RUN_ATTACK ;;
+	stock) run_only=$STOCK_RUN run_command_only=$STOCK_RUN_COMMAND run_attack_only=$STOCK_RUN_ATTACK ;;
 	esac
+	# the run_*_test binaries with a named part in this guest
+	run_bins=
+	[ -z "$run_only" ] || run_bins="$run_bins $B/selftests/run_test"
+	[ -z "$run_command_only" ] || run_bins="$run_bins $B/selftests/run_command_test"
+	[ -z "$run_attack_only" ] || run_bins="$run_bins $B/selftests/run_attack_test"
 	case $1 in
 	strict-only)
 		# no seccomp-bpf: every mode test in strict mode (FSGSBASE is
@@ -100,10 +115,10 @@ guest_script() { # KIND
 		# again in auto on the real kernel (it must pick strict), and
 		# `sandpit run` of real programs
 		tests="--modes=strict ${MODE_TESTS-$(paths $STRICT_ONLY_TESTS)} --modes=auto $B/selftests/calls_test \
-			--once ${ONCE_TESTS-$B/selftests/run_test $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
+			--once ${ONCE_TESTS-$run_bins $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
 	stock)
 		tests="--modes=strict,filter ${MODE_TESTS-$(paths $STOCK_TESTS)} \
-			--once ${ONCE_TESTS-$B/selftests/run_test $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
+			--once ${ONCE_TESTS-$run_bins $B/selftests/compat_test} $HERE/guest-checks.sh" ;;
 	esac
 	cat >"$K/$1/run.sh" <<EOS
 # written by check-kernels.sh; run inside the $1 guest
@@ -113,7 +128,9 @@ echo "# guest kernel: \$(uname -r), \$(nproc) CPUs, \$(grep -o -m1 ' la57' /proc
 export RUN_TIMES=1 BUILD="$B" SANDPIT_TEST_TIMEOUT_SCALE=$SCALE TEST_TIMEOUT=$((300 * SCALE))
 export SANDPIT_STORM_CALLS=$STORM_CALLS SANDPIT_NESTED_CALLS=$NESTED_CALLS
 export SANDPIT_TESTS_ONLY_run_test="$(echo $run_only)"
-export LOWERED="signals_test:SANDPIT_STORM_CALLS=$STORM_CALLS threads_test:SANDPIT_NESTED_CALLS=$NESTED_CALLS"
+export SANDPIT_TESTS_ONLY_run_command_test="$(echo $run_command_only)"
+export SANDPIT_TESTS_ONLY_run_attack_test="$(echo $run_attack_only)"
+export LOWERED="signals_test:SANDPIT_STORM_CALLS=$STORM_CALLS threads_signal_test:SANDPIT_NESTED_CALLS=$NESTED_CALLS"
 exec sh "$ROOT/scripts/run-tests.sh" $tests
 EOS
 	# guest-checks.sh takes the kind as its argument through run-tests.sh's
