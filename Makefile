@@ -39,7 +39,7 @@ TESTS    := $(TEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test calls_test decided_calls_test invariants_test \
                 threads_test library_test core_test rule_eval_test signals_test \
                 secrets_test slots_test grant_test answer_test unwind_test \
-                eintr_test nofile_test once_test fault_test rev4_test progs_test rev9_test rev10_test)
+                eintr_test nofile_test once_test fault_test rev4_test progs_test rev9_test rev10_test rev11_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 FALLBACK_TESTS := $(BUILD)/selftests/run_test $(BUILD)/selftests/no_unwind_test
 ONCE_TESTS := $(filter-out $(MODE_TESTS) $(FALLBACK_TESTS),$(TESTS))
