@@ -14,8 +14,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
@@ -36,8 +39,8 @@ struct shared {
 	volatile long t_death;   /* CLOCK_MONOTONIC ns just before the death */
 	volatile long t_last;    /* the spinner's last look at the clock */
 	volatile long spins_after; /* the spinner's rounds after t_death */
-	volatile long spinner_tid, threads, made_after, done_after, done_before, saw_stopped, refused, bad, tasks_at_look;
-	struct mailbox *volatile victim_mb;
+	volatile long spinner_tid, threads, made_after, done_after, done_before, saw_stopped, refused, bad, tasks_at_look, tasks_at_release;
+	struct mailbox *volatile victim_mb, *volatile waiter_mb;
 };
 static struct shared *S;
 
@@ -65,7 +68,8 @@ static long count_tasks(pid_t p)
 /* fn sandboxed with its stderr (and B's) in a file; the test watches P's
  * leader for a zombie meanwhile (S->leader_z).  The outcome, the time of
  * P's end (ns), and what sandpit said in msg. */
-static int run_watched(int (*fn)(void *), int timeout_s, char *msg, size_t len, long *t_end)
+static int run_watched_opts(int (*fn)(void *), const struct sandpit_options *o, rlim_t soft,
+			    rlim_t hard, int timeout_s, char *msg, size_t len, long *t_end)
 {
 	char tmpl[] = "/tmp/sandpit-rev11-errXXXXXX";
 	int fd = mkstemp(tmpl);
@@ -78,7 +82,10 @@ static int run_watched(int (*fn)(void *), int timeout_s, char *msg, size_t len, 
 		return -1;
 	if (p == 0) {
 		dup2(fd, 2);
-		if (sandpit_start(NULL) < 0)
+		struct rlimit rl = { soft, hard };
+		if (soft && setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(SANDBOX_START_FAILED + 3);
+		if (sandpit_start(o) < 0)
 			_exit(SANDBOX_START_FAILED);
 		_exit(fn(NULL));
 	}
@@ -117,6 +124,8 @@ static int run_watched(int (*fn)(void *), int timeout_s, char *msg, size_t len, 
 				S->saw_stopped = c && c[1] == ' ' && c[2] == 'T';
 			}
 		}
+		if (S->t_death && !S->tasks_at_release && now_ns() > S->t_death + 185000000L)
+			S->tasks_at_release = count_tasks(p);
 		if (S->t_death && !S->tasks_at_look && now_ns() > S->t_death + 200000000L)
 			S->tasks_at_look = count_tasks(p);
 		usleep(1000);
@@ -133,11 +142,23 @@ static int run_watched(int (*fn)(void *), int timeout_s, char *msg, size_t len, 
 	return done ? outcome(st) : -2;
 }
 
+static int run_watched(int (*fn)(void *), int timeout_s, char *msg, size_t len, long *t_end)
+{
+	return run_watched_opts(fn, NULL, 0, 0, timeout_s, msg, len, t_end);
+}
+
 static int said_ended(const char *msg)
 {
 	const char *a = strstr(msg, LINE_ENDED);
 	return a && strstr(a, LINE_KILLING) != NULL;
 }
+
+/* the tests with many threads, or waits, take their own time: a thousand
+ * threads made through B take 20-40 s on a loaded 2-CPU machine
+ * (slots_test) */
+FIXTURE(many) {};
+FIXTURE_SETUP(many) {}
+FIXTURE_TEARDOWN(many) {}
 
 /* a thread that runs program code, and nothing else, until P ends */
 static void *spinner(void *a)
@@ -256,6 +277,58 @@ TEST(raw_exit_while_the_leader_is_a_zombie_ends_p_at_once)
 	raw_death = 1;
 	int o = run_watched(body_zombie_leader_go, 20, msg, sizeof(msg), &t_end);
 	check_killed_within_bound(_metadata, o, msg, t_end, 0);
+}
+
+/* The leader itself the death: a raw exit from the main thread, which
+ * leaves it a zombie, as a pthread_exit would, but without sandpit's exit:
+ * a zombie leader is the death here, not a dying P */
+static int body_leader_raw_exit(void *a)
+{
+	(void)a;
+	pthread_t t;
+	missed_fn f = missed_code(SYS_exit);
+	if (!f || pthread_create(&t, NULL, spinner, NULL))
+		return 1;
+	((void (*)(void))((uint8_t *)f + 9))();
+	while (!S->threads)
+		usleep(1000);
+	S->t_death = now_ns();
+	f(0, 0, 0);
+	S->bad = 1;
+	return 2;
+}
+
+TEST(leader_raw_exit_while_a_thread_spins_ends_p_at_once)
+{
+	char msg[4096];
+	long t_end;
+	S = shared_page(4096);
+	ASSERT_NE(NULL, S);
+	int o = run_watched(body_leader_raw_exit, 20, msg, sizeof(msg), &t_end);
+	check_killed_within_bound(_metadata, o, msg, t_end, 0);
+}
+
+/* No thread ever waits in a vfork (its parent would sleep until the child
+ * execs or ends, neither dying nor running): vfork, a process clone with
+ * CLONE_VFORK and a thread clone with it are all refused */
+static int body_vfork(void *a)
+{
+	(void)a;
+	static char stack[16384] __attribute__((aligned(16)));
+	long thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+		      CLONE_SYSVSEM;
+	int refused = 0;
+	refused += syscall(SYS_vfork) == -1 && errno == EPERM;
+	refused += syscall(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0) == -1 &&
+		   errno == EPERM;
+	refused += syscall(SYS_clone, thread | CLONE_VFORK, stack + sizeof(stack), 0, 0, 0) == -1 &&
+		   errno == EPERM;
+	return 10 + refused;
+}
+
+TEST(vfork_in_every_form_is_refused)
+{
+	EXPECT_EQ(13, outcome(run_sandboxed(body_vfork, NULL)));
 }
 
 /* ------------------------------------------------ P stopped after the death */
@@ -435,7 +508,7 @@ TEST(death_while_threads_are_made_and_exit_without_pause_ends_p_at_once)
  * first stopped, by position if that thread has gone (the parked threads
  * exit from the death on, so positions move).  The spinner is made last,
  * at the end of the list. */
-#define MANY 560
+#define MANY 600
 static int park_fd[2];
 static void *parked(void *a)
 {
@@ -460,7 +533,9 @@ static void *release_parked(void *a)
 		;
 	usleep(190000);
 	static char go[MANY];
-	S->stop_self = write(park_fd[1], go, sizeof(go)) == (ssize_t)sizeof(go);
+	S->stop_self = 1; /* P may be killed before the write returns */
+	if (write(park_fd[1], go, sizeof(go)) != (ssize_t)sizeof(go))
+		S->refused++;
 	return NULL;
 }
 
@@ -483,12 +558,6 @@ static int body_many(void *a)
 	return body_zombie_leader_go(a);
 }
 
-/* a thousand threads made through B take 20-40 s on a loaded 2-CPU
- * machine (slots_test) */
-FIXTURE(many) {};
-FIXTURE_SETUP(many) {}
-FIXTURE_TEARDOWN(many) {}
-
 TEST_F_TIMEOUT(many, death_with_over_a_thousand_threads_exiting_ends_p_at_once, 200)
 {
 	char msg[4096];
@@ -496,13 +565,106 @@ TEST_F_TIMEOUT(many, death_with_over_a_thousand_threads_exiting_ends_p_at_once, 
 	S = shared_page(4096);
 	ASSERT_NE(NULL, S);
 	int o = run_watched(body_many, 180, msg, sizeof(msg), &t_end);
-	TH_LOG("parked threads %ld, released %d; P's tasks 200 ms after the death %ld",
-	       S->threads - 1, S->stop_self, S->tasks_at_look);
+	TH_LOG("parked threads %ld, released %d; P's tasks 185 ms after the death %ld, 200 ms "
+	       "after it %ld",
+	       S->threads - 1, S->stop_self, S->tasks_at_release, S->tasks_at_look);
 	EXPECT_LE(MANY + 1, S->threads);
 	EXPECT_EQ(1, S->stop_self);
-	/* B's look at /proc/P/task took more than one getdents (1,022 names) */
-	EXPECT_LT(1022, S->tasks_at_look);
+	EXPECT_EQ(0, S->refused);
+	/* just before the exits began, and B's look at /proc/P/task, there
+	 * were more names than one getdents of B's takes (1,022) */
+	EXPECT_LT(1022, S->tasks_at_release);
 	check_killed_within_bound(_metadata, o, msg, t_end, 0);
+}
+
+/* ---------------------------- B out of descriptors when it looks at P */
+
+/* B's look at P's threads opens /proc/P/task and each thread's status and
+ * stat.  A failure there is no evidence that P is ending: when B has no
+ * descriptor left (EMFILE) it must not take P's threads for dying and
+ * wait its 5 s.  The program fills B's descriptor table: under a soft
+ * RLIMIT_NOFILE of 64 and a hard one of 600, B's limit is the top of
+ * sandpit's block (about 600), each slot costs B two pidfds of its
+ * threads (where the kernel has them) and each open of a FIFO for writing
+ * in a write grant one more while it waits for a reader, which never
+ * comes.  Threads open the FIFO until one gets EMFILE from B (B full);
+ * that thread then sleeps (its slot and its pidfds stay), and the death
+ * follows while the spinner runs. */
+static char fifo_path[64];
+
+static void *fifo_waiter(void *a)
+{
+	(void)a;
+	S->waiter_mb = my_mailbox();
+	__atomic_add_fetch(&S->made_after, 1, __ATOMIC_SEQ_CST);
+	int fd = open(fifo_path, O_WRONLY);
+	if (fd < 0 && errno == EMFILE)
+		S->stop_self = 1; /* B is full */
+	else
+		S->refused++; /* not EMFILE: something else went wrong */
+	for (;;)
+		usleep(100000);
+	return NULL;
+}
+
+static int body_b_full(void *a)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, spinner, NULL) || pthread_create(&t, NULL, victim, NULL))
+		return 1;
+	while (!S->victim_mb)
+		usleep(1000);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	for (int i = 0; i < 1000 && !S->stop_self && !S->refused; i++) {
+		long before = S->made_after;
+		if (pthread_create(&t, &at, fifo_waiter, NULL)) {
+			S->bad = 100 + errno;
+			return 2;
+		}
+		while (S->made_after == before)
+			usleep(100);
+		/* its open reached B (T waits for B's verdict), and B its wait
+		 * on the FIFO; or B refused it */
+		long until = now_ns() + 200000000L;
+		while (now_ns() < until && !S->stop_self && !S->refused &&
+		       !__atomic_load_n(&S->waiter_mb->t_wait_b, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		usleep(20000);
+	}
+	if (!S->stop_self)
+		return 3;
+	usleep(20000);
+	S->leader_z = 1; /* not watched here */
+	S->go = 1;
+	for (;;) /* asleep: sandpit's exit would need B's look at /proc too */
+		usleep(100000);
+	(void)a;
+}
+
+TEST_F_TIMEOUT(many, death_while_b_has_no_descriptor_left_ends_p_at_once, 100)
+{
+	if (!suite_has_openat2())
+		SKIP(return, "write grants need openat2");
+	char dir[] = "/tmp/sandpit-rev11-fifoXXXXXX", msg[4096];
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(fifo_path, sizeof(fifo_path), "%s/f", dir);
+	ASSERT_EQ(0, mkfifo(fifo_path, 0600));
+	long t_end;
+	S = shared_page(4096);
+	ASSERT_NE(NULL, S);
+	const char *w[] = { dir, NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
+	int r = run_watched_opts(body_b_full, &o, 64, 600, 60, msg, sizeof(msg), &t_end);
+	unlink(fifo_path);
+	rmdir(dir);
+	TH_LOG("FIFO opens waiting in B %ld, B full (EMFILE) %d, other errors %ld", S->made_after - 1,
+	       S->stop_self, S->refused);
+	/* the attack reached its window: B had no descriptor left */
+	EXPECT_EQ(1, S->stop_self);
+	EXPECT_EQ(0, S->refused);
+	check_killed_within_bound(_metadata, r, msg, t_end, 0);
 }
 
 /* -------------------------------------- the program's own end is quiet */
