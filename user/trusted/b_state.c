@@ -106,8 +106,16 @@ const char *b_stat_fields(const char *path, char *buf, size_t len)
 	return paren + 2;
 }
 
+/* the kernel says a /proc file of P's is gone with its thread: ENOENT at
+ * the open, ESRCH (or nothing) at the read.  Any other failure (B out of
+ * descriptors or memory) is no evidence that P is ending. */
+static int gone_errno(int e)
+{
+	return e == ENOENT || e == ESRCH;
+}
+
 /* stat's flags of P's thread tid (a name in /proc/P/task) have PF_EXITING,
- * or it cannot be read (gone) */
+ * or the thread is gone */
 static int thread_exiting(const char *tid)
 {
 	char path[64], buf[512];
@@ -116,33 +124,38 @@ static int thread_exiting(const char *tid)
 	unsigned long flags = 0;
 	/* state, ppid, pgrp, session, tty_nr, tpgid, flags */
 	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return !f;
+		return !f && gone_errno(errno);
 	return !!(flags & PF_EXITING);
 }
 
 /* Whether every thread of P left is dying: each has SIGKILL pending (a
  * group exit, exit_group or a fatal signal, sends it to every thread) or is
  * already in its exit (PF_EXITING), or is gone.  Only the process's own end
- * does that: SIGKILL cannot be sent to one thread. */
+ * does that: SIGKILL cannot be sent to one thread.  What B cannot look at
+ * (no descriptor left, which the program can bring about) is not dying:
+ * the alarm then comes after 200 ms, as for a thread seen running. */
 static int p_threads_dying(void)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)b_cfg()->pid);
 	DIR *d = opendir(path);
 	if (!d)
-		return 1; /* no threads to look at: P is gone */
+		return gone_errno(errno); /* no threads to look at: P is gone */
 	int dying = 1;
-	for (struct dirent *e; dying && (e = readdir(d));) {
+	for (struct dirent *e; dying && (errno = 0, e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)b_cfg()->pid,
 			 e->d_name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		int err = n < 0 ? errno : ESRCH;
 		if (fd >= 0)
 			close(fd);
-		if (n <= 0)
-			continue; /* gone meanwhile */
+		if (n <= 0) {
+			dying = gone_errno(err); /* gone meanwhile, or not seen */
+			continue;
+		}
 		buf[n] = 0;
 		const char *pnd = strstr(buf, "\nSigPnd:\t");
 		const char *st = strstr(buf, "\nState:\t");
@@ -151,6 +164,8 @@ static int p_threads_dying(void)
 		if (!zombie && !(pending & (1ULL << (SIGKILL - 1))) && !thread_exiting(e->d_name))
 			dying = 0;
 	}
+	if (dying && errno && !gone_errno(errno))
+		dying = 0; /* the list was not read to its end */
 	closedir(d);
 	return dying;
 }
