@@ -206,13 +206,18 @@ static const struct entry table[] = {
 	/* a descriptor's file, whichever grant it was opened under: B checks it
 	 * against the write grants as chmod's path */
 	CHECK_FD("fchmod"), CHECK_FD("fchown"), CHECK_FD("fsetxattr"), CHECK_FD("fremovexattr"),
-	PATH("creat"), PATH("chown"),
-	PATH("lchown"), PATH("fchownat"), PATH("utime"), PATH("utimes"),
+	/* owners by path, made by B on the object as chmod (the kernel decides
+	 * with P's credentials); creat is open(O_CREAT | O_WRONLY | O_TRUNC) */
+	CHECK_B("chown", &b_op), CHECK_B("lchown", &b_op), CHECK_B("fchownat", &b_op),
+	CHECK_B("creat", &b_path),
+	PATH("utime"), PATH("utimes"),
 	CHECK_B("getxattr", &b_path), CHECK_B("lgetxattr", &b_path_nofollow),
 	CHECK_B("listxattr", &b_path),
 	CHECK_B("llistxattr", &b_path_nofollow),
-	PATH("futimesat"), PATH("setxattr"), PATH("lsetxattr"), PATH("removexattr"),
-	PATH("lremovexattr"), PATH("openat2"), PATH("chroot"), PATH("pivot_root"), PATH("mount"),
+	/* attributes by path, as by descriptor: on the object, under a write grant */
+	CHECK_B("setxattr", &b_op), CHECK_B("lsetxattr", &b_op), CHECK_B("removexattr", &b_op),
+	CHECK_B("lremovexattr", &b_op),
+	PATH("futimesat"), PATH("openat2"), PATH("chroot"), PATH("pivot_root"), PATH("mount"),
 	PATH("umount2"), PATH("swapon"), PATH("swapoff"), PATH("acct"), PATH("uselib"),
 	PATH("inotify_add_watch"), PATH("fanotify_mark"), PATH("name_to_handle_at"),
 	PATH("open_tree"), PATH("move_mount"), PATH("fspick"), PATH("mount_setattr"),
@@ -472,7 +477,9 @@ static void place_path(int nr, struct policy_guard *g, struct policy_proc_arg *o
 	out->path_arg = sp.path_arg;
 	out->dirfd_arg = sp.dirfd_arg;
 	out->flags_arg = sp.flags_kind == SK_OHOW ? POLICY_NOARG : sp.flags_arg;
-	out->access = sp.opens ? PA_OPEN : out->access;
+	/* creat's open flags are implied (oflags): B checks it as that open
+	 * (b_serve.c), a write for the model */
+	out->access = sp.opens ? (sp.oflags ? PA_WRITE : PA_OPEN) : out->access;
 	g->proc = out;
 }
 

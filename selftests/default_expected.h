@@ -208,6 +208,15 @@ static const struct process_call {
 	{ "fchown", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
 	{ "fsetxattr", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
 	{ "fremovexattr", { PK_PATH_OP, N, 0, N, PA_WRITE, 1 } },
+	/* owners and attributes by path, as by descriptor; creat as its open */
+	{ "chown", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "lchown", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "fchownat", { PK_PATH_OP, 1, 0, 4, PA_WRITE, 1 } },
+	{ "setxattr", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "lsetxattr", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "removexattr", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "lremovexattr", { PK_PATH_OP, 0, N, N, PA_WRITE, 1 } },
+	{ "creat", { PK_PATH, 0, N, N, PA_WRITE, 0 } },
 	{ "rt_sigaction", { PK_SIGACTION, N, N, N, 0, 0 } },
 	/* threads only, each with its own T (invariant 4); fork is EPERM */
 	{ "clone", { PK_CLONE, N, N, N, 0, 0 } },
@@ -228,10 +237,8 @@ static const struct x_deny_calls {
 		"execve", "execveat", "bind", "listen", "accept", "accept4",
 		/* each message's length is written back */
 		"sendmmsg",
-		/* nothing else is changed: owners, legacy forms, attributes */
-		"creat", "chown", "lchown", "fchownat",
-		"utime", "utimes", "futimesat", "setxattr", "lsetxattr",
-		"removexattr", "lremovexattr",
+		/* nothing else is changed: legacy forms */
+		"utime", "utimes", "futimesat",
 		/* a path the trusted process has no check for */
 		"inotify_add_watch",
 		/* SysV IPC and POSIX message queues: shared outside the grants */

@@ -211,6 +211,64 @@ TEST(truncate_chmod_utimensat_mknod_tmpfile_inside_a_write_grant_answer_as_nativ
 	same_as_native(_metadata, ops_attrs);
 }
 
+/* Owners and attributes by path, and creat, as tar -x, tar -c and cp -a
+ * make them: B makes each on the object it resolved under the grant, and
+ * the kernel decides with the program's credentials (owners: the ids the
+ * file has, which any owner may set; attributes: whatever the file system
+ * answers, natively the same). */
+static int ops_owners(void *a)
+{
+	struct box *b = a;
+	struct stat st;
+	if (in_dir(b))
+		return 1;
+	umask(022);
+	int fd = creat("c", 0640);
+	R(fd >= 0 ? 0 : -1);
+	R(write(fd, "creat", 5));
+	close(fd);
+	R(stat("c", &st));
+	R(st.st_mode);
+	R(st.st_size);
+	fd = creat("c", 0600);                      /* truncates, keeps the mode */
+	R(fd >= 0 ? 0 : -1);
+	close(fd);
+	R(stat("c", &st));
+	R(st.st_mode);
+	R(st.st_size);
+	R(mkdir("d", 0755));
+	R(symlink("c", "s"));
+	uid_t u = getuid();
+	gid_t g = getgid();
+	R(chown("c", u, g));
+	R(chown("c", (uid_t)-1, (gid_t)-1));
+	R(chown("s", u, g));                        /* through the link */
+	R(lchown("s", u, g));                       /* the link itself */
+	R(fchownat(AT_FDCWD, "d", u, g, AT_SYMLINK_NOFOLLOW));
+	R(fchownat(AT_FDCWD, "d", u, g, 0x8000));   /* EINVAL: an unknown flag */
+	R(chown("nothing", u, g));                  /* ENOENT */
+	int dfd = open("d", O_RDONLY | O_DIRECTORY);
+	R(fchownat(dfd, "", u, g, AT_EMPTY_PATH));  /* the descriptor's own */
+	close(dfd);
+	R(setxattr("c", "user.sandpit", "v1", 2, 0));
+	R(setxattr("d", "user.sandpit", "v2", 2, XATTR_CREATE));
+	R(setxattr("d", "user.sandpit", "v3", 2, XATTR_CREATE)); /* EEXIST */
+	R(lsetxattr("s", "user.sandpit", "v", 1, 0)); /* EPERM: a link */
+	char v[8] = "";
+	R(getxattr("d", "user.sandpit", v, sizeof(v)));
+	R(v[0] + 256 * v[1]);
+	R(removexattr("c", "user.sandpit"));
+	R(removexattr("c", "user.sandpit"));       /* ENODATA */
+	R(lremovexattr("d", "user.sandpit"));
+	return 0;
+}
+
+TEST(owners_attributes_by_path_and_creat_inside_a_write_grant_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_owners);
+}
+
 /* What a grant never lets U do, whatever the kernel would. */
 static int ops_never(void *a)
 {
@@ -336,6 +394,11 @@ static int ops_outside(void *a)
 	R(symlink("x", AT(p, b->outside, "f")));                 /* EEXIST */
 	R(truncate(AT(p, b->outside, "f"), 0));                  /* EACCES */
 	R(chmod(AT(p, b->outside, "f"), 0777));                  /* EACCES */
+	R(chown(AT(p, b->outside, "f"), getuid(), getgid()));    /* EACCES */
+	R(lchown(AT(p, b->outside, "f"), getuid(), getgid()));   /* EACCES */
+	R(setxattr(AT(p, b->outside, "f"), "user.x", "v", 1, 0)); /* EACCES */
+	R(removexattr(AT(p, b->outside, "f"), "user.x"));        /* EACCES */
+	R(creat(AT(p, b->outside, "new"), 0644));                 /* EACCES */
 	R(utimensat(AT_FDCWD, AT(p, b->outside, "f"), NULL, 0)); /* EACCES */
 	R(mkfifo(AT(p, b->outside, "p"), 0666));                 /* EACCES */
 	R(mkdir("/tmp", 0755));                                  /* EACCES: not seen */
@@ -367,7 +430,8 @@ TEST(outside_the_write_grants_refused_and_nothing_made)
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_outside, box, &o, 60)));
 	static const long want[] = { -EEXIST, -EACCES, -ENOENT, -EACCES, -ENOENT, -EACCES,
 				     -EACCES, -EACCES, -EACCES, -EACCES, -EEXIST, -EACCES,
-				     -EACCES, -EACCES, -EACCES, -EACCES, -EEXIST, -EACCES };
+				     -EACCES, -EACCES, -EACCES, -EACCES, -EACCES, -EACCES,
+				     -EACCES, -EACCES, -EACCES, -EEXIST, -EACCES };
 	ASSERT_EQ((int)(sizeof(want) / sizeof(want[0])), box->n);
 	for (int i = 0; i < box->n; i++) {
 		int call = i;

@@ -143,10 +143,13 @@ TEST(memory_arguments_need_the_trusted_process)
 	EXPECT_ERROR("openat: arg2 == 0\n",
 		     "t.policy:1:9: openat: 'trap' refused: its memory argument must be checked by "
 		     "the trusted process; use 'process'");
-	EXPECT_ERROR("chown: allow\n",
-		     "t.policy:1:8: chown: 'allow' refused: it takes a path, which only the trusted "
+	EXPECT_ERROR("utimes: allow\n",
+		     "t.policy:1:9: utimes: 'allow' refused: it takes a path, which only the trusted "
 		     "process can check against the grants, and the trusted process has no check "
 		     "for this call; deny it");
+	EXPECT_ERROR("chown: allow\n",
+		     "t.policy:1:8: chown: 'allow' refused: its memory argument must be checked by "
+		     "the trusted process; use 'process'");
 	/* a descriptor's file may be under a read grant: B checks it */
 	EXPECT_ERROR("fchmod: allow\n",
 		     "t.policy:1:9: fchmod: 'allow' refused: its descriptor may be of any file the "
@@ -156,8 +159,8 @@ TEST(memory_arguments_need_the_trusted_process)
 		     "t.policy:1:12: fsetxattr: 'trap' refused: its descriptor may be of any file the "
 		     "program opened, which only the trusted process can check against the write "
 		     "grants; use 'process'");
-	EXPECT_ERROR("chown: process\n",
-		     "t.policy:1:8: chown: 'process' refused: the trusted process has no check for it");
+	EXPECT_ERROR("utimes: process\n",
+		     "t.policy:1:9: utimes: 'process' refused: the trusted process has no check for it");
 	EXPECT_ERROR("getppid: process\n",
 		     "t.policy:1:10: getppid: 'process' refused: the trusted process has no check "
 		     "for it");

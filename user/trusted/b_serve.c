@@ -6,6 +6,7 @@
  * accepts U's exit once the kernel shows U where it can only end by exit.
  * The servers start the slot's watchers (b_watch.c), which stand below. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -269,6 +270,16 @@ static long check(int s, struct secure_page *out)
 	const struct policy_proc_arg *pa = policy_proc_arg(b_cfg()->policy, (int)out->nr);
 	if (!pa)
 		return -ENOSYS; /* SANDPIT_NR_THREAD_EXIT too: an exit comes from T's bell */
+	if (out->nr == SYS_creat && pa->kind == PK_PATH) {
+		/* creat(path, mode) is open(path, O_CREAT | O_WRONLY | O_TRUNC,
+		 * mode), checked, logged and made as that open */
+		static const struct policy_proc_arg as_open = { PK_PATH, 0, POLICY_NOARG, 1,
+								PA_OPEN, 0 };
+		out->nr = SYS_open;
+		out->args[2] = out->args[1];
+		out->args[1] = O_CREAT | O_WRONLY | O_TRUNC;
+		pa = &as_open;
+	}
 	switch (pa->kind) {
 	case PK_PATH:
 		return b_check_path(s, pa, out);

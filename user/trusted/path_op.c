@@ -75,6 +75,15 @@ static const struct op_call {
 	{ SYS_fchmodat, OP_CHMOD, 0, 1, N, N, N, 2, 0 },
 	{ SYS_fchmodat2, OP_CHMOD, 0, 1, N, N, 3, 2, 0 },
 	{ SYS_utimensat, OP_UTIMENS, 0, 1, N, N, 3, 2, 0 },
+	/* the owner and group follow the owner (val + 1) */
+	{ SYS_chown, OP_CHOWN, N, 0, N, N, N, 1, 0 },
+	{ SYS_lchown, OP_CHOWN, N, 0, N, N, N, 1, AT_SYMLINK_NOFOLLOW },
+	{ SYS_fchownat, OP_CHOWN, 0, 1, N, N, 4, 2, 0 },
+	/* attributes: name args[1], value args[2], size args[3] (xattr_args) */
+	{ SYS_setxattr, OP_SETXATTR, N, 0, N, N, 4, N, 0 },
+	{ SYS_lsetxattr, OP_SETXATTR, N, 0, N, N, 4, N, AT_SYMLINK_NOFOLLOW },
+	{ SYS_removexattr, OP_REMOVEXATTR, N, 0, N, N, N, N, 0 },
+	{ SYS_lremovexattr, OP_REMOVEXATTR, N, 0, N, N, N, N, AT_SYMLINK_NOFOLLOW },
 	/* on a descriptor only (no path): its object, B checks and changes */
 	{ SYS_fchmod, OP_CHMOD, 0, N, N, N, N, 1, 0 },
 	{ SYS_fchown, OP_CHOWN, 0, N, N, N, N, 1, 0 },
@@ -258,6 +267,42 @@ static int path_only(pid_t pid, int fd)
 	return fl && (strtoul(fl + 6, NULL, 8) & O_PATH);
 }
 
+/* An attribute call's name (args[1]) and, for a set, its value (args[2],
+ * args[3] bytes): B's copies (the same places in the path and descriptor
+ * forms).  0, or -errno as the kernel would answer; *value is malloc'ed. */
+struct xattr_args {
+	char name[XATTR_NAME_MAX + 1];
+	void *value;
+	size_t size;
+};
+
+static long read_xattr_args(const struct secure_page *sp, int op, struct xattr_args *x)
+{
+	x->value = NULL;
+	x->size = 0;
+	if (op != OP_SETXATTR && op != OP_REMOVEXATTR)
+		return 0;
+	long n = b_read_string(x->name, sizeof(x->name), sp->args[1]);
+	if (n < 0)
+		return n == -ENAMETOOLONG ? -ERANGE : n;
+	if (n == 0)
+		return -ERANGE;
+	x->size = op == OP_SETXATTR ? (size_t)sp->args[3] : 0;
+	if (x->size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	if (x->size) {
+		x->value = malloc(x->size);
+		if (!x->value)
+			return -ENOMEM;
+		if (b_read_mem(x->value, sp->args[2], x->size)) {
+			free(x->value);
+			x->value = NULL;
+			return -EFAULT;
+		}
+	}
+	return 0;
+}
+
 /* The metadata calls on a descriptor (fchmod, fchown, fsetxattr,
  * fremovexattr, futimens): B takes the object itself through P's
  * /proc/P/fd/N, so that a dup2 over N after the check cannot change what
@@ -265,9 +310,9 @@ static int path_only(pid_t pid, int fd)
  * change on what it holds: done here, never by T on U's number. */
 static long meta_fd(const struct trusted_process_config *cfg, int s,
 		    const struct policy_proc_arg *pa, const struct secure_page *sp, int op,
-		    uint64_t val, const struct timespec *tsp)
+		    uint64_t val, uint64_t val2, const struct timespec *tsp)
 {
-	char link[64], path[PATH_MAX], name[XATTR_NAME_MAX + 1];
+	char link[64], path[PATH_MAX];
 	int fd = (int)sp->args[0];
 	if (fd == AT_FDCWD)
 		return op == OP_UTIMENS ? -EFAULT : -EBADF;
@@ -275,26 +320,11 @@ static long meta_fd(const struct trusted_process_config *cfg, int s,
 		return -EBADF; /* sandpit's, as if not open (invariant 3) */
 	if (op != OP_UTIMENS && path_only(cfg->pid, fd))
 		return -EBADF;
-	void *value = NULL;
-	if (op == OP_SETXATTR || op == OP_REMOVEXATTR) {
-		long n = b_read_string(name, sizeof(name), sp->args[1]);
-		if (n < 0)
-			return n == -ENAMETOOLONG ? -ERANGE : n;
-		if (n == 0)
-			return -ERANGE;
-	}
-	size_t size = op == OP_SETXATTR ? (size_t)sp->args[3] : 0;
-	if (size > XATTR_SIZE_MAX)
-		return -E2BIG;
-	if (size) {
-		value = malloc(size);
-		if (!value)
-			return -ENOMEM;
-		if (b_read_mem(value, sp->args[2], size)) {
-			free(value);
-			return -EFAULT;
-		}
-	}
+	struct xattr_args x;
+	long xr = read_xattr_args(sp, op, &x);
+	if (xr < 0)
+		return xr;
+	void *value = x.value;
 	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)cfg->pid, fd);
 	int mine = open(link, O_PATH | O_CLOEXEC);
 	if (mine < 0) {
@@ -328,13 +358,13 @@ static long meta_fd(const struct trusted_process_config *cfg, int s,
 			done = chmod(link, (mode_t)val & 07777);
 			break;
 		case OP_CHOWN:
-			done = chown(link, (uid_t)val, (gid_t)sp->args[2]);
+			done = chown(link, (uid_t)val, (gid_t)val2);
 			break;
 		case OP_SETXATTR:
-			done = setxattr(link, name, value, size, (int)sp->args[4]);
+			done = setxattr(link, x.name, value, x.size, (int)sp->args[4]);
 			break;
 		case OP_REMOVEXATTR:
-			done = removexattr(link, name);
+			done = removexattr(link, x.name);
 			break;
 		default:
 			done = utimensat(AT_FDCWD, link, tsp, 0);
@@ -373,7 +403,8 @@ static int held(const struct end *a, int link_ok, struct stat *st, int *device)
 
 static long act(const struct trusted_process_config *cfg, const struct op_call *c,
 		const struct secure_page *sp, struct end *a, struct end *b, uint64_t flags,
-		uint64_t val, const struct timespec *tsp, int *device)
+		uint64_t val, uint64_t val2, const struct timespec *tsp, const struct xattr_args *x,
+		int *device)
 {
 	char target[PATH_MAX], proc[64];
 	struct stat st;
@@ -428,6 +459,34 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 			r = (errno = (flags & AT_SYMLINK_NOFOLLOW) ? EOPNOTSUPP : ELOOP, -1);
 		else
 			r = chmod(proc, (mode_t)val & 07777);
+		close(fd);
+		return r;
+	case OP_SETXATTR:
+	case OP_REMOVEXATTR:
+		/* on the object held, through its magic link (which the call
+		 * follows to the object); a link itself takes no attribute of
+		 * the program's (user.* on a link is EPERM natively too) */
+		if ((fd = held(a, 1, &st, device)) < 0)
+			return -1;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (S_ISLNK(st.st_mode))
+			r = (errno = c->op == OP_SETXATTR && sp->nr == SYS_lsetxattr ? EPERM
+				     : sp->nr == SYS_lremovexattr ? EPERM : ELOOP, -1);
+		else if (c->op == OP_SETXATTR)
+			r = setxattr(proc, x->name, x->value, x->size, (int)flags);
+		else
+			r = removexattr(proc, x->name);
+		close(fd);
+		return r;
+	case OP_CHOWN:
+		/* on the object held: the kernel decides with B's credentials,
+		 * which are P's (no capability), as it would for the program */
+		if ((fd = held(a, 1, &st, device)) < 0)
+			return -1;
+		if (S_ISLNK(st.st_mode) && !(flags & AT_SYMLINK_NOFOLLOW))
+			r = (errno = ELOOP, -1); /* swapped in since the check */
+		else
+			r = fchownat(fd, "", (uid_t)val, (gid_t)val2, AT_EMPTY_PATH);
 		close(fd);
 		return r;
 	case OP_UTIMENS:
@@ -505,18 +564,25 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		}
 		nofollow = !!(flags & AT_SYMLINK_NOFOLLOW);
 		if (c->path != N && !sp->args[c->path])
-			return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, tsp);
+			return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, 0, tsp);
 		break;
 	case OP_CHOWN:
+		if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+			return -EINVAL;
+		nofollow = !!(flags & AT_SYMLINK_NOFOLLOW);
+		break;
 	case OP_REMOVEXATTR:
+		nofollow = sp->nr == SYS_lremovexattr;
 		break;
 	case OP_SETXATTR:
 		if (flags & ~(uint64_t)(XATTR_CREATE | XATTR_REPLACE))
 			return -EINVAL;
+		nofollow = sp->nr == SYS_lsetxattr;
 		break;
 	}
+	uint64_t val2 = c->val == N ? 0 : sp->args[c->val + 1]; /* chown's group */
 	if (c->path == N)
-		return meta_fd(cfg, s, pa, sp, c->op, val, tsp);
+		return meta_fd(cfg, s, pa, sp, c->op, val, val2, tsp);
 
 	struct end *e = calloc(2, sizeof(*e)); /* 24 KiB: off B's 64 KiB stacks */
 	if (!e)
@@ -524,9 +590,10 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	struct end *a = &e[0], *b = c->path2 == N ? NULL : &e[1];
 	e[0].dfd = e[1].dfd = -1;
 	long r = read_end(sp, c->dirfd, c->path, nofollow, a);
-	if (r == -ENOENT && c->op == OP_UTIMENS && (flags & AT_EMPTY_PATH) && !a->path[0]) {
+	if (r == -ENOENT && (c->op == OP_UTIMENS || c->op == OP_CHOWN) && (flags & AT_EMPTY_PATH) &&
+	    !a->path[0]) {
 		free(e);
-		return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, tsp);
+		return meta_fd(cfg, s, pa, sp, c->op, val, val2, tsp);
 	}
 	if (r == 0 && b)
 		r = read_end(sp, c->dirfd2, c->path2, 1, b);
@@ -534,11 +601,13 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		goto out;
 	/* "." and "..": never made, removed or renamed (as the kernel) */
 	if ((a->dot || (b && b->dot)) && c->op != OP_TRUNCATE && c->op != OP_CHMOD &&
-	    c->op != OP_UTIMENS) {
+	    c->op != OP_UTIMENS && c->op != OP_CHOWN && c->op != OP_SETXATTR &&
+	    c->op != OP_REMOVEXATTR) {
 		r = seen_a == SEEN_CREATE ? -EEXIST : c->op == OP_RENAME ? -EBUSY : -EINVAL;
 		goto out;
 	}
-	int meta = c->op == OP_TRUNCATE || c->op == OP_CHMOD || c->op == OP_UTIMENS;
+	int meta = c->op == OP_TRUNCATE || c->op == OP_CHMOD || c->op == OP_UTIMENS ||
+		   c->op == OP_CHOWN || c->op == OP_SETXATTR || c->op == OP_REMOVEXATTR;
 	if (meta)
 		r = policy_check_metadata(cfg->policy, cfg->pid, a->res);
 	else
@@ -561,7 +630,7 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	}
 	if (r < 0)
 		goto out;
-	if (c->op != OP_LINK && c->op != OP_TRUNCATE && c->op != OP_CHMOD && c->op != OP_UTIMENS)
+	if (c->op != OP_LINK && !meta)
 		keep_slash(a);
 	if (b)
 		keep_slash(b);
@@ -569,8 +638,12 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	if (r == 0 && b)
 		r = open_parent(b);
 	int device = 0;
+	struct xattr_args x = { .value = NULL };
 	if (r == 0)
-		r = act(cfg, c, sp, a, b, flags, val, tsp, &device) < 0 ? -errno : SP_V_ACK;
+		r = read_xattr_args(sp, c->op, &x);
+	if (r == 0)
+		r = act(cfg, c, sp, a, b, flags, val, val2, tsp, &x, &device) < 0 ? -errno : SP_V_ACK;
+	free(x.value);
 	if (device)
 		b_path_refused(s, pa, sp, a->path, a->res, device_why);
 out:
