@@ -35,12 +35,12 @@ struct box {
 	int n;
 };
 
-static inline void note(struct box *b, long r)
+static inline void box_note(struct box *b, long r)
 {
 	if (b->n < NRES)
 		b->res[b->n++] = r < 0 ? -errno : r;
 }
-#define R(call) note(b, (long)(call))
+#define R(call) box_note(b, (long)(call))
 
 static inline void make_dir(struct __test_metadata *_metadata, char *tmpl)
 {
@@ -107,7 +107,7 @@ static inline int in_dir(struct box *b)
 	return chdir(b->grant);
 }
 
-static inline int make(const char *path)
+static inline int make_file(const char *path)
 {
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	if (fd < 0)

@@ -119,7 +119,7 @@ static void expect_same_meta(struct __test_metadata *_metadata, const char *path
 static void make_dated(struct __test_metadata *_metadata, const char *path, const char *text)
 {
 	struct timespec ts[2] = { { 900000000, 0 }, { 900000000, 0 } };
-	ASSERT_EQ(0, make(path));
+	ASSERT_EQ(0, make_file(path));
 	if (text) {
 		int fd = open(path, O_WRONLY | O_TRUNC);
 		ASSERT_LE(0, fd);

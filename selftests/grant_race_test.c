@@ -50,9 +50,9 @@ static long race_call(struct race *r, const char *x, const char *y)
 	case R_RMDIR:
 		return mkdir(x, 0755), rmdir(x);
 	case R_UNLINK:
-		return make(x), unlink(x);
+		return make_file(x), unlink(x);
 	case R_RENAME:
-		return make(x), rename(x, y);
+		return make_file(x), rename(x, y);
 	case R_LINK:
 		return link(x, y);
 	case R_SYMLINK:
@@ -150,8 +150,8 @@ TEST_F(race, swapped_for_a_symlink_out_of_the_grant_never_acts_outside)
 	snprintf(l, sizeof(l), "%s/l", b->grant);
 	snprintf(away, sizeof(away), "%s/away", b->grant);
 	ASSERT_EQ(0, mkdir(d, 0755));
-	ASSERT_EQ(0, make(AT(p, d, "file")));
-	ASSERT_EQ(0, make(AT(p, b->outside, "file")));
+	ASSERT_EQ(0, make_file(AT(p, d, "file")));
+	ASSERT_EQ(0, make_file(AT(p, b->outside, "file")));
 	ASSERT_EQ(0, chmod(p, 0644));
 	ASSERT_EQ(0, symlink(b->outside, l));
 	struct stat before, after;

@@ -64,10 +64,10 @@ TEST(a_write_grants_root_is_never_removed_renamed_or_replaced)
 	make_dir(_metadata, box->grant2);
 	make_dir(_metadata, box->outside);
 	char p[192];
-	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	ASSERT_EQ(0, make_file(AT(p, box->grant, "f")));
 	ASSERT_EQ(0, mkdir(AT(p, box->grant, "x"), 0755));
 	ASSERT_EQ(0, mkdir(AT(p, box->grant2, "y"), 0755));
-	ASSERT_EQ(0, make(AT(p, box->grant2, "g")));
+	ASSERT_EQ(0, make_file(AT(p, box->grant2, "g")));
 	struct stat before, after;
 	ASSERT_EQ(0, lstat(box->grant, &before));
 	const char *w[] = { box->grant, box->grant2, NULL };
@@ -130,7 +130,7 @@ TEST(roots_of_grants_inside_a_write_grant_and_the_directories_above_them_stay)
 	char ab[192], abc[192], ar[192], p[192];
 	ASSERT_EQ(0, mkdir(AT(ab, box->grant, "B"), 0755));
 	ASSERT_EQ(0, mkdir(AT(abc, box->grant, "B/C"), 0755));
-	ASSERT_EQ(0, make(AT(ar, box->grant, "R")));
+	ASSERT_EQ(0, make_file(AT(ar, box->grant, "R")));
 	struct stat b0, c0, r0, st;
 	ASSERT_EQ(0, lstat(ab, &b0));
 	ASSERT_EQ(0, lstat(abc, &c0));
@@ -202,7 +202,7 @@ static int ops_fchmod_set_id(void *a)
 	struct box *b = a;
 	if (in_dir(b))
 		return 1;
-	R(make("f"));
+	R(make_file("f"));
 	int fd = open("f", O_RDONLY);
 	R(fd);
 	R(fchmod(fd, 04755));
@@ -255,7 +255,7 @@ TEST(a_write_grant_through_a_symlink_is_refused_naming_where_it_leads)
 	snprintf(dangling, sizeof(dangling), "%s/dangling", dir);
 	snprintf(nowhere, sizeof(nowhere), "%s/nowhere", dir);
 	ASSERT_EQ(0, mkdir(real, 0755));
-	ASSERT_EQ(0, make(AT(p, real, "f")));
+	ASSERT_EQ(0, make_file(AT(p, real, "f")));
 	ASSERT_EQ(0, symlink(real, link));
 	ASSERT_EQ(0, symlink(nowhere, dangling));
 	int attempts = 0;

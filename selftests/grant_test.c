@@ -41,7 +41,7 @@ static int ops_mkdir_rmdir(void *a)
 	R(rmdir("d"));              /* ENOTEMPTY */
 	R(rmdir("d/e"));
 	R(rmdir("nothing"));        /* ENOENT */
-	R(make("f"));
+	R(make_file("f"));
 	R(mkdir("f/x", 0777));      /* ENOTDIR */
 	R(rmdir("f"));              /* ENOTDIR */
 	R(rmdir("d/."));            /* EINVAL */
@@ -70,7 +70,7 @@ static int ops_trailing_slash(void *a)
 		return 1;
 	int fd = open("nx/", O_CREAT | O_WRONLY | O_TRUNC, 0644); /* EISDIR */
 	R(fd < 0 ? fd : 0);
-	R(make("f"));
+	R(make_file("f"));
 	R(mkdir("d", 0755));
 	R(symlink("d", "ld"));
 	R(symlink("f", "lf"));
@@ -102,8 +102,8 @@ static int ops_unlink_rename(void *a)
 	struct box *b = a;
 	if (in_dir(b))
 		return 1;
-	R(make("f"));
-	R(make("g"));
+	R(make_file("f"));
+	R(make_file("g"));
 	R(mkdir("d", 0755));
 	R(rename("f", "h"));
 	R(rename("f", "i"));                                          /* ENOENT */
@@ -134,7 +134,7 @@ static int ops_links(void *a)
 	char buf[64];
 	if (in_dir(b))
 		return 1;
-	R(make("f"));
+	R(make_file("f"));
 	R(symlink("only text, never followed", "s"));
 	R(symlink("f", "s"));                       /* EEXIST */
 	R(symlink("f", "t"));
@@ -165,7 +165,7 @@ static int ops_attrs(void *a)
 	if (in_dir(b))
 		return 1;
 	umask(022);
-	R(make("f"));
+	R(make_file("f"));
 	R(mkdir("d", 0755));
 	R(symlink("f", "s"));
 	R(truncate("f", 100));
@@ -275,7 +275,7 @@ static int ops_never(void *a)
 	struct box *b = a;
 	if (in_dir(b))
 		return 1;
-	R(make("f"));
+	R(make_file("f"));
 	R(chmod("f", 04755));                              /* EPERM: set-uid */
 	R(chmod("f", 02755));                              /* EPERM: set-gid */
 	R(mknod("c", S_IFCHR | 0666, makedev(1, 3)));      /* EPERM: a device */
@@ -418,8 +418,8 @@ TEST(outside_the_write_grants_refused_and_nothing_made)
 	make_dir(_metadata, box->outside);
 	char p[192];
 	ASSERT_EQ(0, mkdir(AT(p, box->outside, "d"), 0755));
-	ASSERT_EQ(0, make(AT(p, box->outside, "f")));
-	ASSERT_EQ(0, make(AT(p, box->grant, "g")));
+	ASSERT_EQ(0, make_file(AT(p, box->outside, "f")));
+	ASSERT_EQ(0, make_file(AT(p, box->grant, "g")));
 	struct stat before, after;
 	ASSERT_EQ(0, stat(AT(p, box->outside, "f"), &before));
 	static char sig_before[4096], sig_after[4096];
@@ -465,7 +465,7 @@ TEST(rename_and_link_across_write_grants_answer_exdev)
 	strcpy(box->grant2, "/tmp/sandpit-grant2-XXXXXX");
 	make_dir(_metadata, box->grant2);
 	char p[192];
-	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	ASSERT_EQ(0, make_file(AT(p, box->grant, "f")));
 	const char *w[] = { box->grant, box->grant2, NULL };
 	struct sandpit_options o = { .mode = suite_mode(), .allow_write = w };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(ops_across, box, &o, 60)));
@@ -508,7 +508,7 @@ TEST(read_grants_allow_statfs_xattrs_and_readlink_as_natively)
 	make_dir(_metadata, box->grant);
 	strcpy(nat->grant, box->grant);
 	char p[192];
-	ASSERT_EQ(0, make(AT(p, box->grant, "f")));
+	ASSERT_EQ(0, make_file(AT(p, box->grant, "f")));
 	setxattr(p, "user.sandpit", "value", 5, 0); /* where the file system has them */
 	ASSERT_EQ(0, symlink("f", AT(p, box->grant, "s")));
 	ASSERT_EQ(0, ops_read(nat));

@@ -194,7 +194,7 @@ TEST(inv7_calls_a_file_may_only_deny)
 		     "descriptors (invariant 3); T closes the numbers around them; use 'emulate'");
 	{
 		struct msgs m_;
-		struct policy *p_ = parse("close_range: emulate\n", &m_, NULL);
+		struct policy *p_ = policy_of_text("close_range: emulate\n", &m_, NULL);
 		ASSERT_NE(NULL, p_) TH_LOG("%s", m_.text);
 		EXPECT_EQ(POLICY_EMU, call(p_, "close_range")->cls);
 		EXPECT_EQ(POLICY_EMU_CLOSE_RANGE, call(p_, "close_range")->err);
@@ -214,7 +214,7 @@ TEST(inv7_calls_a_file_may_only_deny)
 
 	/* deny and kill are always possible */
 	struct msgs m;
-	struct policy *p = parse("execve: deny(EPERM)\nptrace: kill\nopenat: deny(EACCES)\n", &m,
+	struct policy *p = policy_of_text("execve: deny(EPERM)\nptrace: kill\nopenat: deny(EACCES)\n", &m,
 				 NULL);
 	EXPECT_NE(NULL, p) TH_LOG("%s", m.text);
 	policy_free(p);
@@ -247,7 +247,7 @@ TEST(every_error_is_reported_and_nothing_is_applied)
 TEST(inv3_protection_rules_cannot_be_removed)
 {
 	struct msgs m;
-	struct policy *p = parse("close: allow\n"
+	struct policy *p = policy_of_text("close: allow\n"
 				 "munmap: trap\n"
 				 "mmap: arg2 & PROT_EXEC == 0; deny(EACCES)\n"
 				 "dup2: arg1 <= 2\n"
@@ -310,7 +310,7 @@ TEST(inv3_protection_rules_cannot_be_removed)
 TEST(inv3_a_file_can_add_sandpits_checks_but_too_many_rules_is_an_error)
 {
 	struct msgs m;
-	struct policy *p = parse("fstat: fd_free(arg0)\nmlock: range_free(arg0, arg1)\n", &m, NULL);
+	struct policy *p = policy_of_text("fstat: fd_free(arg0)\nmlock: range_free(arg0, arg1)\n", &m, NULL);
 
 	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
 	EXPECT_TRUE(has_rule(call(p, "fstat"), RULE_FD_FREE, 0));
@@ -479,7 +479,7 @@ TEST(inv9_a_10_mb_line_of_nesting_is_a_clean_error)
 	deep_line(_metadata, "read: ", '(', "t.policy:1:40: nested deeper than 32 levels\n");
 	/* 32 levels are still fine */
 	struct msgs m;
-	struct policy *p = parse("read: arg0 == ((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))\n", &m, NULL);
+	struct policy *p = policy_of_text("read: arg0 == ((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))\n", &m, NULL);
 	EXPECT_NE(NULL, p) TH_LOG("%s", m.text);
 	policy_free(p);
 }

@@ -120,7 +120,7 @@ static int load_and_try(int fd)
 TEST(export_bpf_is_accepted_by_the_kernel_and_enforces_the_file)
 {
 	struct msgs m;
-	struct policy *p = parse(bpf_policy, &m, NULL);
+	struct policy *p = policy_of_text(bpf_policy, &m, NULL);
 	struct policy_runtime rt = { .pid = getpid(), .fd_lo = 1, .fd_hi = 0 };
 	char err[256] = "";
 	int fd = memfd_create("bpf", MFD_CLOEXEC);

@@ -176,7 +176,7 @@ TEST(inv2_write_grants_of_a_file_need_openat2)
 static int strict_check(const char *text, char *err, size_t errlen, struct msgs *notes)
 {
 	struct msgs m;
-	struct policy *p = parse(text, &m, NULL);
+	struct policy *p = policy_of_text(text, &m, NULL);
 	int rc;
 
 	if (!p)

@@ -202,7 +202,7 @@ TEST(default_policy_denies_debians_secrets_under_etc)
 TEST(actions_and_expressions_map_onto_the_model)
 {
 	struct msgs m;
-	struct policy *p = parse("# a comment\n"
+	struct policy *p = policy_of_text("# a comment\n"
 				 "\n"
 				 "   getppid: allow   # trailing comment\n"
 				 "getpid: 1\n"
@@ -308,7 +308,7 @@ TEST(actions_and_expressions_map_onto_the_model)
 TEST(path_lines_become_grants)
 {
 	struct msgs m;
-	struct policy *p = parse("path read /usr\npath write /tmp\n\tpath read /dev/null # c\n",
+	struct policy *p = policy_of_text("path read /usr\npath write /tmp\n\tpath read /dev/null # c\n",
 				 &m, NULL);
 
 	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
@@ -329,7 +329,7 @@ TEST(path_lines_become_grants)
 TEST(path_deny_lines_win_over_every_grant)
 {
 	struct msgs m;
-	struct policy *p = parse("path read /\npath write /tmp\npath deny /etc/shadow\n"
+	struct policy *p = policy_of_text("path read /\npath write /tmp\npath deny /etc/shadow\n"
 				 "path deny /etc/ssh/*_key\npath deny //etc//sudoers*/\n"
 				 "path deny /tmp/s[0-9]\npath deny /proc/self/environ\n"
 				 "path deny /etc/a\\*b\n",
@@ -397,7 +397,7 @@ TEST(path_deny_through_a_symlink_also_denies_its_target)
 	ASSERT_EQ(0, mkdir(real, 0700));
 	ASSERT_EQ(0, symlink(real, link));
 	snprintf(text, sizeof(text), "path read %s\npath deny %s/key*\n", t.dir, link);
-	struct policy *p = parse(text, &m, NULL);
+	struct policy *p = policy_of_text(text, &m, NULL);
 	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
 	snprintf(want, sizeof(want), "%s/key1", real);
 	EXPECT_EQ(-EACCES, policy_check_path(p, 1, want, PA_READ));
@@ -413,7 +413,7 @@ TEST(default_deny_reaches_the_t_table)
 {
 	static struct tt_table t;
 	struct msgs m;
-	struct policy *p = parse("default: deny(EXDEV)\ngetppid: allow\n", &m, NULL);
+	struct policy *p = policy_of_text("default: deny(EXDEV)\ngetppid: allow\n", &m, NULL);
 
 	ASSERT_NE(NULL, p) TH_LOG("%s", m.text);
 	ASSERT_EQ(0, policy_compile_table(p, &t, NULL, 0));
@@ -421,7 +421,7 @@ TEST(default_deny_reaches_the_t_table)
 	EXPECT_EQ(EXDEV, t.entries[nr_of("getpriority")].err);
 	EXPECT_EQ(TT_ALLOW, t.entries[nr_of("getppid")].cls);
 	policy_free(p);
-	p = parse("default: kill\n", &m, NULL);
+	p = policy_of_text("default: kill\n", &m, NULL);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, policy_compile_table(p, &t, NULL, 0));
 	EXPECT_EQ(TT_KILL, t.entries[nr_of("getpriority")].cls);
@@ -434,7 +434,7 @@ TEST(a_refusal_is_explained_by_its_line_its_guard_or_the_default)
 {
 	struct msgs m;
 	struct policy_why w;
-	struct policy *p = parse("default: deny(EPERM)\n"
+	struct policy *p = policy_of_text("default: deny(EPERM)\n"
 				 "getppid: allow\n"
 				 "socket: deny(EACCES)\n"
 				 "dup2: arg1 <= 100; deny(EINVAL)\n"

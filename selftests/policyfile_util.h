@@ -12,7 +12,7 @@
 
 
 /* Parses `text` as t.policy; returns the policy or NULL, messages in m. */
-static inline struct policy *parse(const char *text, struct msgs *m, int *rc)
+static inline struct policy *policy_of_text(const char *text, struct msgs *m, int *rc)
 {
 	struct policy *p = (struct policy *)1;
 	char err[512] = "";
@@ -35,7 +35,7 @@ static inline struct policy *parse(const char *text, struct msgs *m, int *rc)
 #define EXPECT_ERROR(policy_text, message)                                             \
 	do {                                                                           \
 		struct msgs m_;                                                        \
-		struct policy *p_ = parse(policy_text, &m_, NULL);                     \
+		struct policy *p_ = policy_of_text(policy_text, &m_, NULL);                     \
 		EXPECT_EQ(NULL, p_);                                                   \
 		policy_free(p_);                                                       \
 		EXPECT_EQ(1, m_.n) TH_LOG("%s", m_.text);                              \
