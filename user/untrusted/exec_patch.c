@@ -211,12 +211,14 @@ static long writable_code(long nr, long a[6], long (*make)(long nr, const long a
 	return r;
 }
 
-/* mmap, mprotect, munmap and mremap from the program.  make makes the
- * call as the entry would have. */
+/* mmap, mprotect (and pkey_mprotect, its form with a protection key),
+ * munmap and mremap from the program.  make makes the call as the entry
+ * would have. */
 long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]))
 {
 	struct u_state *st = u_self();
-	int exec = (nr == SYS_mmap || nr == SYS_mprotect) && (a[2] & PROT_EXEC);
+	int exec = (nr == SYS_mmap || nr == SYS_mprotect || nr == SYS_pkey_mprotect) &&
+		   (a[2] & PROT_EXEC);
 	uintptr_t lo = (uintptr_t)a[0], hi;
 	long r;
 
@@ -231,7 +233,8 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 		return r;
 	if (nr == SYS_mmap)
 		lo = (uintptr_t)r;
-	else if (nr != SYS_mprotect && nr != SYS_munmap && nr != SYS_mremap)
+	else if (nr != SYS_mprotect && nr != SYS_pkey_mprotect && nr != SYS_munmap &&
+		 nr != SYS_mremap)
 		return r;
 	hi = lo + page_up((uintptr_t)a[1]);
 	int noted = 0;

@@ -345,7 +345,7 @@ long sandpit_entry(long nr, long a0, long a1, long a2, long a3, long a4, long a5
 	long args[6] = { a0, a1, a2, a3, a4, a5 };
 	name_this_thread(nr, args, st->tid);
 	if (sandpit_exec_patch_on && (nr == __NR_mmap || nr == __NR_mprotect || nr == __NR_munmap ||
-				      nr == __NR_mremap))
+				      nr == __NR_mremap || nr == __NR_pkey_mprotect))
 		return sandpit_exec_call(nr, args, dispatch);
 	return dispatch(nr, args);
 }
