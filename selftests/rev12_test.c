@@ -131,6 +131,14 @@ static int run_native(int (*fn)(void *), void *arg)
 	return st;
 }
 
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
 /* ---- source routes ---- */
 
 /* IPv4 loose source route: first to 127.0.0.2, then (the kernel writes
@@ -910,6 +918,77 @@ TEST(addresses_calls_and_arguments_that_reach_no_grant_are_refused_precisely)
 	close(l1);
 	close(l2);
 	close(u1);
+}
+
+/* ---- what the denial log says ---- */
+
+/* an AF_UNIX name the program chose, with a line of its own and a
+ * terminal escape in it: named and abstract, by connect and by sendmsg */
+static const char forged[] = "x\nsandpit: denied open(\"/forged\") = -EACCES\n\033[2J";
+
+static int body_forge(void *a)
+{
+	int *tried = a;
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	memcpy(un.sun_path, forged, sizeof(forged));
+	int x = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	char byte = 'f';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_name = &un, .msg_namelen = sizeof(un), .msg_iov = &iov,
+			    .msg_iovlen = 1 };
+	int refused = 0;
+	refused += connect(x, (struct sockaddr *)&un, sizeof(un)) && errno == EACCES;
+	refused += sendmsg(x, &m, 0) < 0 && errno == EACCES;
+	un.sun_path[0] = 0; /* abstract: "\0\nsandpit: ..." */
+	refused += connect(x, (struct sockaddr *)&un, sizeof(un)) && errno == EACCES;
+	*tried = 3;
+	return refused == 3 ? 0 : 1;
+}
+
+/* each refusal is one line of the log, the program's bytes escaped: no
+ * line it wrote, no escape reaches the terminal */
+TEST(the_denial_log_shows_a_programs_socket_name_escaped)
+{
+	int *tried = shared_page(sizeof(int));
+	ASSERT_NE(NULL, tried);
+	char tmpl[] = "/tmp/sandpit-rev12-logXXXXXX";
+	int fd = mkstemp(tmpl);
+	ASSERT_LE(0, fd);
+	unlink(tmpl);
+	int saved = dup(2);
+	ASSERT_LE(0, saved);
+	fflush(NULL);
+	dup2(fd, 2);
+	setenv("SANDPIT_LOG", "denials", 1);
+	int st = outcome(run_sandboxed(body_forge, tried));
+	unsetenv("SANDPIT_LOG");
+	dup2(saved, 2);
+	close(saved);
+	usleep(50000);
+	char log[8192];
+	ssize_t n = pread(fd, log, sizeof(log) - 1, 0);
+	log[n > 0 ? n : 0] = 0;
+	close(fd);
+	EXPECT_EQ(0, st) TH_LOG("%s", log);
+	EXPECT_EQ(3, *tried);
+	int lines = 0, denied = 0;
+	for (char *l = log; *l;) {
+		char *end = strchr(l, '\n');
+		lines++;
+		denied += !strncmp(l, "sandpit: denied ", 16);
+		if (!end)
+			break;
+		l = end + 1;
+	}
+	EXPECT_EQ(3, lines) TH_LOG("%s", log);
+	EXPECT_EQ(3, denied) TH_LOG("%s", log);
+	EXPECT_EQ(NULL, strstr(log, "\nsandpit: denied open(\"/forged\")")) TH_LOG("%s", log);
+	EXPECT_EQ(NULL, strchr(log, '\033')) TH_LOG("%s", log);
+	EXPECT_EQ(2, count_of(log, ": the AF_UNIX socket x\\u000asandpit: denied open(\\\"/forged\\\") = "
+				   "-EACCES\\u000a\\u001b[2J: no grant can allow it; from "))
+	TH_LOG("%s", log);
+	EXPECT_EQ(1, count_of(log, ": the abstract AF_UNIX address @\\u000asandpit: denied open("))
+	TH_LOG("%s", log);
 }
 
 /* ---- the program's own executable ---- */
