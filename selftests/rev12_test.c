@@ -920,6 +920,108 @@ TEST(addresses_calls_and_arguments_that_reach_no_grant_are_refused_precisely)
 	close(u1);
 }
 
+/* ---- sockets from before the start, and names the kernel gives ---- */
+
+struct before_out {
+	int s6, port, other;
+	volatile int named, outside_done;
+	struct sockaddr_un name;
+	socklen_t namelen;
+	long r[8];
+	int got;
+};
+
+static int body_before(void *a)
+{
+	struct before_out *o = a;
+	unsigned char rh[40];
+	srh(rh);
+	struct sockaddr_in6 other = addr6("::1", o->other);
+	char byte = 'b';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_name = &other, .msg_namelen = sizeof(other), .msg_iov = &iov,
+			    .msg_iovlen = 1 };
+	int i = 0;
+	/* a UDP socket connected before the start, no grant: no route, no
+	 * other address; its own association as it was */
+	o->r[i++] = set(o->s6, SOL_IPV6, IPV6_RTHDR, rh, sizeof(rh));             /* EACCES */
+	o->r[i++] = sendmsg(o->s6, &m, 0) < 0 ? -errno : 0;                        /* EACCES */
+	o->r[i++] = connect(o->s6, (struct sockaddr *)&other, sizeof(other)) ? -errno : 0; /* EACCES */
+	o->r[i++] = send(o->s6, "s", 1, 0) < 0 ? -errno : 0;                        /* 0 */
+	/* SO_PASSCRED makes the kernel give a socket pair's end an abstract
+	 * name when it sends: a name, but only its peer may send to it */
+	int sp[2], one = 1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp))
+		return 1;
+	o->r[i++] = set(sp[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));       /* 0 */
+	o->r[i++] = send(sp[0], "p", 1, 0) < 0 ? -errno : 0;                        /* 0 */
+	o->namelen = sizeof(o->name);
+	o->r[i++] = getsockname(sp[0], (struct sockaddr *)&o->name, &o->namelen) ? -errno : 0;
+	o->named = 1;
+	for (int w = 0; w < 500 && !o->outside_done; w++)
+		usleep(10000);
+	char buf[8];
+	while (recv(sp[0], buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		o->got++;
+	return 0;
+}
+
+/* a socket from before the start reaches no other address and takes no
+ * route; an autobound name of the program's is no way in from outside */
+TEST(a_socket_from_before_the_start_and_an_autobound_name_reach_nothing_new)
+{
+	int port, other;
+	int r1 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0),
+	    r2 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in6 a1 = addr6("::1", 0), a2 = addr6("::1", 0);
+	socklen_t l = sizeof(a1);
+	if (r1 < 0 || bind(r1, (struct sockaddr *)&a1, sizeof(a1)))
+		SKIP(return, "no IPv6 loopback");
+	ASSERT_EQ(0, getsockname(r1, (struct sockaddr *)&a1, &l));
+	ASSERT_EQ(0, bind(r2, (struct sockaddr *)&a2, sizeof(a2)));
+	l = sizeof(a2);
+	ASSERT_EQ(0, getsockname(r2, (struct sockaddr *)&a2, &l));
+	port = ntohs(a1.sin6_port);
+	other = ntohs(a2.sin6_port);
+	struct before_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	o->port = port;
+	o->other = other;
+	o->s6 = socket(AF_INET6, SOCK_DGRAM, 0);
+	ASSERT_EQ(0, connect(o->s6, (struct sockaddr *)&a1, sizeof(a1)));
+	pid_t p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0)
+		_exit(outcome(run_sandboxed(body_before, o)));
+	for (int w = 0; w < 1000 && !o->named; w++)
+		usleep(10000);
+	ASSERT_TRUE(o->named);
+	/* from outside: the name is there, and takes nothing */
+	int x = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	long sent = sendto(x, "o", 1, 0, (struct sockaddr *)&o->name, o->namelen) < 0 ? -errno : 0;
+	int y = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long conn = connect(y, (struct sockaddr *)&o->name, o->namelen) ? -errno : 0;
+	o->outside_done = 1;
+	int st;
+	ASSERT_EQ(p, waitpid(p, &st, 0));
+	EXPECT_EQ(0, st);
+	static const long want[] = { -EACCES, -EACCES, -EACCES, 0, 0, 0, 0 };
+	for (int i = 0; i < 7; i++) {
+		EXPECT_EQ(want[i], o->r[i]) TH_LOG("step %d", i);
+	}
+	EXPECT_LT(sizeof(sa_family_t), o->namelen);
+	EXPECT_EQ(0, o->name.sun_path[0]) TH_LOG("an abstract name");
+	EXPECT_EQ(-EPERM, sent);
+	EXPECT_EQ(-ECONNREFUSED, conn);
+	EXPECT_EQ(0, o->got);
+	EXPECT_EQ(1, datagrams(r1));
+	EXPECT_EQ(0, datagrams(r2));
+	close(x);
+	close(y);
+	close(r1);
+	close(r2);
+}
+
 /* ---- what the denial log says ---- */
 
 /* an AF_UNIX name the program chose, with a line of its own and a
@@ -1067,6 +1169,22 @@ static void exe_probe(const char *what)
 		say("via-opath-rdwr", err_of(open(via, O_RDWR | O_CLOEXEC)));
 		say("via-opath-chmod", err_of(chmod(via, 0777)));
 		close(k);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (!strcmp(what, "ingrant")) {
+		/* the file's name is in a write grant: the link still only
+		 * reads; the name, and a descriptor of the file, as the grant
+		 * says (the mode set is the one it has) */
+		say("link-rdwr", err_of(open("/proc/self/exe", O_RDWR | O_CLOEXEC)));
+		say("link-chmod", err_of(chmod("/proc/self/exe", me.st_mode & 07777)));
+		say("link-truncate", err_of(truncate("/proc/self/exe", me.st_size)));
+		f = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		say("handed-fchmod", err_of(fchmod(f, me.st_mode & 07777)));
+		close(f);
+		const char *name = getenv("REV12_PROG");
+		f = open(name ? name : "/nonexistent", O_RDWR | O_CLOEXEC);
+		say("byname-rdwr", f >= 0 ? same_file(f, &me) : -errno);
 		fflush(stdout);
 		_exit(0);
 	}
@@ -1241,6 +1359,39 @@ TEST(no_change_reaches_the_program_file_through_its_exe_link)
 	char hard[160];
 	snprintf(hard, sizeof(hard), "%s/hard", wdir);
 	EXPECT_EQ(-1, access(hard, F_OK));
+	remove_prog(&x);
+}
+
+/* the program's file inside a write grant: through its exe link it is
+ * still only read; by its name as the grant says (natively ETXTBSY: under
+ * `sandpit run` the loader maps it, nothing executes it) */
+TEST(a_program_file_inside_a_write_grant_is_only_read_through_its_link)
+{
+	struct exe_fixture x;
+	copy_prog(_metadata, &x);
+	char wdir[96], prog[160], grant[160], env[200];
+	snprintf(wdir, sizeof(wdir), "%s/w", x.dir);
+	ASSERT_EQ(0, mkdir(wdir, 0755));
+	snprintf(prog, sizeof(prog), "%s/prog", wdir);
+	ASSERT_EQ(0, rename(x.prog, prog));
+	snprintf(grant, sizeof(grant), "--allow-write=%s", wdir);
+	snprintf(env, sizeof(env), "REV12_PROG=%s", prog);
+	struct stat before, after;
+	ASSERT_EQ(0, stat(prog, &before));
+	setenv("REV12_EXE_PROBE", "ingrant", 1);
+	struct result s;
+	const char *extra[] = { grant, NULL };
+	char *const argv[] = { prog, NULL };
+	ASSERT_EQ(0, sandboxed(suite_mode_name(), extra, argv, NULL, NULL, env, &s));
+	unsetenv("REV12_EXE_PROBE");
+	EXPECT_EQ(0, s.status);
+	EXPECT_STREQ("link-rdwr=-13\nlink-chmod=-13\nlink-truncate=-13\nhanded-fchmod=0\n"
+		     "byname-rdwr=1\n",
+		     result_text(&s));
+	free(s.out);
+	ASSERT_EQ(0, stat(prog, &after));
+	EXPECT_EQ(before.st_mode, after.st_mode);
+	EXPECT_EQ(before.st_size, after.st_size);
 	remove_prog(&x);
 }
 
