@@ -651,7 +651,8 @@ static int body_rewrites(void *a)
 	/* the header's name pointer: the granted address or the other */
 	if (pthread_create(&t, NULL, name_flipper, o))
 		return 2;
-	for (int i = 0; i < REWRITE_ROUNDS || ((o->sent < 20 || o->refused < 20) && i < 50 * REWRITE_ROUNDS);
+	for (int i = 0; i < REWRITE_ROUNDS ||
+			((o->sent < 20 || o->refused < 20) && i < 50 * REWRITE_ROUNDS);
 	     i++) {
 		if (sendmsg(u, &rw_msg, 0) == 1)
 			o->sent++;
@@ -677,7 +678,8 @@ static int body_rewrites(void *a)
 	m.msg_controllen = CMSG_SPACE(sizeof(int));
 	if (pthread_create(&t, NULL, type_flipper, o))
 		return 3;
-	for (int i = 0; i < REWRITE_ROUNDS || ((o->tsent < 20 || o->trefused < 20) && i < 50 * REWRITE_ROUNDS);
+	for (int i = 0; i < REWRITE_ROUNDS ||
+			((o->tsent < 20 || o->trefused < 20) && i < 50 * REWRITE_ROUNDS);
 	     i++) {
 		long r = sendmsg(u, &m, 0);
 		if (r == 1)
