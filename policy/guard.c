@@ -149,7 +149,10 @@ static const struct entry table[] = {
 	GUARD("recvmsg", fd_why, FD_FREE(0)),
 	GUARD("recvmmsg", fd_why, FD_FREE(0)),
 	GUARD("epoll_ctl", fd_why, FD_FREE(2)),
-	GUARD("setsockopt", fd_why, FD_FREE(0)),
+	/* 'allow' keeps it off sandpit's sockets; 'process' also refuses a
+	 * source route (user/trusted/b_net.c) */
+	{ "setsockopt", { .kind = GUARD_RULES, .why = fd_why, .proc = &b_net, .restrict_arg = N,
+			  RULES(FD_FREE(0)) } },
 	GUARD("listen", fd_why, FD_FREE(0)),
 	GUARD("accept", fd_why, FD_FREE(0)),
 	GUARD("accept4", fd_why, FD_FREE(0)),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "policy/policy.h"
 #include "policy/minijail_expr.h"
@@ -124,6 +125,15 @@ static void ex_atom(FILE *f, const struct atom *a)
 static int guard_rule(int nr, const struct policy_rule *r)
 {
 	const struct policy_guard *g = policy_guard(nr);
+
+	/* what the kinds add (policy/guard.c's derive) is about the call, not
+	 * about sandpit: an argument that must be NULL (sendto's address, a
+	 * structure the kernel would read), a mode without set-id bits.  It
+	 * means the same under minijail, which can say it */
+	if (r->carg == POLICY_NOARG &&
+	    ((r->op == RULE_MASKED_EQ && r->mask == ~0ULL && r->val == 0) ||
+	     (r->op == RULE_MASK_ZERO && r->mask == (S_ISUID | S_ISGID))))
+		return 0;
 
 	for (int i = 0; g && g->kind == GUARD_RULES && i < g->nrules; i++) {
 		const struct policy_rule *q = &g->rules[i];
@@ -247,6 +257,15 @@ int policy_export_minijail(const struct policy *p, FILE *f)
 				fprintf(f, "# socket: sandpit's trusted process allows AF_INET and "
 					   "AF_INET6 with a connect grant; a seccomp filter knows "
 					   "none\nsocket: arg0 == AF_UNIX; return EAFNOSUPPORT\n");
+				break;
+			}
+			if (c->proc.kind == PK_NET && nr == SCMP_SYS(setsockopt)) {
+				/* the source routes B refuses matter only to the
+				 * network sockets that socket's line above allows none of */
+				fprintf(f, "# setsockopt: sandpit's trusted process refuses a source "
+					   "route (IP_OPTIONS, IPV6_RTHDR, IPV6_2292PKTOPTIONS), which "
+					   "only the AF_INET and AF_INET6 sockets that socket's line "
+					   "allows none of take\nsetsockopt: allow\n");
 				break;
 			}
 			fprintf(f, "# %s: sandpit's trusted process checks its %s; a seccomp filter "

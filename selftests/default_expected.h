@@ -133,7 +133,6 @@ static const struct thread_call {
 	{ "epoll_ctl", EBADF, { FD_FREE(2) } },
 	{ "getdents", EBADF, { FD_FREE(0) } },
 	{ "recvmmsg", EBADF, { FD_FREE(0) } },
-	{ "setsockopt", EBADF, { FD_FREE(0) } },
 	/* data between U's descriptors */
 	{ "sendfile", EBADF, { FD_FREE(0), FD_FREE(1) } },
 	{ "splice", EBADF, { FD_FREE(0), FD_FREE(2) } },
@@ -223,9 +222,11 @@ static const struct process_call {
 	/* the process's own limits, lowered or kept, never raised */
 	{ "setrlimit", { PK_RLIMIT, N, N, N, 0, 0 } },
 	{ "prlimit64", { PK_RLIMIT, N, N, N, 0, 0 } },
-	/* the family, the address against the connect grants, SCM_RIGHTS */
+	/* the family, the address against the connect grants, SCM_RIGHTS,
+	 * no source route */
 	{ "connect", { PK_NET, N, N, N, 0, 0 } },
 	{ "sendmsg", { PK_NET, N, N, N, 0, 0 } },
+	{ "setsockopt", { PK_NET, N, N, N, 0, 0 } },
 };
 
 static const struct x_deny_calls {

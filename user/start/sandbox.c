@@ -192,7 +192,8 @@ static int has_connects(const struct sandpit_options *opts)
  * socket (AF_UNIX only) becomes B's, which allows AF_INET and AF_INET6
  * with a grant; a policy file must say `process` for socket and connect
  * itself: otherwise the grants would go unused, and the program would run
- * without what its caller asked for. */
+ * without what its caller asked for; and for setsockopt (or deny it),
+ * whose source route would take a granted connection elsewhere. */
 static int add_connects(struct start *s)
 {
 	const struct sandpit_options *opts = s->opts;
@@ -204,13 +205,20 @@ static int add_connects(struct start *s)
 			.path_arg = POLICY_NOARG, .dirfd_arg = POLICY_NOARG, .flags_arg = POLICY_NOARG };
 		r = policy_set_process(policy, "socket", &net, s->perr, sizeof(s->perr));
 	}
+	/* and setsockopt, whose source route would send packets elsewhere
+	 * first, unless the file denies it */
 	const struct policy_proc_arg *sock = policy_proc_arg(policy, SYS_socket),
-				     *conn = policy_proc_arg(policy, SYS_connect);
-	if (r == 0 && (!sock || sock->kind != PK_NET || !conn || conn->kind != PK_NET)) {
+				     *conn = policy_proc_arg(policy, SYS_connect),
+				     *sopt = policy_proc_arg(policy, SYS_setsockopt);
+	const struct policy_call *sc = policy_call(policy, SYS_setsockopt);
+	int sopt_ok = (sopt && sopt->kind == PK_NET) ||
+		      (sc && (sc->cls == POLICY_DENY || sc->cls == POLICY_KILL));
+	if (r == 0 && (!sock || sock->kind != PK_NET || !conn || conn->kind != PK_NET || !sopt_ok)) {
 		snprintf(s->perr, sizeof(s->perr),
-			 "--allow-connect=%s needs a policy whose socket and connect are "
-			 "'process' (this one's %s)", opts->allow_connect[0],
-			 !sock || sock->kind != PK_NET ? "socket is not" : "connect is not");
+			 "--allow-connect=%s needs a policy whose socket, connect and setsockopt "
+			 "are 'process' (this one's %s)", opts->allow_connect[0],
+			 !sock || sock->kind != PK_NET ? "socket is not"
+			 : !conn || conn->kind != PK_NET ? "connect is not" : "setsockopt is not");
 		r = -EINVAL;
 	}
 	if (r < 0) {

@@ -1,6 +1,7 @@
 /* B's checks of the socket calls (kind PK_NET, user/trusted/b_net.h):
  * which family a socket may have, which address a connect or a sendmsg
- * may reach, and which descriptors SCM_RIGHTS may pass.  Every address
+ * may reach, which descriptors SCM_RIGHTS may pass, and that no option
+ * or control message sets a source route.  Every address
  * and control message is B's one copy, written into S; T makes the call
  * from S, so the kernel reads exactly what was checked (invariant 2). */
 #include <errno.h>
@@ -123,6 +124,33 @@ static long check_connect(int s, struct secure_page *sp)
 	return 0;
 }
 
+/* A socket option or control message that sets a source route: the
+ * kernel would send the packets first to an address in the option, not
+ * to the one connect or the message names (IPv4's LSRR and SSRR in
+ * IP_OPTIONS, or IP_RETOPTS in the control data; IPv6's routing header,
+ * also inside IPV6_2292PKTOPTIONS' control data), so no grant could hold.
+ * The kernel takes level and name as ints.  Its name, or NULL. */
+static const char *source_route(int level, int name, int cmsg)
+{
+	if (level == SOL_IP && name == (cmsg ? IP_RETOPTS : IP_OPTIONS))
+		return cmsg ? "IP_RETOPTS" : "IP_OPTIONS";
+	if (level == SOL_IPV6 && name == IPV6_RTHDR)
+		return "IPV6_RTHDR";
+	if (level == SOL_IPV6 && name == (cmsg ? IPV6_2292RTHDR : IPV6_2292PKTOPTIONS))
+		return cmsg ? "IPV6_2292RTHDR" : "IPV6_2292PKTOPTIONS";
+	return NULL;
+}
+
+static long route_denial(int s, const struct secure_page *sp, const char *what)
+{
+	char why[160];
+	snprintf(why, sizeof(why),
+		 "%s: a source route would send the packets first to an address no connect "
+		 "grant names", what);
+	b_denial(s, sp, -EACCES, why);
+	return -EACCES;
+}
+
 /* The control messages as the kernel walks them (for_each_cmsghdr and
  * CMSG_OK): a header that does not fit ends the walk, one whose length is
  * short or runs past the end is EINVAL.  No descriptor SCM_RIGHTS passes
@@ -135,6 +163,9 @@ static long check_control(int s, const struct secure_page *sp, const uint8_t *ct
 		memcpy(&h, ctl + off, sizeof(h));
 		if (h.cmsg_len < sizeof(struct cmsghdr) || h.cmsg_len > len - off)
 			return -EINVAL;
+		const char *route = source_route(h.cmsg_level, h.cmsg_type, 1);
+		if (route)
+			return route_denial(s, sp, route);
 		if (h.cmsg_level == SOL_SOCKET && h.cmsg_type == SCM_RIGHTS) {
 			size_t n = (h.cmsg_len - CMSG_LEN(0)) / sizeof(int);
 			for (size_t i = 0; i < n; i++) {
@@ -208,6 +239,18 @@ static long check_sendmsg(int s, struct secure_page *sp)
 	return 0;
 }
 
+/* setsockopt(fd, level, name, value, len): any option but a source
+ * route, on any descriptor but sandpit's (the value is the kernel's to
+ * read: B decides from the registers alone) */
+static long check_setsockopt(int s, const struct secure_page *sp)
+{
+	long bad = check_fd((int)sp->args[0]);
+	if (bad < 0)
+		return bad;
+	const char *route = source_route((int)sp->args[1], (int)sp->args[2], 0);
+	return route ? route_denial(s, sp, route) : 0;
+}
+
 long b_check_net(int s, struct secure_page *sp)
 {
 	switch (sp->nr) {
@@ -217,6 +260,8 @@ long b_check_net(int s, struct secure_page *sp)
 		return check_connect(s, sp);
 	case SYS_sendmsg:
 		return check_sendmsg(s, sp);
+	case SYS_setsockopt:
+		return check_setsockopt(s, sp);
 	default:
 		return -ENOSYS;
 	}

@@ -1,6 +1,6 @@
-/* B's checks of socket, connect and sendmsg (kind PK_NET): the family
- * from the connect grants, the address against them, the descriptors
- * SCM_RIGHTS passes.  Only B includes it. */
+/* B's checks of socket, connect, sendmsg and setsockopt (kind PK_NET):
+ * the family from the connect grants, the address against them, the
+ * descriptors SCM_RIGHTS passes, no source route.  Only B includes it. */
 #ifndef SANDPIT_B_NET_H
 #define SANDPIT_B_NET_H
 

@@ -324,8 +324,11 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 				w->decided);
 		if (w->builtin[0])
 			fprintf(f, " (%s)", w->builtin);
-		if (*reason && strncmp(w->decided, "guard:", 6))
-			fprintf(f, ": %s", reason);
+		/* a reason may hold the program's bytes (an AF_UNIX name) */
+		if (*reason && strncmp(w->decided, "guard:", 6)) {
+			fputs(": ", f);
+			put_escaped(f, reason);
+		}
 		if (c->module[0]) {
 			fprintf(f, "; from %s+%#" PRIx64, base ? base + 1 : c->module, c->offset);
 			if (c->symbol[0])
