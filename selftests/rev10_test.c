@@ -654,20 +654,17 @@ TEST(pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles_of_sandpits)
 	       S->iter, S->native_runs, S->patched_runs, S->lost, S->race_refused);
 }
 
-/* Not security, a difference from a native run that this change brings.
- * A page made RX is readable only while pending; a thread fetching from
- * it faults.  If another thread makes the page W+X before the fault is
- * looked at, writable_code forgets the pending range, and
- * sandpit_exec_fault, finding it neither pending nor done, gives the
- * program SIGSEGV for a fetch from a page that is executable by then
- * (natively the page is RX, then RWX: never a fault).  Paced: the W+X
- * comes only after the RX call has returned.  Known failing: runs only
- * with SANDPIT_REV10_KNOWN=1. */
+/* Not security, a difference from a native run.  A page made RX is
+ * readable only while pending; a thread fetching from it faults.  If
+ * another thread made the page W+X before the fault was looked at,
+ * writable_code forgot the pending range, and sandpit_exec_fault, finding
+ * it neither pending nor done, gave the program SIGSEGV for a fetch from a
+ * page that was executable by then (natively the page is RX, then RWX:
+ * never a fault; 1 in 39 to 131 runs died so).  Now the W+X range is noted
+ * done under the lock the fault waits for, and the fetch runs again.
+ * Paced: the W+X comes only after the RX call has returned. */
 TEST(rx_racing_wx_of_the_same_page_always_leaves_it_executable)
 {
-	if (!getenv("SANDPIT_REV10_KNOWN"))
-		SKIP(return, "known failing (exec_patch.c: writable_code's forget races a pending "
-			     "note); SANDPIT_REV10_KNOWN=1 runs it");
 	S = shared_page(sizeof(*S));
 	ASSERT_NE(NULL, S);
 	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_race, (void *)1, NULL, 120))) TH_LOG("%s", S->msg);

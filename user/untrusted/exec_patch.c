@@ -187,6 +187,18 @@ static int find(const struct range *v, unsigned n, uintptr_t a)
  * pages stay out of reach (the guard's RANGE_FREE on both calls).  mmap
  * never maps executable memory (the guard's rule): the mapping is made
  * writable, then writable and executable by mprotect. */
+/* with the lock held (sandpit_exec_call) */
+static void note_done(uintptr_t lo, uintptr_t hi, int prot)
+{
+	if (ndone == NDONE)
+		ndone = 0; /* only a hint for threads that waited */
+	done[ndone++] = (struct range){ lo, hi, prot };
+}
+
+/* With the lock held.  A fetch that faulted on a page pending before this
+ * call waits for the lock, then finds the page done: it runs again, from
+ * memory that is executable now, where a range only forgotten would have
+ * been the program's SIGSEGV. */
 static long writable_code(long nr, long a[6], long (*make)(long nr, const long a[6]))
 {
 	long r;
@@ -205,9 +217,8 @@ static long writable_code(long nr, long a[6], long (*make)(long nr, const long a
 	} else if (failed(r = make(nr, a))) {
 		return r;
 	}
-	lock(u_self()->tid);
 	forget(lo, lo + page_up((uintptr_t)a[1]));
-	unlock();
+	note_done(lo, lo + page_up((uintptr_t)a[1]), (int)a[2]);
 	return r;
 }
 
@@ -224,29 +235,32 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 
 	if (owner == st->tid)
 		return make(nr, a); /* the patcher's own calls */
-	if (exec && (a[2] & PROT_WRITE))
-		return writable_code(nr, a, make);
+	/* the change and its record under one lock: a fetch that faults in
+	 * between (sandpit_exec_fault takes the lock) never finds a page the
+	 * change made not executable and not yet noted pending */
+	lock(st->tid);
+	if (exec && (a[2] & PROT_WRITE)) {
+		r = writable_code(nr, a, make);
+		unlock();
+		return r;
+	}
 	if (exec)
 		a[2] &= ~PROT_EXEC;
 	r = make(nr, a);
-	if (failed(r))
+	if (failed(r) || (nr != SYS_mmap && nr != SYS_mprotect && nr != SYS_pkey_mprotect &&
+			  nr != SYS_munmap && nr != SYS_mremap)) {
+		unlock();
 		return r;
+	}
 	if (nr == SYS_mmap)
 		lo = (uintptr_t)r;
-	else if (nr != SYS_mprotect && nr != SYS_pkey_mprotect && nr != SYS_munmap &&
-		 nr != SYS_mremap)
-		return r;
 	hi = lo + page_up((uintptr_t)a[1]);
-	int noted = 0;
-	lock(st->tid);
 	forget(lo, hi);
-	if (exec && npend < NPEND) {
+	if (exec && npend < NPEND)
 		pend[npend++] = (struct range){ lo, hi, (int)(a[2] | PROT_EXEC) };
-		noted = 1;
-	}
-	unlock();
-	if (exec && !noted) /* no room: executable now, unpatched */
+	else if (exec) /* no room: executable now, unpatched */
 		make(SYS_mprotect, (long[6]){ (long)lo, (long)(hi - lo), a[2] | PROT_EXEC });
+	unlock();
 	return r;
 }
 
@@ -289,9 +303,7 @@ int sandpit_exec_fault(uintptr_t addr)
 		unlock();
 		return 0;
 	}
-	if (ndone == NDONE)
-		ndone = 0; /* only a hint for threads that waited */
-	done[ndone++] = e;
+	note_done(e.lo, e.hi, e.prot);
 	unlock();
 	return ok;
 }
