@@ -634,7 +634,13 @@ static int body_race(void *a)
 	return 0;
 }
 
-TEST(pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles_of_sandpits)
+/* 3,000 protection changes, each a round trip to T, and in strict mode a
+ * patcher run: about 30 s on a busy 2-CPU machine, more on one CPU */
+FIXTURE(race) {};
+FIXTURE_SETUP(race) {}
+FIXTURE_TEARDOWN(race) {}
+
+TEST_F_TIMEOUT(race, pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles_of_sandpits, 150)
 {
 	S = shared_page(sizeof(*S));
 	ASSERT_NE(NULL, S);
@@ -663,7 +669,7 @@ TEST(pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles_of_sandpits)
  * never a fault; 1 in 39 to 131 runs died so).  Now the W+X range is noted
  * done under the lock the fault waits for, and the fetch runs again.
  * Paced: the W+X comes only after the RX call has returned. */
-TEST(rx_racing_wx_of_the_same_page_always_leaves_it_executable)
+TEST_F_TIMEOUT(race, rx_racing_wx_of_the_same_page_always_leaves_it_executable, 150)
 {
 	S = shared_page(sizeof(*S));
 	ASSERT_NE(NULL, S);
