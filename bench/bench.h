@@ -30,9 +30,15 @@ enum bench_unit {
  * process around the program. */
 enum bench_side { SIDE_U, SIDE_T, SIDE_B, SIDE_CMD, BENCH_NSIDES };
 
+#define BENCH_TOP_CALLS 6
+
 struct bench_syscalls {
 	int state;              /* 0 not counted for this row, 1 counted, -1 could not be */
 	double v[BENCH_NSIDES]; /* per unit of the row: per call, or per run */
+	struct {
+		int nr;         /* -1: none */
+		double v;
+	} top[BENCH_NSIDES][BENCH_TOP_CALLS]; /* each side's most frequent calls */
 	char why[120];          /* state -1: why not */
 };
 

@@ -3,6 +3,7 @@
  * against them.  The rows themselves are bench/bench.c's. */
 #include <errno.h>
 #include <math.h>
+#include <seccomp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,36 @@ static const char *calls_str(char *buf, size_t len, const struct bench_row *r)
 			 c->v[SIDE_CMD] ? count_str(cmd, sizeof(cmd), c->v[SIDE_CMD]) : "",
 			 count_str(all, sizeof(all), calls_all(c)));
 	return buf;
+}
+
+static const char *const side_names[BENCH_NSIDES] = { "U", "T", "B", "sandpit run" };
+
+/* side's most frequent calls, "dup3 2052, eventfd2 2049" (those of at
+ * least 0.01 a call); "" if none */
+static const char *top_str(char *buf, size_t len, const struct bench_syscalls *c, int side)
+{
+	size_t used = 0;
+	char v[24];
+	buf[0] = 0;
+	for (int j = 0; j < BENCH_TOP_CALLS && used < len; j++) {
+		int nr = c->top[side][j].nr;
+		if (nr < 0 || c->top[side][j].v < 0.01)
+			break;
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr), num[16];
+		snprintf(num, sizeof(num), "#%d", nr);
+		used += snprintf(buf + used, len - used, "%s%s %s", j ? ", " : "", name ? name : num,
+				 count_str(v, sizeof(v), c->top[side][j].v));
+		free(name);
+	}
+	return buf;
+}
+
+/* the rows whose calls are worth breaking down: a call through B, the
+ * sandbox's start, `sandpit run -- /bin/true`, counted, not native */
+static int broken_down(const struct bench_row *r)
+{
+	return r->calls.state > 0 && strcmp(r->mode, "native") &&
+	       (r->via_b || !strcmp(r->name, "sandpit_start") || !strcmp(r->name, BENCH_TRUE_ROW));
 }
 
 static int group_counted(const char *group)
@@ -402,6 +433,25 @@ void bench_print_table(FILE *f, const struct bench_cfg *c)
 				human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n,
 				r->calls.state ? "  " : "", calls_str(cs, sizeof(cs), r));
 		}
+	int heading = 0;
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
+		char top[256];
+		if (!broken_down(r))
+			continue;
+		if (!heading++)
+			fprintf(f, "\nwhere the system calls go: each side's most frequent calls (per call, "
+				   "or per run)\n");
+		fprintf(f, "  %s (%s):", r->name, r->mode);
+		for (int sd = 0, first = 1; sd < BENCH_NSIDES; sd++)
+			if (top_str(top, sizeof(top), &r->calls, sd)[0]) {
+				fprintf(f, "%s %s %s", first ? "" : ";",
+					sd == SIDE_U && !strcmp(r->group, "start-up") ? "P/U" : side_names[sd],
+					top);
+				first = 0;
+			}
+		fputc('\n', f);
+	}
 	fprintf(f, "\n%.0f s; CPUs busy %.0f%% meanwhile (the bench included), stolen %.1f%%\n",
 		c->seconds, 100 * c->busy, 100 * c->steal);
 	fprintf(f, "\nDESIGN section 10 targets\n");
@@ -462,6 +512,23 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 				   "\"command\": %.6g, \"all\": %.6g}",
 				r->calls.v[SIDE_U], r->calls.v[SIDE_T], r->calls.v[SIDE_B],
 				r->calls.v[SIDE_CMD], calls_all(&r->calls));
+		if (r->calls.state > 0) {
+			fputs(", \"syscalls_top\": {", f);
+			for (int sd = 0; sd < BENCH_NSIDES; sd++) {
+				fprintf(f, "%s\"%s\": {", sd ? ", " : "", sd == SIDE_CMD ? "command" : side_names[sd]);
+				for (int j = 0; j < BENCH_TOP_CALLS && r->calls.top[sd][j].nr >= 0; j++) {
+					int nr = r->calls.top[sd][j].nr;
+					char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr),
+					     num[16];
+					snprintf(num, sizeof(num), "#%d", nr);
+					fprintf(f, "%s\"%s\": %.6g", j ? ", " : "", name ? name : num,
+						r->calls.top[sd][j].v);
+					free(name);
+				}
+				fputc('}', f);
+			}
+			fputc('}', f);
+		}
 		else if (r->calls.state < 0) {
 			fputs(", \"syscalls\": null, \"syscalls_not_counted\": ", f);
 			json_str(f, r->calls.why);
@@ -615,6 +682,24 @@ void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
 			fprintf(f, "![per-call cost by path and mode, log scale](%s)\n\n", svg);
 		md_group(f, group_titles[g][0]);
 	}
+	int heading = 0;
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
+		char top[256];
+		if (!broken_down(r))
+			continue;
+		if (!heading++)
+			fputs("## Where the system calls go\n\nEach side's most frequent calls, counted as "
+			      "above: per call for a call through B, per run for start-up.\n\n"
+			      "| what | mode | U (P/U) | T | B | sandpit run |\n|---|---|---|---|---|---|\n",
+			      f);
+		fprintf(f, "| %s | %s |", r->name, r->mode);
+		for (int sd = 0; sd < BENCH_NSIDES; sd++)
+			fprintf(f, " %s |", top_str(top, sizeof(top), &r->calls, sd));
+		fputc('\n', f);
+	}
+	if (heading)
+		fputc('\n', f);
 }
 
 /* ---- gnuplot ---- */

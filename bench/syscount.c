@@ -110,6 +110,9 @@ void syscount_end(void)
 void syscount_not_counted(struct bench_syscalls *out, const char *reason)
 {
 	memset(out, 0, sizeof(*out));
+	for (int s = 0; s < BENCH_NSIDES; s++)
+		for (int j = 0; j < BENCH_TOP_CALLS; j++)
+			out->top[s][j].nr = -1;
 	out->state = -1;
 	snprintf(out->why, sizeof(out->why), "%s", reason);
 }
@@ -137,6 +140,10 @@ void syscount_settle(void)
 }
 
 /* ---- a window's records ---- */
+
+/* call numbers told apart in a side's most frequent; the last stands for
+ * itself and every number above it (none on x86-64 but x32's) */
+#define TOP_NRS 512
 
 struct rec {
 	struct syscount_key k;
@@ -229,6 +236,8 @@ int syscount_take(unsigned w, pid_t root, enum syscount_p which, double per,
 			x = up;
 		}
 	}
+	static double by_nr[BENCH_NSIDES][TOP_NRS];
+	memset(by_nr, 0, sizeof(by_nr));
 	for (int i = 0; i < n; i++) {
 		pid_t tgid = r[i].v.tgid, tid = r[i].k.tid;
 		enum bench_side s;
@@ -241,7 +250,20 @@ int syscount_take(unsigned w, pid_t root, enum syscount_p which, double per,
 		else
 			s = SIDE_CMD;
 		out->v[s] += r[i].v.calls;
+		by_nr[s][r[i].k.nr < TOP_NRS ? r[i].k.nr : TOP_NRS - 1] += r[i].v.calls;
 	}
+	/* each side's most frequent numbers */
+	for (int s = 0; s < BENCH_NSIDES; s++)
+		for (int j = 0; j < BENCH_TOP_CALLS; j++) {
+			int best = -1;
+			for (int nr = 0; nr < TOP_NRS; nr++)
+				if (by_nr[s][nr] > 0 && (best < 0 || by_nr[s][nr] > by_nr[s][best]))
+					best = nr;
+			out->top[s][j].nr = best;
+			out->top[s][j].v = best < 0 ? 0 : by_nr[s][best] / (per > 0 ? per : 1);
+			if (best >= 0)
+				by_nr[s][best] = 0;
+		}
 	free(r);
 	if (skel->bss->lost) {
 		snprintf(why, sizeof(why), "the counter lost %llu tasks or records",
@@ -252,5 +274,6 @@ int syscount_take(unsigned w, pid_t root, enum syscount_p which, double per,
 	for (int s = 0; s < BENCH_NSIDES; s++)
 		out->v[s] /= per > 0 ? per : 1;
 	out->state = 1;
+	out->why[0] = 0;
 	return 0;
 }

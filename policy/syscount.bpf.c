@@ -1,6 +1,6 @@
 /* `sandpit bench`'s system-call counter (bench/syscount.c): counts the
- * system calls of every task the bench's children are and create, per task
- * and per window.  The window is a number in this program's .bss that the
+ * system calls of every task the bench's children are and create, per task,
+ * per call number and per window.  The window is a number in this program's .bss that the
  * bench and its children write through the mapping libbpf makes of it
  * (shared across fork): a sandboxed child marks the start and the end of a
  * loop with a store, no system call.  Window 0 is not counted.  A call
@@ -62,11 +62,11 @@ struct sys_exit_rec {
 	long ret;
 };
 
-static __always_inline void count(void)
+static __always_inline void count(long nr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, *ptgid = bpf_map_lookup_elem(&followed, &tid);
-	struct syscount_key k = { .tid = tid, .window = window };
+	struct syscount_key k = { .tid = tid, .window = window, .nr = (__u32)nr };
 
 	if (!ptgid || !k.window)
 		return;
@@ -93,7 +93,7 @@ SEC("tracepoint/raw_syscalls/sys_enter")
 int sys_enter(struct sys_enter_rec *ctx)
 {
 	if (ctx->id == __NR_exit || ctx->id == __NR_exit_group)
-		count();
+		count(ctx->id);
 	return 0;
 }
 
@@ -105,7 +105,7 @@ int sys_exit(struct sys_exit_rec *ctx)
 	if (ctx->ret == 0 && (ctx->id == __NR_clone || ctx->id == __NR_clone3 ||
 			      ctx->id == __NR_fork || ctx->id == __NR_vfork))
 		return 0;
-	count();
+	count(ctx->id);
 	return 0;
 }
 

@@ -9,10 +9,11 @@
 #define SYSCOUNT_MAX_TASKS 4096  /* tasks followed at once */
 #define SYSCOUNT_MAX_KEYS  16384 /* (task, window) pairs counted */
 
-/* the calls of one task in one window */
+/* the calls of one number by one task in one window */
 struct syscount_key {
 	__u32 tid;
 	__u32 window;
+	__u32 nr;
 };
 
 struct syscount_val {

@@ -112,7 +112,8 @@ static const char checker[] =
  * call an iteration and nothing else; natively open+close makes two, each
  * stat-like call one; in strict mode T makes the getppid itself (U makes
  * none), in filter mode U makes it natively; every B row has at least one
- * call of B per iteration and no fewer calls in all than natively;
+ * call of B per iteration and no fewer calls in all than natively, and for
+ * stat, statx and readlink one of them is the call itself, made by B;
  * `sandpit run -- /bin/true` makes more than /bin/true alone.  A count of
  * a loop of 2,000 may be off by the calls T or B make as its window opens
  * or closes (a wait begun before, a wake-up after): a few, so 0.005 a
@@ -162,6 +163,14 @@ static const char counts_checker[] =
 	"    assert abs(x['all'] - (x['U'] + x['T'] + x['B'] + x['command'])) < 1e-6, x\n"
 	"    y = c('sandpit_start', m)\n"
 	"    assert y['U'] >= 1 and y['B'] >= 1 and y['command'] == 0, (m, y)\n"
+	"# which calls: natively getppid is the one call; through B, B makes the call itself\n"
+	"assert rows[('getppid', 'native')]['syscalls_top']['U'] == {'getppid': 1}, rows[('getppid', 'native')]\n"
+	"for name, call in (('stat', 'newfstatat'), ('statx', 'statx'), ('readlink', 'readlinkat')):\n"
+	"    for m in ('strict', 'filter'):\n"
+	"        top = rows[(name, m)]['syscalls_top']\n"
+	"        assert top['B'].get(call, 0) >= 1 - E, (name, m, top)\n"
+	"        for side, calls in top.items():\n"
+	"            assert sum(calls.values()) <= c(name, m)[side] + 1e-6, (name, m, side, top)\n"
 	"tt = [t for t in d['targets'] if 'system calls' in t['path']]\n"
 	"assert len(tt) == 2, tt\n"
 	"for t in tt:\n"
