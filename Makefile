@@ -25,7 +25,8 @@ U_CFLAGS := -O2 -g $(WARN) -fPIC -std=gnu11 -ffreestanding -fno-builtin \
             -mgeneral-regs-only -fasynchronous-unwind-tables -fno-omit-frame-pointer
 
 U_SRCS   := $(wildcard user/untrusted/u_*.c)
-# policy/*.bpf.c are BPF programs (the profiler), not part of the library
+# policy/*.bpf.c are BPF programs (the profiler, the bench's system-call
+# counter), not part of the library
 BPF_SRCS := $(wildcard policy/*.bpf.c)
 C_SRCS   := $(filter-out $(U_SRCS),$(wildcard user/*/*.c)) $(filter-out $(BPF_SRCS),$(wildcard policy/*.c)) \
             $(wildcard compat/*.c)
@@ -132,15 +133,17 @@ $(BUILD)/gen_profiler_paths: policy/tools/gen_profiler_paths.c $(GEN_OBJS)
 $(BUILD)/include/profiler_paths.h: $(BUILD)/gen_profiler_paths
 	@mkdir -p $(dir $@)
 	$(BUILD)/gen_profiler_paths $@
-$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h $(BUILD)/include/profiler_paths.h
+$(BUILD)/policy/%.bpf.o: policy/%.bpf.c policy/profiler_event.h policy/syscount_event.h $(BUILD)/include/profiler_paths.h
 	@mkdir -p $(dir $@)
 	$(BPF_CC) -target bpf -O2 -g $(WARN) -I. -I$(BUILD)/include $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c $< -o $@
 
-$(BUILD)/include/profiler.skel.h: $(BUILD)/policy/profiler.bpf.o
+# and `sandpit bench`'s system-call counter, the same way
+$(BUILD)/include/%.skel.h: $(BUILD)/policy/%.bpf.o
 	@mkdir -p $(dir $@)
-	$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+SKELS := $(BPF_SRCS:policy/%.bpf.c=$(BUILD)/include/%.skel.h)
 
-$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(BUILD)/include/profiler.skel.h
+$(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(SKELS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h) bench/bench.h
@@ -419,8 +422,8 @@ install: all
 # clang-tidy (checks in .clang-tidy) on the same sources as cppcheck, each
 # with the flags it is built with; two at a time; xargs fails if any does
 TIDY_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*/*.c policy/*.c compat/*.c loader/*.c bench/*.c))
-lint: $(BUILD)/include/profiler.skel.h
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. -i policy/profiler.bpf.c user policy compat loader bench
+lint: $(SKELS)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Iinclude -I. $(BPF_SRCS:%=-i %) user policy compat loader bench
 	@echo "clang-tidy: $(words $(TIDY_SRCS)) files"
 	@printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -I{} sh -c 'case {} in \
 		user/untrusted/u_*) f="-ffreestanding -fno-builtin -mgeneral-regs-only" ;; *) f= ;; esac; \

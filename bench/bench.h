@@ -24,6 +24,24 @@ enum bench_unit {
 	BENCH_COUNT, /* tasks */
 };
 
+/* The system calls a row's work made, counted (bench/syscount.c), by who
+ * made them: the program's own threads (P before the sandbox, U after),
+ * the trusted threads, the trusted process, and `sandpit run`'s own
+ * process around the program. */
+enum bench_side { SIDE_U, SIDE_T, SIDE_B, SIDE_CMD, BENCH_NSIDES };
+
+#define BENCH_TOP_CALLS 6
+
+struct bench_syscalls {
+	int state;              /* 0 not counted for this row, 1 counted, -1 could not be */
+	double v[BENCH_NSIDES]; /* per unit of the row: per call, or per run */
+	struct {
+		int nr;         /* -1: none */
+		double v;
+	} top[BENCH_NSIDES][BENCH_TOP_CALLS]; /* each side's most frequent calls */
+	char why[120];          /* state -1: why not */
+};
+
 struct bench_row {
 	const char *group; /* "per-call", "alternatives", "start-up", ... */
 	const char *name;  /* what is measured: "getppid", "sha256sum 200 MB" */
@@ -33,6 +51,8 @@ struct bench_row {
 	double *v;         /* the samples */
 	int n, cap;
 	double median, p10, p90, ratio; /* by bench_finish; ratio 0: no native row */
+	struct bench_syscalls calls;    /* from a counted run of the same work */
+	int via_b;                      /* a per-call row whose call the trusted process checks */
 };
 
 struct bench_cfg {

@@ -21,6 +21,7 @@
 #include "sandpit.h"
 #include "bench/bench.h"
 #include "bench/groups.h"
+#include "bench/syscount.h"
 #include "user/start/sandbox.h"
 #include "compat/compat.h"
 
@@ -34,6 +35,7 @@ enum call { C_GETPPID, C_DENIED, C_FCNTL, C_NET, C_MMAP, C_OPEN, C_STAT, C_STATX
 
 static const struct {
 	const char *name, *note;
+	int via_b; /* checked by the trusted process B */
 } calls[NCALLS] = {
 	[C_GETPPID] = { "getppid", "allow; strict: through T; filter: the BPF filter allows it" },
 	[C_DENIED] = { "socket(AF_INET) denied",
@@ -52,18 +54,18 @@ static const struct {
 	[C_MMAP] = { "mmap+munmap 4 KiB",
 		     "register rules (flags, protected ranges): T in both modes" },
 	[C_OPEN] = { "open+close", B_PATH "; open checked by B; close by T in strict mode, by the filter in "
-				      "filter mode" },
-	[C_STAT] = { "stat", B_PATH "; checked and answered by B in both modes" },
+				      "filter mode", 1 },
+	[C_STAT] = { "stat", B_PATH "; checked and answered by B in both modes", 1 },
 	[C_STATX] = { "statx", "statx(AT_FDCWD, " B_PATH ", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, "
 			       "STATX_BASIC_STATS, buf), as ls -l makes it; checked and answered by B "
-			       "in both modes" },
+			       "in both modes", 1 },
 	[C_FSTATAT] = { "newfstatat(dirfd, name)",
 			"fstatat(fd of /usr/lib, \"os-release\", buf, 0): a path relative to a directory "
-			"fd, which B resolves from the fd; checked by B in both modes" },
+			"fd, which B resolves from the fd; checked by B in both modes", 1 },
 	[C_ACCESS] = { "access", B_PATH ", R_OK; checked and answered by B in both modes (by T "
-				   "before 5.8: no faccessat2)" },
+				   "before 5.8: no faccessat2)", 1 },
 	[C_READLINK] = { "readlink", "/etc/os-release (a link to " B_PATH "); checked and answered "
-				     "by B in both modes" },
+				     "by B in both modes", 1 },
 	[C_FSTAT] = { "fstat", "through glibc 2.36: newfstatat(fd, \"\", buf, AT_EMPTY_PATH); the entry "
 			       "reads the empty path once and makes it fstat(fd): T in strict mode, "
 			       "the filter allows it in filter mode" },
@@ -206,17 +208,25 @@ static int enter(int mode, char *err, size_t len)
 	return 0;
 }
 
-static int calls_child(void *arg)
+/* what the calls use, made before the sandbox */
+static int prepare(char *err, size_t len)
 {
-	struct calls_shm *s = arg;
 	fd_kept = open(B_PATH, O_RDONLY);
 	dir_kept = open("/usr/lib", O_RDONLY | O_DIRECTORY);
 	if (fd_kept < 0 || dir_kept < 0 || !(rdtsc_left = unpatched_rdtsc())) {
-		snprintf(s->err, sizeof(s->err), "opening %s or /usr/lib, or mapping rdtsc: %s",
-			 B_PATH, strerror(errno));
-		return 1;
+		snprintf(err, len, "opening %s or /usr/lib, or mapping rdtsc: %s", B_PATH,
+			 strerror(errno));
+		return -1;
 	}
 	syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs_base_kept);
+	return 0;
+}
+
+static int calls_child(void *arg)
+{
+	struct calls_shm *s = arg;
+	if (prepare(s->err, sizeof(s->err)) < 0)
+		return 1;
 	double t0 = bench_now_ns();
 	if (enter(s->mode, s->err, sizeof(s->err)) < 0)
 		return 1;
@@ -323,6 +333,7 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 							   calls[k].note;
 		struct bench_row *r = bench_row("per-call", calls[k].name, mode_names[mode], BENCH_NS,
 						note);
+		r->via_b = calls[k].via_b;
 		for (int b = 0; b < s->n[k]; b++)
 			bench_add(r, s->v[k][b]);
 	}
@@ -332,6 +343,109 @@ static int run_calls(const struct bench_cfg *c, int mode, struct calls_shm *s)
 				    "the command, its libraries, ld.so and the vDSO"),
 			  s->start_ns);
 	return 0;
+}
+
+/* ---- the system calls of each call, counted ---- */
+
+/* Calls each counted loop makes: enough that the few calls T or B make
+ * as a window opens or closes (a wait begun before, a wake-up after)
+ * weigh nothing per call. */
+#define COUNT_ITERATIONS 2000
+
+struct count_shm {
+	int mode, mask;
+	pid_t pid;                   /* the child: P, its main thread U */
+	unsigned start_w, w[NCALLS]; /* windows: sandpit_start, each call */
+	char err[256];
+};
+
+/* sandpit_start, then each call of the mask in a loop of its own, each in
+ * its own window: the same calls as the timed child's, with the same
+ * descriptors; a few calls first, uncounted, as the timed child's warm-up */
+static int count_child(void *arg)
+{
+	struct count_shm *s = arg;
+	if (prepare(s->err, sizeof(s->err)) < 0)
+		return 1;
+	/* sandpit_start's window stays open for 50 ms after it returns: B
+	 * goes on starting its threads meanwhile, which belongs to the start,
+	 * not to the first loop (U's sleep adds a call or two of its own) */
+	syscount_window(s->start_w);
+	int rc = enter(s->mode, s->err, sizeof(s->err));
+	if (rc == 0)
+		usleep(50000);
+	syscount_window(0);
+	if (rc < 0)
+		return 1;
+	if ((s->mask & (1 << C_NET)) && !(net_gettid = missed_code(SYS_gettid))) {
+		snprintf(s->err, sizeof(s->err), "mapping the unpatched site failed");
+		return 1;
+	}
+	for (int c = 0; c < NCALLS; c++) {
+		if (!(s->mask & (1 << c)))
+			continue;
+		one(c, 8);
+		syscount_window(s->w[c]);
+		one(c, COUNT_ITERATIONS);
+		syscount_window(0);
+	}
+	return 0;
+}
+
+static int count_pid(pid_t pid, void *arg)
+{
+	((struct count_shm *)arg)->pid = pid;
+	return 0;
+}
+
+/* The rows of the three main modes and sandpit_start, their calls counted
+ * in one child per mode, after the timed rounds (the counter slows every
+ * system call down while it is attached, so no time is taken with it). */
+static int count_calls(const struct bench_cfg *c)
+{
+	static const int modes[] = { M_NATIVE, M_STRICT, M_FILTER };
+	struct count_shm *s = bench_shared(sizeof(*s));
+	int rc = 0, counting = syscount_begin() == 0;
+	bench_progress(c, "per-call: counting system calls%s%s", counting ? "" : ": not counted, ",
+		       counting ? "" : syscount_why());
+	for (int i = 0; i < 3; i++) {
+		int mode = modes[i];
+		memset(s, 0, sizeof(*s));
+		s->mode = mode;
+		s->mask = (1 << NCALLS) - 1;
+		if (mode == M_STRICT)
+			s->mask &= ~(1 << C_NET);
+		s->start_w = syscount_new_window();
+		for (int k = 0; k < NCALLS; k++)
+			s->w[k] = syscount_new_window();
+		int ok = counting && !bench_child(count_child, s, "counting child", count_pid);
+		if (counting && !ok) {
+			if (s->err[0])
+				fprintf(stderr, "sandpit bench: counting child (%s): %s\n",
+					mode_names[mode], s->err);
+			rc = -1;
+		}
+		for (int k = 0; k < NCALLS; k++) {
+			struct bench_row *r;
+			if (!(s->mask & (1 << k)) || !(r = bench_find(calls[k].name, mode_names[mode])))
+				continue;
+			if (!ok)
+				syscount_not_counted(&r->calls, counting ? "the counting child failed" :
+									   syscount_why());
+			else
+				syscount_take(s->w[k], s->pid, SYSCOUNT_P_ROOT, COUNT_ITERATIONS,
+					      &r->calls);
+		}
+		struct bench_row *r = mode != M_NATIVE ? bench_find("sandpit_start", mode_names[mode]) : NULL;
+		if (r && !ok)
+			syscount_not_counted(&r->calls, counting ? "the counting child failed" :
+								   syscount_why());
+		else if (r)
+			syscount_take(s->start_w, s->pid, SYSCOUNT_P_ROOT, 1, &r->calls);
+	}
+	syscount_end();
+	munmap(s, sizeof(*s));
+	return rc;
 }
 
 /* The busy group's per-call rows (bench/busy.c): a T call and two B
@@ -377,6 +491,7 @@ int bench_calls(const struct bench_cfg *c)
 		rc |= bench_floor_round(c);
 	}
 	munmap(s, sizeof(*s));
+	rc |= count_calls(c);
 	return rc;
 }
 

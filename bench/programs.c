@@ -15,11 +15,13 @@
 
 #include "bench/bench.h"
 #include "bench/groups.h"
+#include "bench/syscount.h"
 #include "sandpit.h"
 
 #define MAX_ARGS 16
 
 static const char *const modes[3] = { "native", "strict", "filter" };
+static pid_t run_pid; /* the last run's process */
 
 /* One run of argv (with stdin from `in`, or /dev/null); its wall time in ns,
  * or -1 with a message.  Under a sandbox mode, argv runs as
@@ -50,6 +52,7 @@ static double run_once(const struct bench_cfg *c, int mode, const char *const *a
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
+	run_pid = pid;
 	if (pid == 0) {
 		int i = open(in ? in : "/dev/null", O_RDONLY);
 		int e = open("/dev/null", O_WRONLY);
@@ -194,6 +197,40 @@ static int measure_start(const struct bench_cfg *c, int rounds, int cold)
 	return rc;
 }
 
+/* One more run of argv in each mode, its system calls counted (after the
+ * timed runs: the counter slows every call down while it is attached).
+ * Everything from the bench's fork to the last task's end counts: the
+ * child's redirections and exec, then natively the program; under
+ * `sandpit run`, the command, P (its start-up, then U), T and B. */
+static int count_runs(const struct bench_cfg *c, const char *name, const char *const *argv)
+{
+	int rc = 0, counting = syscount_begin() == 0;
+	bench_progress(c, "start-up: counting the system calls of %s%s%s", argv[0],
+		       counting ? "" : ": not counted, ", counting ? "" : syscount_why());
+	for (int m = 0; m < 3; m++) {
+		struct bench_row *r = bench_find(name, modes[m]);
+		if (!r)
+			continue;
+		if (!counting) {
+			syscount_not_counted(&r->calls, syscount_why());
+			continue;
+		}
+		unsigned w = syscount_new_window();
+		syscount_window(w);
+		double t = run_once(c, m, argv, NULL);
+		syscount_settle();
+		syscount_window(0);
+		if (t < 0) {
+			syscount_not_counted(&r->calls, "the counted run failed");
+			rc = -1;
+		} else {
+			syscount_take(w, run_pid, m ? SYSCOUNT_P_CHILD : SYSCOUNT_P_ROOT, 1, &r->calls);
+		}
+	}
+	syscount_end();
+	return rc;
+}
+
 int bench_startup(const struct bench_cfg *c)
 {
 	static const char *const argv[] = { "/bin/true", NULL };
@@ -207,6 +244,7 @@ int bench_startup(const struct bench_cfg *c)
 		     "program, sandpit_start, the program's ld.so and libc inside the sandbox "
 		     "(the user's plan cache, warm)",
 		     rounds, argv, NULL);
+	rc |= count_runs(c, BENCH_TRUE_ROW, argv);
 	snprintf(plan_dir, sizeof plan_dir, "%s/plans", c->tmpdir);
 	mkdir(plan_dir, 0700);
 	setenv("SANDPIT_PLAN_CACHE", plan_dir, 1);

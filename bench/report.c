@@ -3,6 +3,7 @@
  * against them.  The rows themselves are bench/bench.c's. */
 #include <errno.h>
 #include <math.h>
+#include <seccomp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,82 @@ static const char *ratio_str(char *buf, size_t len, const struct bench_row *r)
 	else
 		snprintf(buf, len, r->ratio < 0.1 ? "%.3fx" : "%.2fx", r->ratio);
 	return buf;
+}
+
+/* ---- system calls ---- */
+
+static double calls_all(const struct bench_syscalls *c)
+{
+	double all = 0;
+	for (int i = 0; i < BENCH_NSIDES; i++)
+		all += c->v[i];
+	return all;
+}
+
+/* a count: whole, or to two decimals (per call, over a loop) */
+static const char *count_str(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, v == (double)(long)v ? "%.0f" : "%.2f", v);
+	return buf;
+}
+
+/* "U 1, T 3, B 5, in all 9" (P/U where the row's work includes the start
+ * of the sandbox; the command's own where there is one), or "not counted
+ * (why)"; "" if the row's calls are not counted at all */
+static const char *calls_str(char *buf, size_t len, const struct bench_row *r)
+{
+	const struct bench_syscalls *c = &r->calls;
+	char u[24], t[24], b[24], cmd[24], all[24];
+	if (!c->state)
+		snprintf(buf, len, "%s", "");
+	else if (c->state < 0)
+		snprintf(buf, len, "not counted (%s)", c->why);
+	else
+		snprintf(buf, len, "%s %s, T %s, B %s%s%s, in all %s",
+			 strcmp(r->group, "start-up") ? "U" : "P/U", count_str(u, sizeof(u), c->v[SIDE_U]),
+			 count_str(t, sizeof(t), c->v[SIDE_T]), count_str(b, sizeof(b), c->v[SIDE_B]),
+			 c->v[SIDE_CMD] ? ", sandpit run " : "",
+			 c->v[SIDE_CMD] ? count_str(cmd, sizeof(cmd), c->v[SIDE_CMD]) : "",
+			 count_str(all, sizeof(all), calls_all(c)));
+	return buf;
+}
+
+static const char *const side_names[BENCH_NSIDES] = { "U", "T", "B", "sandpit run" };
+
+/* side's most frequent calls, "dup3 2052, eventfd2 2049" (those of at
+ * least 0.01 a call); "" if none */
+static const char *top_str(char *buf, size_t len, const struct bench_syscalls *c, int side)
+{
+	size_t used = 0;
+	char v[24];
+	buf[0] = 0;
+	for (int j = 0; j < BENCH_TOP_CALLS && used < len; j++) {
+		int nr = c->top[side][j].nr;
+		if (nr < 0 || c->top[side][j].v < 0.01)
+			break;
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr), num[16];
+		snprintf(num, sizeof(num), "#%d", nr);
+		used += snprintf(buf + used, len - used, "%s%s %s", j ? ", " : "", name ? name : num,
+				 count_str(v, sizeof(v), c->top[side][j].v));
+		free(name);
+	}
+	return buf;
+}
+
+/* the rows whose calls are worth breaking down: a call through B, the
+ * sandbox's start, `sandpit run -- /bin/true`, counted, not native */
+static int broken_down(const struct bench_row *r)
+{
+	return r->calls.state > 0 && strcmp(r->mode, "native") &&
+	       (r->via_b || !strcmp(r->name, "sandpit_start") || !strcmp(r->name, BENCH_TRUE_ROW));
+}
+
+static int group_counted(const char *group)
+{
+	for (int i = 0; i < bench_nrows(); i++)
+		if (!strcmp(bench_row_at(i)->group, group) && bench_row_at(i)->calls.state)
+			return 1;
+	return 0;
 }
 
 /* ---- DESIGN §10 ---- */
@@ -208,6 +285,69 @@ int bench_targets(struct bench_target *out, int max)
 		t[k].held = r->median - n->median <= 5e6 && r2->median - n->median <= 5e6;
 	}
 	k++;
+	/* system calls: `sandpit run -- /bin/true` in all, and what a call
+	 * through B makes beyond the program's own call */
+	t[k] = (struct bench_target){ "`sandpit run -- /bin/true`: system calls, every side (the "
+				      "command, P/U, T, B), counted",
+				      "<= 300 in either mode", "", -1 };
+	{
+		const struct bench_row *tn = bench_find(BENCH_TRUE_ROW, "native"),
+				       *ts = bench_find(BENCH_TRUE_ROW, "strict"),
+				       *tf = bench_find(BENCH_TRUE_ROW, "filter");
+		char sa[160], fa[160];
+		if (ts && tf && tn && ts->calls.state > 0 && tf->calls.state > 0 && tn->calls.state > 0) {
+			snprintf(t[k].measured, sizeof(t[k].measured), "strict %s (%s), filter %s (%s); natively %s",
+				 count_str(a, sizeof(a), calls_all(&ts->calls)), calls_str(sa, sizeof(sa), ts),
+				 count_str(b, sizeof(b), calls_all(&tf->calls)), calls_str(fa, sizeof(fa), tf),
+				 count_str(c1, sizeof(c1), calls_all(&tn->calls)));
+			t[k].held = calls_all(&ts->calls) <= 300 && calls_all(&tf->calls) <= 300;
+		} else if (ts && ts->calls.state < 0) {
+			snprintf(t[k].measured, sizeof(t[k].measured), "not counted (%s)", ts->calls.why);
+		}
+	}
+	k++;
+	t[k] = (struct bench_target){ "a call through B: system calls per call beyond the "
+				      "program's own (U, T and B against the native row's; every B row)",
+				      "<= 4 in either mode", "", -1 };
+	{
+		static const char *const sm[2] = { "strict", "filter" };
+		const struct bench_row *worst[2] = { NULL, NULL };
+		double extra[2] = { 0, 0 }, nat[2] = { 0, 0 };
+		const char *why = NULL;
+		int rows = 0;
+		for (int i = 0; i < bench_nrows(); i++) {
+			r = bench_row_at(i);
+			for (int m = 0; m < 2; m++) {
+				if (!r->via_b || strcmp(r->mode, sm[m]) || !r->calls.state)
+					continue;
+				n = bench_find(r->name, "native");
+				if (r->calls.state < 0 || !n || n->calls.state <= 0) {
+					why = r->calls.state < 0 ? r->calls.why : "no native count";
+					continue;
+				}
+				double d = calls_all(&r->calls) - calls_all(&n->calls);
+				rows++;
+				if (!worst[m] || d > extra[m]) {
+					worst[m] = r;
+					extra[m] = d;
+					nat[m] = calls_all(&n->calls);
+				}
+			}
+		}
+		if (worst[0] && worst[1] && !why) {
+			char sa[160], fa[160];
+			snprintf(t[k].measured, sizeof(t[k].measured),
+				 "worst of %d rows: strict `%s` +%.2f (%s; native %s), filter `%s` +%.2f (%s; "
+				 "native %s)",
+				 rows, worst[0]->name, extra[0], calls_str(sa, sizeof(sa), worst[0]),
+				 count_str(a, sizeof(a), nat[0]), worst[1]->name, extra[1],
+				 calls_str(fa, sizeof(fa), worst[1]), count_str(b, sizeof(b), nat[1]));
+			t[k].held = extra[0] <= 4 && extra[1] <= 4;
+		} else if (why) {
+			snprintf(t[k].measured, sizeof(t[k].measured), "not counted (%s)", why);
+		}
+	}
+	k++;
 	/* memory: what a sandboxed thread costs more than a native one, counted
 	 * high: the kernel stack of T, any RSS a sandboxed thread has over a
 	 * native one, and the slot's reserved pages as if all were resident */
@@ -264,7 +404,7 @@ static const char *group_titles[][2] = {
 void bench_print_table(FILE *f, const struct bench_cfg *c)
 {
 	const char *group = "";
-	char m[32], lo[32], hi[32], ra[32];
+	char m[32], lo[32], hi[32], ra[32], cs[192];
 	struct bench_target t[24];
 	int nt = bench_targets(t, 24);
 
@@ -279,18 +419,39 @@ void bench_print_table(FILE *f, const struct bench_cfg *c)
 				continue;
 			if (strcmp(group, r->group)) {
 				group = r->group;
-				fprintf(f, "\n%-34s %-36s %11s %11s %11s %8s %5s\n", group, "mode",
-					"median", "p10", "p90", "ratio", "n");
+				fprintf(f, "\n%-34s %-36s %11s %11s %11s %8s %5s%s\n", group, "mode",
+					"median", "p10", "p90", "ratio", "n",
+					group_counted(group) ? "  system calls (counted)" : "");
 			}
 			if (!r->n) {
 				fprintf(f, "%-34s %-36s %11s\n", r->name, r->mode, "failed");
 				continue;
 			}
-			fprintf(f, "%-34s %-36s %11s %11s %11s %8s %5d\n", r->name, r->mode,
+			fprintf(f, "%-34s %-36s %11s %11s %11s %8s %5d%s%s\n", r->name, r->mode,
 				human(m, sizeof(m), r->median, r->unit),
 				human(lo, sizeof(lo), r->p10, r->unit),
-				human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n);
+				human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n,
+				r->calls.state ? "  " : "", calls_str(cs, sizeof(cs), r));
 		}
+	int heading = 0;
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
+		char top[256];
+		if (!broken_down(r))
+			continue;
+		if (!heading++)
+			fprintf(f, "\nwhere the system calls go: each side's most frequent calls (per call, "
+				   "or per run)\n");
+		fprintf(f, "  %s (%s):", r->name, r->mode);
+		for (int sd = 0, first = 1; sd < BENCH_NSIDES; sd++)
+			if (top_str(top, sizeof(top), &r->calls, sd)[0]) {
+				fprintf(f, "%s %s %s", first ? "" : ";",
+					sd == SIDE_U && !strcmp(r->group, "start-up") ? "P/U" : side_names[sd],
+					top);
+				first = 0;
+			}
+		fputc('\n', f);
+	}
 	fprintf(f, "\n%.0f s; CPUs busy %.0f%% meanwhile (the bench included), stolen %.1f%%\n",
 		c->seconds, 100 * c->busy, 100 * c->steal);
 	fprintf(f, "\nDESIGN section 10 targets\n");
@@ -346,6 +507,32 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 			fprintf(f, ", \"ratio\": %.4g", r->ratio);
 		else
 			fputs(", \"ratio\": null", f);
+		if (r->calls.state > 0)
+			fprintf(f, ", \"syscalls\": {\"U\": %.6g, \"T\": %.6g, \"B\": %.6g, "
+				   "\"command\": %.6g, \"all\": %.6g}",
+				r->calls.v[SIDE_U], r->calls.v[SIDE_T], r->calls.v[SIDE_B],
+				r->calls.v[SIDE_CMD], calls_all(&r->calls));
+		if (r->calls.state > 0) {
+			fputs(", \"syscalls_top\": {", f);
+			for (int sd = 0; sd < BENCH_NSIDES; sd++) {
+				fprintf(f, "%s\"%s\": {", sd ? ", " : "", sd == SIDE_CMD ? "command" : side_names[sd]);
+				for (int j = 0; j < BENCH_TOP_CALLS && r->calls.top[sd][j].nr >= 0; j++) {
+					int nr = r->calls.top[sd][j].nr;
+					char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr),
+					     num[16];
+					snprintf(num, sizeof(num), "#%d", nr);
+					fprintf(f, "%s\"%s\": %.6g", j ? ", " : "", name ? name : num,
+						r->calls.top[sd][j].v);
+					free(name);
+				}
+				fputc('}', f);
+			}
+			fputc('}', f);
+		}
+		else if (r->calls.state < 0) {
+			fputs(", \"syscalls\": null, \"syscalls_not_counted\": ", f);
+			json_str(f, r->calls.why);
+		}
 		fputs(", \"note\": ", f);
 		if (r->note)
 			json_str(f, r->note);
@@ -387,22 +574,40 @@ static void cpu_model(char *buf, size_t len)
 
 static void md_group(FILE *f, const char *group)
 {
-	char m[32], lo[32], hi[32], ra[32];
-	fputs("| what | mode | median | p10 | p90 | ratio to native | samples |\n"
-	      "|---|---|---:|---:|---:|---:|---:|\n",
-	      f);
+	char m[32], lo[32], hi[32], ra[32], cs[192];
+	int counted = group_counted(group);
+	fprintf(f, "| what | mode | median | p10 | p90 | ratio to native | samples |%s\n"
+		   "|---|---|---:|---:|---:|---:|---:|%s\n",
+		counted ? " system calls |" : "", counted ? "---|" : "");
 	for (int i = 0; i < bench_nrows(); i++) {
 		const struct bench_row *r = bench_row_at(i);
 		if (strcmp(r->group, group))
 			continue;
 		if (!r->n) {
-			fprintf(f, "| %s | %s | failed | | | | 0 |\n", r->name, r->mode);
+			fprintf(f, "| %s | %s | failed | | | | 0 |%s\n", r->name, r->mode,
+				counted ? " |" : "");
 			continue;
 		}
-		fprintf(f, "| %s | %s | %s | %s | %s | %s | %d |\n", r->name, r->mode,
+		fprintf(f, "| %s | %s | %s | %s | %s | %s | %d |%s%s%s\n", r->name, r->mode,
 			human(m, sizeof(m), r->median, r->unit), human(lo, sizeof(lo), r->p10, r->unit),
-			human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n);
+			human(hi, sizeof(hi), r->p90, r->unit), ratio_str(ra, sizeof(ra), r), r->n,
+			counted ? " " : "", counted ? calls_str(cs, sizeof(cs), r) : "",
+			counted ? " |" : "");
 	}
+	if (counted)
+		fputs("\nSystem calls: counted, not estimated, in one more run of the same work after "
+		      "the timed ones (a BPF program follows every task the run's child is and creates "
+		      "and counts each call at its return, raw_syscalls:sys_exit, so that a call the "
+		      "seccomp filter refuses counts too; exit and exit_group at their entry; it slows "
+		      "every call while attached, so nothing is timed with it). Per call for the "
+		      "per-call rows (a loop of 2,000 calls, its window opened and closed by a store, "
+		      "no call), per run for start-up (`sandpit_start`: until 50 ms after it returns, "
+		      "while B finishes starting). **U**: the "
+		      "program's thread (**P/U**: sandpit's start-up in P, then U); **T**: the trusted "
+		      "threads (every other thread of P); **B**: the trusted process (named "
+		      "sandpit-B, and the process between P and it); **sandpit run**: the command "
+		      "around P.\n",
+		      f);
 	fputs("\n", f);
 	int notes = 0;
 	for (int i = 0; i < bench_nrows(); i++) {
@@ -477,6 +682,24 @@ void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
 			fprintf(f, "![per-call cost by path and mode, log scale](%s)\n\n", svg);
 		md_group(f, group_titles[g][0]);
 	}
+	int heading = 0;
+	for (int i = 0; i < bench_nrows(); i++) {
+		const struct bench_row *r = bench_row_at(i);
+		char top[256];
+		if (!broken_down(r))
+			continue;
+		if (!heading++)
+			fputs("## Where the system calls go\n\nEach side's most frequent calls, counted as "
+			      "above: per call for a call through B, per run for start-up.\n\n"
+			      "| what | mode | U (P/U) | T | B | sandpit run |\n|---|---|---|---|---|---|\n",
+			      f);
+		fprintf(f, "| %s | %s |", r->name, r->mode);
+		for (int sd = 0; sd < BENCH_NSIDES; sd++)
+			fprintf(f, " %s |", top_str(top, sizeof(top), &r->calls, sd));
+		fputc('\n', f);
+	}
+	if (heading)
+		fputc('\n', f);
 }
 
 /* ---- gnuplot ---- */

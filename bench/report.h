@@ -9,7 +9,7 @@
 
 struct bench_target {
 	const char *path, *target;
-	char measured[224];
+	char measured[400];
 	int held; /* 1 held, 0 missed, -1 not measured */
 };
 int bench_targets(struct bench_target *out, int max);

@@ -27,6 +27,7 @@
 
 #include "loader/profile.h"
 #include "loader/run.h"
+#include "loader/tracepoint.h"
 #include "policy/policy.h"
 #include "profiler.skel.h"
 
@@ -42,181 +43,24 @@ const char profile_usage[] =
 
 #define fail(status, fmt, ...) run_fail(status, "profile: " fmt, ##__VA_ARGS__)
 
-/* --- tracepoints --- */
+/* --- the profiler's tracepoints --- */
 
 enum { TP_SYS_ENTER, TP_SYS_EXIT, TP_FORK, TP_EXIT, TP_N };
-
-struct tracepoint {
-	const char *cat, *name;
-	int id;
-	int off[2]; /* offsets of the fields below, -1 if absent */
-};
-
-static const char *const tp_fields[TP_N][2] = {
-	[TP_SYS_ENTER] = { "id", "args" },
-	[TP_SYS_EXIT] = { "id", "ret" },
-	[TP_FORK] = { "child_pid", NULL },
-	[TP_EXIT] = { NULL, NULL },
-};
-
-/* The offset of field `name` in a tracepoint's format file. */
-static int field_offset(const char *format, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *l = strstr(format, "field:"); l; l = strstr(l + 1, "field:")) {
-		const char *semi = strchr(l, ';'), *o = semi ? strstr(semi, "offset:") : NULL;
-		if (!o)
-			break;
-		const char *end = semi;
-		const char *br = memchr(l, '[', semi - l);
-		if (br)
-			end = br;
-		if (end - l >= (long)n + 1 && !strncmp(end - n, name, n) &&
-		    (end[-(long)n - 1] == ' ' || end[-(long)n - 1] == '*'))
-			return atoi(o + 7);
-	}
-	return -1;
-}
-
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = 0;
-	return 0;
-}
-
-static int read_tracepoints(const char *events, struct tracepoint *tp)
-{
-	char path[PATH_MAX], buf[8192];
-
-	for (int i = 0; i < TP_N; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s/id", events, tp[i].cat, tp[i].name);
-		int rc = read_small(path, buf, sizeof(buf));
-		if (rc < 0)
-			return rc;
-		tp[i].id = atoi(buf);
-		snprintf(path, sizeof(path), "%s/%s/%s/format", events, tp[i].cat, tp[i].name);
-		rc = read_small(path, buf, sizeof(buf));
-		if (rc < 0)
-			return rc;
-		for (int f = 0; f < 2; f++)
-			tp[i].off[f] = tp_fields[i][f] ? field_offset(buf, tp_fields[i][f]) : -1;
-	}
-	return 0;
-}
-
-/* The tracepoints' ids and layouts from tracefs, wherever it is mounted.
- * Where it is not, a helper child mounts it in a mount namespace of its
- * own, so that the system's mounts stay as they were. */
-static int find_tracepoints(struct tracepoint *tp, char *err, size_t errlen)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing/events",
-					    "/sys/kernel/debug/tracing/events" };
-	int rc = -ENOENT, p[2];
-
-	for (size_t i = 0; i < 2 && rc < 0; i++)
-		rc = read_tracepoints(dirs[i], tp);
-	if (rc == 0)
-		return 0;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t c = fork();
-	if (c < 0)
-		return -errno;
-	if (c == 0) {
-		struct { int rc; struct tracepoint tp[TP_N]; } m = { 0 };
-		memcpy(m.tp, tp, sizeof(m.tp));
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) < 0)
-			m.rc = -errno;
-		else
-			m.rc = read_tracepoints(dirs[0], m.tp);
-		_exit(write(p[1], &m, sizeof(m)) == sizeof(m) ? 0 : 1);
-	}
-	close(p[1]);
-	struct { int rc; struct tracepoint tp[TP_N]; } m;
-	ssize_t n = read(p[0], &m, sizeof(m));
-	close(p[0]);
-	waitpid(c, NULL, 0);
-	if (n != sizeof(m))
-		return -EIO;
-	if (m.rc < 0) {
-		snprintf(err, errlen, "tracefs is not mounted and cannot be mounted: %s",
-			 strerror(-m.rc));
-		return m.rc;
-	}
-	memcpy(tp, m.tp, sizeof(m.tp));
-	return 0;
-}
-
-/* --- libbpf --- */
-
-static char libbpf_last[512];
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	const char *debug = getenv("SANDPIT_DEBUG");
-	if (debug && !strcmp(debug, "libbpf"))
-		return vfprintf(stderr, fmt, ap);
-	if (level == LIBBPF_WARN) {
-		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
-		libbpf_last[strcspn(libbpf_last, "\n")] = 0;
-	}
-	return 0;
-}
-
-static int attach(struct bpf_program *prog, const struct tracepoint *tp, struct bpf_link **link,
-		  char *err, size_t errlen)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.config = (unsigned)tp->id,
-		.sample_period = 1,
-		.wakeup_events = 1,
-	};
-	int pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-
-	if (pfd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open tracepoint %s:%s: %s", tp->cat, tp->name,
-			 strerror(e));
-		return -e;
-	}
-	*link = bpf_program__attach_perf_event(prog, pfd);
-	if (!*link) {
-		int e = errno;
-		close(pfd);
-		snprintf(err, errlen, "cannot attach to tracepoint %s:%s: %s", tp->cat, tp->name,
-			 strerror(e));
-		return -e;
-	}
-	return 0;
-}
 
 /* Loads and attaches the profiler; the message says what is missing. */
 static struct profiler *start_profiler(char *err, size_t errlen)
 {
 	struct tracepoint tp[TP_N] = {
-		[TP_SYS_ENTER] = { "raw_syscalls", "sys_enter", 0, { 0 } },
-		[TP_SYS_EXIT] = { "raw_syscalls", "sys_exit", 0, { 0 } },
-		[TP_FORK] = { "sched", "sched_process_fork", 0, { 0 } },
-		[TP_EXIT] = { "sched", "sched_process_exit", 0, { 0 } },
+		[TP_SYS_ENTER] = { "raw_syscalls", "sys_enter", { "id", "args" }, 0, { 0 } },
+		[TP_SYS_EXIT] = { "raw_syscalls", "sys_exit", { "id", "ret" }, 0, { 0 } },
+		[TP_FORK] = { "sched", "sched_process_fork", { "child_pid", NULL }, 0, { 0 } },
+		[TP_EXIT] = { "sched", "sched_process_exit", { NULL, NULL }, 0, { 0 } },
 	};
 	struct profiler *skel;
 	int rc;
 
 	err[0] = 0;
-	rc = find_tracepoints(tp, err, errlen);
+	rc = tracepoints_find(tp, TP_N, err, errlen);
 	if (rc < 0) {
 		if (!err[0])
 			snprintf(err, errlen, "cannot read the tracepoints from tracefs: %s",
@@ -230,7 +74,7 @@ static struct profiler *start_profiler(char *err, size_t errlen)
 				      "are not laid out as the profiler expects");
 		return NULL;
 	}
-	libbpf_set_print(libbpf_print);
+	tracepoint_libbpf_quiet();
 	skel = profiler__open();
 	if (!skel) {
 		snprintf(err, errlen, "cannot open the BPF profiler: %s", strerror(errno));
@@ -240,16 +84,21 @@ static struct profiler *start_profiler(char *err, size_t errlen)
 	rc = profiler__load(skel);
 	if (rc < 0) {
 		int perm = rc == -EPERM || rc == -EACCES;
+		const char *last = tracepoint_libbpf_last();
 		snprintf(err, errlen, "cannot load the BPF profiler: %s%s%s%s", strerror(-rc),
 			 perm ? " (it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)" : "",
-			 libbpf_last[0] && !perm ? "; " : "", perm ? "" : libbpf_last);
+			 last[0] && !perm ? "; " : "", perm ? "" : last);
 		profiler__destroy(skel);
 		return NULL;
 	}
-	if (attach(skel->progs.sys_enter, &tp[TP_SYS_ENTER], &skel->links.sys_enter, err, errlen) ||
-	    attach(skel->progs.sys_exit, &tp[TP_SYS_EXIT], &skel->links.sys_exit, err, errlen) ||
-	    attach(skel->progs.process_fork, &tp[TP_FORK], &skel->links.process_fork, err, errlen) ||
-	    attach(skel->progs.process_exit, &tp[TP_EXIT], &skel->links.process_exit, err, errlen)) {
+	if (tracepoint_attach(skel->progs.sys_enter, &tp[TP_SYS_ENTER], &skel->links.sys_enter, err,
+			      errlen) ||
+	    tracepoint_attach(skel->progs.sys_exit, &tp[TP_SYS_EXIT], &skel->links.sys_exit, err,
+			      errlen) ||
+	    tracepoint_attach(skel->progs.process_fork, &tp[TP_FORK], &skel->links.process_fork, err,
+			      errlen) ||
+	    tracepoint_attach(skel->progs.process_exit, &tp[TP_EXIT], &skel->links.process_exit, err,
+			      errlen)) {
 		profiler__destroy(skel);
 		return NULL;
 	}
