@@ -51,7 +51,8 @@ enum {
 	C_CHOWN_OTHER_IDS, C_CHOWN_OWN_IDS, C_CHOWN_SETID, C_LCHOWN_SETID, C_SETX_TRUSTED,
 	C_SETX_SECURITY_CAP, C_SETX_HUGE, C_SETX_BAD_NAME, C_SETX_BAD_VALUE, C_SETX_EMPTY_NAME,
 	C_SETX_LONG_NAME, C_CREAT_SETID, C_CREAT_NEW_SETID_MODE, C_SETX_IN, C_REMX_IN,
-	C_CREAT_IN, C_FCHOWNAT_BADFLAG, C_OPEN_DEV, C_OPEN_NEW_SETID_MODE, C_N
+	C_CREAT_IN, C_FCHOWNAT_BADFLAG, C_OPEN_DEV, C_OPEN_NEW_SETID_MODE, C_FCHOWNAT_SUBFD_DOTDOT,
+	C_FCHOWNAT_SUBFD_DOTDOT2, C_SETX_SUB_DOTDOT, C_N
 };
 
 static const struct {
@@ -110,6 +111,9 @@ static const struct {
 	/* made without its set-id bits, as by open (checked below) */
 	{ C_CREAT_NEW_SETID_MODE, 3, "creat with a set-id mode" },
 	{ C_OPEN_NEW_SETID_MODE, 3, "open(O_CREAT) with a set-id mode" },
+	{ C_FCHOWNAT_SUBFD_DOTDOT, -EACCES, "fchownat(descriptor of GRANT/sub, \"..\")" },
+	{ C_FCHOWNAT_SUBFD_DOTDOT2, -EACCES, "fchownat(descriptor of GRANT/sub, \"../..\")" },
+	{ C_SETX_SUB_DOTDOT, -EACCES, "setxattr of GRANT/sub/.. (the grant's root)" },
 	{ C_SETX_IN, 0, "setxattr user.* inside" },
 	{ C_REMX_IN, 0, "removexattr user.* inside" },
 	{ C_CREAT_IN, 3, "creat inside (a descriptor)" },
@@ -205,6 +209,10 @@ static int meta_body(void *arg)
 	put(m, C_SETX_IN, setxattr(IN("f"), "user.x", v, 1, 0));
 	put(m, C_REMX_IN, removexattr(IN("f"), "user.x"));
 	put(m, C_CREAT_IN, creat(IN("sub/made"), 0644));
+	int sfd = open(IN("sub"), O_RDONLY | O_DIRECTORY);
+	put(m, C_FCHOWNAT_SUBFD_DOTDOT, sfd < 0 ? -1 : fchownat(sfd, "..", 0, 0, 0));
+	put(m, C_FCHOWNAT_SUBFD_DOTDOT2, sfd < 0 ? -1 : fchownat(sfd, "../..", 0, 0, 0));
+	put(m, C_SETX_SUB_DOTDOT, setxattr(IN("sub/.."), "user.x", v, 1, 0));
 	put(m, C_FCHOWNAT_BADFLAG, fchownat(AT_FDCWD, IN("f"), 0, 0, 0x8000000));
 	return 0;
 #undef IN
@@ -309,6 +317,92 @@ TEST(owners_attributes_and_creat_by_path_never_reach_outside_a_write_grant)
 	EXPECT_FALSE(has_xattr(p, "security.capability"));
 	rm_rf(G);
 	rm_rf(O);
+}
+
+/* `path deny` wins over the write grant: a denied directory inside it,
+ * reached by name, through a link to it and through a link to a file in
+ * it: every call EACCES, nothing in it changed. */
+struct deny {
+	char dir[64];
+	long res[32];
+	int n;
+};
+
+static int deny_body(void *a)
+{
+	struct deny *d = a;
+	char s[128], f[128], l[128], lf[128], nw[128];
+	snprintf(s, sizeof(s), "%s/secret", d->dir);
+	snprintf(f, sizeof(f), "%s/secret/f", d->dir);
+	snprintf(l, sizeof(l), "%s/l/f", d->dir);
+	snprintf(lf, sizeof(lf), "%s/lf", d->dir);
+	snprintf(nw, sizeof(nw), "%s/secret/new", d->dir);
+	const char *paths[] = { s, f, l, lf };
+	long r;
+	for (int i = 0; i < 4; i++) {
+		const char *p = paths[i];
+#define D(call) (r = (call), d->res[d->n++] = r < 0 ? -errno : r)
+		D(chown(p, 0, 0));
+		D(fchownat(AT_FDCWD, p, 0, 0, 0));
+		D(setxattr(p, "user.x", "v", 1, 0));
+		D(removexattr(p, "user.keep"));
+		if (i == 1 || i == 2) { /* the link forms on what is no link */
+			D(lchown(p, 0, 0));
+			D(lsetxattr(p, "user.x", "v", 1, 0));
+			D(lremovexattr(p, "user.keep"));
+		}
+		if (i > 0) {
+			D(creat(p, 0644));
+		}
+	}
+	D(creat(nw, 0644));
+#undef D
+	return 0;
+}
+
+TEST(path_deny_inside_a_write_grant_wins_for_owners_attributes_and_creat)
+{
+	NEED_OPENAT2();
+	struct deny *d = shared_page(sizeof(*d));
+	ASSERT_NE(NULL, d);
+	strcpy(d->dir, "/tmp/sandpit-rev13-d-XXXXXX");
+	make_dir(_metadata, d->dir);
+	char p[192], q[192], file[160], lines[300];
+	ASSERT_EQ(0, mkdir(AT(p, d->dir, "secret"), 0755));
+	ASSERT_EQ(0, make_file(AT(p, d->dir, "secret/f")));
+	ASSERT_EQ(0, chmod(p, 04755));
+	set_keep(_metadata, p);
+	set_keep(_metadata, AT(p, d->dir, "secret"));
+	ASSERT_EQ(0, symlink(AT(q, d->dir, "secret"), AT(p, d->dir, "l")));
+	ASSERT_EQ(0, symlink(AT(q, d->dir, "secret/f"), AT(p, d->dir, "lf")));
+	struct stat f0, s0, f1, s1;
+	ASSERT_EQ(0, stat(AT(p, d->dir, "secret/f"), &f0));
+	ASSERT_EQ(0, stat(AT(p, d->dir, "secret"), &s0));
+	usleep(20000);
+	snprintf(lines, sizeof(lines), "path write %s\npath deny %s/secret\n", d->dir, d->dir);
+	policy_with(_metadata, file, sizeof(file), "/tmp", "sandpit-rev13-deny.policy", lines);
+	struct sandpit_options o = { .mode = suite_mode(), .policy_file = file };
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(deny_body, d, &o, 60)));
+	unlink(file);
+	EXPECT_EQ(4 + 4 + 3 + 1 + 4 + 3 + 1 + 4 + 1 + 1, d->n);
+	for (int k = 0; k < d->n; k++) {
+		int call = k;
+		EXPECT_EQ(-EACCES, d->res[k]) TH_LOG("call %d", call);
+	}
+	ASSERT_EQ(0, stat(AT(p, d->dir, "secret/f"), &f1));
+	EXPECT_EQ(04755u, f1.st_mode & 07777);
+	EXPECT_EQ(5, f1.st_size);
+	EXPECT_EQ(f0.st_ctim.tv_sec, f1.st_ctim.tv_sec);
+	EXPECT_EQ(f0.st_ctim.tv_nsec, f1.st_ctim.tv_nsec);
+	EXPECT_TRUE(has_xattr(p, "user.keep"));
+	EXPECT_FALSE(has_xattr(p, "user.x"));
+	ASSERT_EQ(0, stat(AT(p, d->dir, "secret"), &s1));
+	EXPECT_EQ(s0.st_ctim.tv_sec, s1.st_ctim.tv_sec);
+	EXPECT_EQ(s0.st_ctim.tv_nsec, s1.st_ctim.tv_nsec);
+	EXPECT_TRUE(has_xattr(p, "user.keep"));
+	EXPECT_FALSE(has_xattr(p, "user.x"));
+	EXPECT_NE(0, access(AT(p, d->dir, "secret/new"), F_OK));
+	rm_rf(d->dir);
 }
 
 /* ---------------------------------------------------------------- races */
@@ -519,6 +613,7 @@ static void on_segv(int sig)
 
 static const uint8_t ret42[] = { 0xb8, 42, 0, 0, 0, 0xc3 }; /* mov $42, %eax; ret */
 /* mov $SYS_getpid, %eax; syscall; ret: killed in strict mode unpatched */
+static const uint8_t raw_munmap_code[] = { 0xb8, SYS_munmap, 0, 0, 0, 0x0f, 0x05, 0xc3 };
 static const uint8_t raw_getpid_code[] = { 0xb8, SYS_getpid, 0, 0, 0, 0x0f, 0x05, 0xc3 };
 
 /* A page made W+X (noted done), then a page of data moved over it by
@@ -653,6 +748,122 @@ TEST(pending_code_moved_by_mremap_is_patched_and_runs_as_natively)
 	EXPECT_EQ(1, S->ran);
 }
 
+/* W+X memory (noted done) made RW again, or unmapped and mapped RW
+ * again at the same address: a call there is SIGSEGV, as natively, never
+ * a fault retried for ever on the old note. */
+static int body_done_then_rw(void *a)
+{
+	int remap = a != NULL;
+	uint8_t *d = mmap(NULL, P, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d == MAP_FAILED || mprotect(d, P, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return 1;
+	memcpy(d, ret42, sizeof(ret42));
+	if (((int (*)(void))d)() != 42)
+		return 2;
+	if (remap) {
+		if (munmap(d, P) ||
+		    mmap(d, P, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != d)
+			return 3;
+		memcpy(d, ret42, sizeof(ret42));
+	} else if (mprotect(d, P, PROT_READ | PROT_WRITE)) {
+		return 4;
+	}
+	struct sigaction sa = { .sa_handler = on_segv };
+	sigaction(SIGSEGV, &sa, NULL);
+	alarm(10);
+	S->attempts++;
+	if (sigsetjmp(jb, 1) == 0) {
+		((int (*)(void))d)();
+		S->ran++;
+	}
+	alarm(0);
+	return 0;
+}
+
+TEST(wx_memory_made_rw_or_remapped_rw_faults_as_natively)
+{
+	S = shared_page(sizeof(*S));
+	ASSERT_NE(NULL, S);
+	for (long remap = 0; remap < 2; remap++) {
+		memset(S, 0, sizeof(*S));
+		EXPECT_EQ(0, outcome(run_sandboxed(body_done_then_rw, (void *)remap)));
+		EXPECT_EQ(1, S->attempts);
+		EXPECT_EQ(1, S->segv) TH_LOG("remap %ld", remap);
+		EXPECT_EQ(0, S->ran);
+	}
+}
+
+/* Four threads mapping code, running it (a quarter W+X) and unmapping
+ * it, all at once, with a fast timer whose handler lands in their mapping
+ * calls: every run returns what its code computes (a raw munmap(0, 0),
+ * patched), nothing hangs (the run's timeout). */
+#define NTHREADS 4
+static void *mapper(void *arg)
+{
+	long k = (long)arg;
+	for (int i = 0; i < 400; i++) {
+		uint8_t *c = mmap(NULL, P, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED) {
+			__atomic_fetch_add(&S->bad, 1, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		/* W+X code is never patched (a raw call from it is strict
+		 * mode's kill): it makes no call */
+		int wx = (i + k) % 4 == 0;
+		if (wx)
+			memcpy(c, ret42, sizeof(ret42));
+		else
+			memcpy(c, raw_munmap_code, sizeof(raw_munmap_code));
+		if (mprotect(c, P, PROT_READ | PROT_EXEC | (wx ? PROT_WRITE : 0)) ||
+		    ((long (*)(long, long))c)(0, 0) != (wx ? 42 : -EINVAL))
+			__atomic_fetch_add(&S->bad, 1, __ATOMIC_SEQ_CST);
+		else if (!wx && !memchr(c, 0xe9, sizeof(raw_munmap_code)))
+			__atomic_fetch_add(&S->bad, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&S->ran, 1, __ATOMIC_SEQ_CST);
+		munmap(c, P);
+	}
+	return NULL;
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&S->handler_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+static int body_threads_mapping(void *a)
+{
+	(void)a;
+	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 500 }, { 0, 500 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	pthread_t t[NTHREADS];
+	for (long k = 0; k < NTHREADS; k++)
+		if (pthread_create(&t[k], NULL, mapper, (void *)k))
+			return 1;
+	for (int k = 0; k < NTHREADS; k++)
+		pthread_join(t[k], NULL);
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	return 0;
+}
+
+FIXTURE(threads) {};
+FIXTURE_SETUP(threads) {}
+FIXTURE_TEARDOWN(threads) {}
+
+TEST_F_TIMEOUT(threads, many_threads_mapping_code_at_once_under_signals_never_hang, 150)
+{
+	S = shared_page(sizeof(*S));
+	ASSERT_NE(NULL, S);
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_threads_mapping, NULL, NULL, 120)));
+	EXPECT_EQ(NTHREADS * 400, S->ran);
+	EXPECT_EQ(0, S->bad);
+	EXPECT_LT(0, S->handler_runs);
+	TH_LOG("%ld runs, %ld handler runs", S->ran, S->handler_runs);
+}
+
 /* A program's signal handler that maps code and runs it, arriving (a fast
  * interval timer) while its thread is inside mprotect or mmap with
  * PROT_EXEC, which now hold the patcher's lock across the call: the
@@ -661,7 +872,6 @@ TEST(pending_code_moved_by_mremap_is_patched_and_runs_as_natively)
  * counts the handler runs that interrupted the thread between its
  * setting a flag and its clearing it around the mapping call. */
 static volatile int in_call;
-static const uint8_t raw_munmap_code[] = { 0xb8, SYS_munmap, 0, 0, 0, 0x0f, 0x05, 0xc3 };
 
 static void on_alarm(int sig)
 {
