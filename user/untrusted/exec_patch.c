@@ -68,9 +68,16 @@ static long entry_sys(long nr, long a0, long a1, long a2, long a3, long a4, long
 	return entry(nr, a0, a1, a2, a3, a4, a5);
 }
 
-static void lock(int tid)
+/* The lock holds the program's signal handlers off its thread (as a
+ * request in flight does, depth; program_handler asks sandpit_exec_held
+ * too): a handler run while its thread holds it would make its own
+ * mapping calls straight, unpatched and unnoted (owner == tid), find its
+ * fetch of pending code the program's SIGSEGV, or leave by longjmp with
+ * the lock held for ever.  Those that came meanwhile run at unlock. */
+static void lock(struct u_state *st)
 {
-	for (unsigned n = 0; !__atomic_compare_exchange_n(&owner, &(int){ 0 }, tid, 0,
+	__atomic_store_n(&st->depth, st->depth + 1, __ATOMIC_SEQ_CST);
+	for (unsigned n = 0; !__atomic_compare_exchange_n(&owner, &(int){ 0 }, st->tid, 0,
 							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); n++) {
 		cpu_relax();
 		if (n % 1024 == 1023)
@@ -78,7 +85,15 @@ static void lock(int tid)
 	}
 }
 
-static void unlock(void) { __atomic_store_n(&owner, 0, __ATOMIC_RELEASE); }
+static void unlock(struct u_state *st)
+{
+	__atomic_store_n(&owner, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->depth, st->depth - 1, __ATOMIC_SEQ_CST);
+	if (!st->depth && __atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST))
+		u_run_deferred(st);
+}
+
+int sandpit_exec_held(int tid) { return __atomic_load_n(&owner, __ATOMIC_SEQ_CST) == tid; }
 
 /* ---- what the patcher runs on ---- */
 
@@ -238,10 +253,10 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 	/* the change and its record under one lock: a fetch that faults in
 	 * between (sandpit_exec_fault takes the lock) never finds a page the
 	 * change made not executable and not yet noted pending */
-	lock(st->tid);
+	lock(st);
 	if (exec && (a[2] & PROT_WRITE)) {
 		r = writable_code(nr, a, make);
-		unlock();
+		unlock(st);
 		return r;
 	}
 	if (exec)
@@ -249,18 +264,35 @@ long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]
 	r = make(nr, a);
 	if (failed(r) || (nr != SYS_mmap && nr != SYS_mprotect && nr != SYS_pkey_mprotect &&
 			  nr != SYS_munmap && nr != SYS_mremap)) {
-		unlock();
+		unlock(st);
 		return r;
 	}
 	if (nr == SYS_mmap)
 		lo = (uintptr_t)r;
 	hi = lo + page_up((uintptr_t)a[1]);
+	if (nr == SYS_mremap) {
+		/* what was noted of the old range goes with its pages: the new
+		 * range's own notes (a page made W+X or patched there before,
+		 * now data moved over it) are stale, and code still pending
+		 * moves pending (a fetch there is patched, as natively it runs) */
+		int i = find(pend, npend, lo);
+		int prot = i >= 0 && hi <= pend[i].hi ? pend[i].prot : 0;
+		uintptr_t to = (uintptr_t)r, end = to + page_up((uintptr_t)a[2]);
+		forget(lo, hi);
+		forget(to, end);
+		if (prot && npend < NPEND)
+			pend[npend++] = (struct range){ to, end, prot };
+		else if (prot) /* no room: executable now, unpatched */
+			make(SYS_mprotect, (long[6]){ (long)to, (long)(end - to), prot });
+		unlock(st);
+		return r;
+	}
 	forget(lo, hi);
 	if (exec && npend < NPEND)
 		pend[npend++] = (struct range){ lo, hi, (int)(a[2] | PROT_EXEC) };
 	else if (exec) /* no room: executable now, unpatched */
 		make(SYS_mprotect, (long[6]){ (long)lo, (long)(hi - lo), a[2] | PROT_EXEC });
-	unlock();
+	unlock(st);
 	return r;
 }
 
@@ -285,12 +317,12 @@ int sandpit_exec_fault(uintptr_t addr)
 
 	if (!sandpit_exec_patch_on || owner == st->tid)
 		return 0;
-	lock(st->tid);
+	lock(st);
 	i = find(pend, npend, addr);
 	if (i < 0) {
 		/* another thread may have patched it while this one waited */
 		ok = find(done, ndone, addr) >= 0;
-		unlock();
+		unlock(st);
 		return ok;
 	}
 	struct range e = pend[i];
@@ -300,10 +332,10 @@ int sandpit_exec_fault(uintptr_t addr)
 	 * mprotect), the fetch is the program's fault, as it would be from
 	 * memory that is not executable, never a fault retried for ever */
 	if (failed(entry_sys(SYS_mprotect, (long)e.lo, (long)(e.hi - e.lo), e.prot, 0, 0, 0))) {
-		unlock();
+		unlock(st);
 		return 0;
 	}
 	note_done(e.lo, e.hi, e.prot);
-	unlock();
+	unlock(st);
 	return ok;
 }

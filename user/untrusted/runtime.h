@@ -136,6 +136,8 @@ int sandpit_exec_patch_init(const struct patch_config *start_cfg,
 long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]))
 	__attribute__((visibility("hidden")));
 int sandpit_exec_fault(uintptr_t addr) __attribute__((visibility("hidden")));
+/* whether thread tid holds the run-time patcher's lock: its handlers wait */
+int sandpit_exec_held(int tid) __attribute__((visibility("hidden")));
 
 /* asm/x86_64/syscall.S */
 /* run fn(arg) on the stack whose top is `top` */

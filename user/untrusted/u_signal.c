@@ -139,6 +139,7 @@ static uintptr_t program_handler(int sig, void *info, ucontext_t *uc)
 		/* a handler already put off runs first, as the kernel would have
 		 * delivered it first (and the same signal twice is once) */
 		int now = sent && !asking && !__atomic_load_n(&st->ndeferred, __ATOMIC_SEQ_CST) &&
+			  !sandpit_exec_held(st->tid) &&
 			  ((answered && mb->result != -SP_ANSWERED) ||
 			   (!answered && raised_by_request(st, mb, sig)));
 		if (!now) {
