@@ -22,11 +22,6 @@
 
 /* write grants need openat2; a forced legacy kernel has none (sandpit_start
  * refuses them: api_write_grant_refused_without_openat2) */
-#define NEED_OPENAT2()                                        \
-	do {                                                  \
-		if (!suite_has_openat2())                     \
-			SKIP(return, "write grants need openat2"); \
-	} while (0)
 
 /* Shared with the sandboxed child. */
 struct box {

@@ -1330,6 +1330,7 @@ TEST(the_program_file_is_reached_only_through_p_and_never_leaks)
  * descriptor B hands over is refused, and the file is unchanged */
 TEST(no_change_reaches_the_program_file_through_its_exe_link)
 {
+	NEED_OPENAT2();
 	struct exe_fixture x;
 	copy_prog(_metadata, &x);
 	struct stat before, after;
@@ -1369,6 +1370,7 @@ TEST(no_change_reaches_the_program_file_through_its_exe_link)
  * `sandpit run` the loader maps it, nothing executes it) */
 TEST(a_program_file_inside_a_write_grant_is_only_read_through_its_link)
 {
+	NEED_OPENAT2();
 	struct exe_fixture x;
 	copy_prog(_metadata, &x);
 	char wdir[96], prog[160], grant[160], env[200];

@@ -19,11 +19,6 @@
 #endif
 #define NOBODY 65534
 
-#define NEED_OPENAT2()                                        \
-	do {                                                  \
-		if (!suite_has_openat2())                     \
-			SKIP(return, "write grants need openat2"); \
-	} while (0)
 
 static inline void rm_rf(const char *d)
 {

@@ -37,6 +37,14 @@ static inline int suite_has_openat2(void)
 	return !k || (strcmp(k, "legacy") && !strstr(k, "no-openat2"));
 }
 
+/* First in a test that gives a write grant: skipped where the kernel (or
+ * SANDPIT_KERNEL) has no openat2, which write grants need */
+#define NEED_OPENAT2()                                        \
+	do {                                                  \
+		if (!suite_has_openat2())                     \
+			SKIP(return, "write grants need openat2"); \
+	} while (0)
+
 /* The mode this run of the suite sandboxes in: $SANDPIT_MODE, where auto
  * (or nothing) means filter when the kernel has it -- a forced legacy
  * kernel does not, nor does a real one without seccomp-bpf. */
