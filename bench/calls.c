@@ -1,4 +1,7 @@
-/* Per-call cost by path, sandpit_start, memory per thread and scaling:
+/* One file over 700 lines: every row measured inside a forked child, by
+ * the one protocol below (the shared page, the rounds, the counted run).
+ *
+ * Per-call cost by path, sandpit_start, memory per thread and scaling:
  * everything measured inside forked children, native ones and ones that
  * called sandpit_start in strict or in filter mode.  A child reports through
  * memory it shares with the bench; a sandboxed child makes no call for it. */

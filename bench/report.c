@@ -1,4 +1,7 @@
-/* The four ways of printing a run's rows: a table, JSON, the Markdown of
+/* One file over 700 lines: the same rows printed four ways, each beside the
+ * others so that a column added to one is added to all.
+ *
+ * The four ways of printing a run's rows: a table, JSON, the Markdown of
  * docs/BENCHMARKS.md, gnuplot data; and DESIGN section 10's targets checked
  * against them.  The rows themselves are bench/bench.c's. */
 #include <errno.h>

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Outside review of B's wait for P's own end (user/trusted/b_state.c
+/* One file over 700 lines: one outside review of one decision of B's, every
+ * attack built from the same thread states and timing proofs.
+ *
+ * Outside review of B's wait for P's own end (user/trusted/b_state.c
  * p_is_exiting, p_threads_dying): when a U dies without exit, B waits
  * longer than 200 ms (up to 5 s) only while every thread of P left has
  * SIGKILL pending, is in its exit or is gone, and says nothing when P ends

@@ -1,4 +1,8 @@
-/* An outside review of two trusted surfaces, each attack run and counted.
+/* One file over 700 lines: one outside review's record, as it was made
+ * (the socket attacks share their listeners, flippers and message
+ * builders; the executable's share one program and its runs).
+ *
+ * An outside review of two trusted surfaces, each attack run and counted.
  *
  * Sockets (user/trusted/b_net.c): a source route (IP_OPTIONS, IPv6's
  * routing header, in a socket option or in sendmsg's control data) would

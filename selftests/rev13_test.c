@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Outside review of two changes.
+/* One file over 700 lines: one outside review's record of two changes,
+ * the attacks of each sharing one box of files or one page of code.
+ *
+ * Outside review of two changes.
  *
  * Owners, attributes and creat by path, made by B on the object it
  * resolved under a write grant (user/trusted/path_op.c act, b_serve.c's
