@@ -540,6 +540,7 @@ static const uint8_t badwrite_code[] = { 0xb8, 1, 0, 0, 0, 0xbf, 0xff, 0xff, 0xf
 static uint8_t *race_page;
 static volatile long race_go, race_ack;
 static volatile int race_stop, race_free;
+static long race_want;
 static struct rng race_r[SM_MAX_RANGES];
 static int race_n;
 
@@ -599,7 +600,12 @@ static int body_race(void *a)
 	race_n = protected_ranges(race_r, SM_MAX_RANGES);
 	if (!maps_of(race_r, race_n, before, sizeof(before)))
 		return 2;
-	for (int i = 0; i < RACE_ITERS; i++) {
+	/* RACE_ITERS runs at least, and on until the free racer has made its
+	 * straddles beside them (race_want): how many slices it gets while
+	 * the loop runs depends on the machine's load, not on sandpit */
+	for (int i = 0; i < RACE_ITERS || (race_free && S->race_refused < race_want &&
+					   i < 8 * RACE_ITERS);
+	     i++) {
 		if (!race_free)
 			while (race_ack != race_go)
 				;
@@ -644,17 +650,18 @@ TEST_F_TIMEOUT(race, pending_patch_raced_by_wx_of_the_same_page_and_wx_straddles
 {
 	S = shared_page(sizeof(*S));
 	ASSERT_NE(NULL, S);
-	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_race, NULL, NULL, 120))) TH_LOG("%s", S->msg);
-	EXPECT_EQ(RACE_ITERS, S->iter);
-	EXPECT_EQ(0, S->bad_result);
-	EXPECT_EQ(0, S->wrong);
-	/* the racer straddles without pause: beside the loop on another CPU,
-	 * at least once a run; on one CPU only in the time slices the loop
-	 * leaves it (709-1296 of 3000 seen under taskset -c 0), so there a
-	 * hundred show the race ran */
+	/* the racer straddles without pause: beside the loop on another CPU
+	 * about once a run on a quiet machine; on one CPU only in the slices
+	 * the loop leaves it (709-1296 of 3000 seen under taskset -c 0), and
+	 * on a loaded machine fewer (1317 of 3000 in a CI run) */
 	cpu_set_t cpus;
 	int one_cpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1;
-	EXPECT_GE(S->race_refused, one_cpu ? 100 : RACE_ITERS - 1);
+	race_want = one_cpu ? 500 : RACE_ITERS / 2;
+	EXPECT_EQ(0, outcome(run_sandboxed_opts(body_race, NULL, NULL, 120))) TH_LOG("%s", S->msg);
+	EXPECT_LE(RACE_ITERS, S->iter);
+	EXPECT_EQ(0, S->bad_result);
+	EXPECT_EQ(0, S->wrong);
+	EXPECT_GE(S->race_refused, race_want);
 	TH_LOG("%ld runs: %ld of unpatched code, %ld patched, %ld fetch faults on the page the "
 	       "program's handler took; %ld W+X straddles refused",
 	       S->iter, S->native_runs, S->patched_runs, S->lost, S->race_refused);

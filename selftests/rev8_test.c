@@ -471,6 +471,7 @@ static const char *const vname[NV] = { "O_WRONLY|O_CREAT vs set-id file",
 				       "O_RDONLY|O_TRUNC vs set-id file",
 				       "O_WRONLY vs directory", "O_WRONLY vs symlink to set-id file" };
 #define XN 3000
+#define XN_EXCH 500
 
 static void *exchanger(void *a)
 {
@@ -512,7 +513,9 @@ static int body_exchange(void *a)
 		return 1;
 	int fl = b->variant == V_CREAT_SETID ? O_WRONLY | O_CREAT :
 		 b->variant == V_RDTRUNC_SETID ? O_RDONLY | O_TRUNC : O_WRONLY;
-	for (int i = 0; i < XN; i++) {
+	/* XN opens at least, and on until the exchanger has swapped the names
+	 * XN_EXCH times beside them: on a loaded machine it may get few slices */
+	for (int i = 0; i < XN || (b->exchanges <= XN_EXCH && i < 20 * XN); i++) {
 		b->opens++;
 		int fd = open(t, fl, 0600);
 		if (fd < 0) {
@@ -580,8 +583,8 @@ static void exchange(struct __test_metadata *_metadata, uid_t uid)
 		       vname[v], b->opens, b->fifo_opened, b->refused, b->eloop, b->eisdir, b->other,
 		       b->other_errno, b->setid, b->exchanges, b->helper);
 		ASSERT_EQ(0, st);
-		EXPECT_EQ(XN, b->opens);
-		EXPECT_LT(500, b->exchanges);
+		EXPECT_LE(XN, b->opens);
+		EXPECT_LT(XN_EXCH, b->exchanges);
 		EXPECT_LT(0, b->fifo_opened);
 		EXPECT_EQ(0, b->setid);
 		EXPECT_EQ(0, b->other);
