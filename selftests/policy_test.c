@@ -401,55 +401,32 @@ TEST(clone3_is_enosys_so_libc_falls_back)
 
 /* --- the dump --- */
 
-static int has_line(const char *dump, const char *name, const char *what)
-{
-	for (const char *l = dump; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		size_t n = strlen(name);
-		const char *end = strchr(l, '\n');
-
-		if (!strncmp(l, name, n) && l[n] == ' ') {
-			const char *hit = strstr(l, what);
-			return hit && (!end || hit < end);
-		}
-	}
-	return 0;
-}
-
 TEST(the_dump_names_syscalls_by_name)
 {
 	struct policy *p = default_policy();
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = dump_of(p);
 
-	ASSERT_NE(NULL, f);
-	policy_dump(p, f);
-	fclose(f);
-	EXPECT_TRUE(has_line(buf, "getppid", "allow"));
-	EXPECT_TRUE(has_line(buf, "execve", "deny(EACCES)"));
-	EXPECT_TRUE(has_line(buf, "read", "native"));
-	EXPECT_TRUE(has_line(buf, "gettid", "emulate"));
-	EXPECT_TRUE(has_line(buf, "mmap", "if (arg3 & 0x10) range_free(arg0, arg1) else EPERM"));
-	EXPECT_TRUE(has_line(buf, "close", "fd_free(arg0) else EBADF"));
-	EXPECT_TRUE(has_line(buf, "ioctl", "arg1 in {0x5401, 0x5413, 0x541b, 0x5421} else ENOTTY"));
-	EXPECT_TRUE(has_line(buf, "openat", "path arg1, dirfd arg0, open flags arg2, access open"));
-	EXPECT_TRUE(has_line(buf, "rt_sigaction", "sigaction"));
-	EXPECT_TRUE(has_line(buf, "default", "deny(ENOSYS)"));
+	EXPECT_TRUE(dump_line_has(buf, "getppid", "allow"));
+	EXPECT_TRUE(dump_line_has(buf, "execve", "deny(EACCES)"));
+	EXPECT_TRUE(dump_line_has(buf, "read", "native"));
+	EXPECT_TRUE(dump_line_has(buf, "gettid", "emulate"));
+	EXPECT_TRUE(dump_line_has(buf, "mmap", "if (arg3 & 0x10) range_free(arg0, arg1) else EPERM"));
+	EXPECT_TRUE(dump_line_has(buf, "close", "fd_free(arg0) else EBADF"));
+	EXPECT_TRUE(dump_line_has(buf, "ioctl", "arg1 in {0x5401, 0x5413, 0x541b, 0x5421} else ENOTTY"));
+	EXPECT_TRUE(dump_line_has(buf, "openat", "path arg1, dirfd arg0, open flags arg2, access open"));
+	EXPECT_TRUE(dump_line_has(buf, "rt_sigaction", "sigaction"));
+	EXPECT_TRUE(dump_line_has(buf, "default", "deny(ENOSYS)"));
 	EXPECT_NE(NULL, strstr(buf, "path read  /usr\n"));
-	EXPECT_TRUE(has_line(buf, "msgget", "deny(EACCES)"));
+	EXPECT_TRUE(dump_line_has(buf, "msgget", "deny(EACCES)"));
 	free(buf);
 	policy_free(p);
 
 	/* a call no line names is not shown */
 	ASSERT_EQ(0, policy_new(&p));
 	ASSERT_EQ(0, policy_set(p, "getppid", POLICY_ALLOW, 0, NULL, 0));
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	ASSERT_NE(NULL, f);
-	policy_dump(p, f);
-	fclose(f);
-	EXPECT_TRUE(has_line(buf, "getppid", "allow"));
-	EXPECT_FALSE(has_line(buf, "msgget", ""));
+	buf = dump_of(p);
+	EXPECT_TRUE(dump_line_has(buf, "getppid", "allow"));
+	EXPECT_FALSE(dump_line_has(buf, "msgget", ""));
 	free(buf);
 	policy_free(p);
 }

@@ -41,6 +41,36 @@ static inline struct policy *default_policy(void)
 	return p;
 }
 
+/* policy_dump's text, malloc'd */
+static inline char *dump_of(const struct policy *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	policy_dump(p, f);
+	fclose(f);
+	return buf;
+}
+
+/* the dump's line for call `name` holds `what` */
+static inline int dump_line_has(const char *dump, const char *name, const char *what)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = dump; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n');
+
+		if (!strncmp(l, name, n) && l[n] == ' ') {
+			const char *hit = strstr(l, what);
+			return hit && (!end || hit < end);
+		}
+	}
+	return 0;
+}
+
 extern const char sandpit_default_policy[];
 extern const uint64_t sandpit_default_policy_len;
 
