@@ -26,6 +26,7 @@
 #include "sandpit.h"
 #include "selftests/build_dir.h"
 #include "selftests/kernel_probe.h"
+#include "selftests/net_util.h"
 #include "selftests/sandbox_util.h"
 #include "selftests/u_state.h"
 
@@ -254,43 +255,11 @@ TEST(scm_rights_rewritten_to_a_sandpit_descriptor_during_the_check_never_passes_
 
 /* ---- connect grants ---- */
 
-/* a TCP listener (or a UDP socket) on 127.0.0.1, its port in *port;
- * non-blocking, so that what has not arrived is counted, not waited for */
-static int listener(int *port, int type)
-{
-	int s = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) ||
-	    (type == SOCK_STREAM && listen(s, 4096)) || getsockname(s, (struct sockaddr *)&a, &l))
-		return -1;
-	*port = ntohs(a.sin_port);
-	return s;
-}
-
-/* how many connections wait on listener s (accepted and closed) */
-static int drain(int s)
-{
-	int n = 0, c;
-	while ((c = accept(s, NULL, NULL)) >= 0) {
-		close(c);
-		n++;
-	}
-	return n;
-}
-
 struct net_out {
 	int granted, other, udp_port, udp_other;
 	long r[16];
 	char why[64];
 };
-
-static struct sockaddr_in loop4(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	return a;
-}
 
 static long try_connect(int family, int type, const void *sa, socklen_t len)
 {

@@ -51,35 +51,12 @@
 #endif
 #include "sandpit.h"
 #include "selftests/build_dir.h"
+#include "selftests/net_util.h"
 #include "selftests/run_util.h"
 #include "selftests/sandbox_util.h"
 #include "selftests/u_state.h"
 
 /* ---- helpers ---- */
-
-/* a socket on 127.0.0.1 (TCP listening, or UDP), non-blocking, its port
- * in *port */
-static int listener(int *port, int type)
-{
-	int s = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) ||
-	    (type == SOCK_STREAM && listen(s, 4096)) || getsockname(s, (struct sockaddr *)&a, &l))
-		return -1;
-	*port = ntohs(a.sin_port);
-	return s;
-}
-
-static int drain(int s)
-{
-	int n = 0, c;
-	while ((c = accept(s, NULL, NULL)) >= 0) {
-		close(c);
-		n++;
-	}
-	return n;
-}
 
 static int datagrams(int s)
 {
@@ -88,13 +65,6 @@ static int datagrams(int s)
 	while (recv(s, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 		n++;
 	return n;
-}
-
-static struct sockaddr_in loop4(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	return a;
 }
 
 static struct sockaddr_in6 addr6(const char *text, int port)
