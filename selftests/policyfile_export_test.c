@@ -169,8 +169,8 @@ TEST(cli_export_bpf_check_and_show)
 	ASSERT_EQ(0, lseek(fd, 0, SEEK_SET));
 	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "show", loose, NULL }, fd, efd));
 	read_all(fd, out, sizeof(out));
-	EXPECT_TRUE(line_has(out, "write", "refused")) TH_LOG("%s", out);
-	EXPECT_FALSE(line_has(out, "read", "refused")) TH_LOG("%s", out);
+	EXPECT_TRUE(dump_line_has(out, "write", "refused")) TH_LOG("%s", out);
+	EXPECT_FALSE(dump_line_has(out, "read", "refused")) TH_LOG("%s", out);
 
 	ASSERT_EQ(0, ftruncate(efd, 0));
 	ASSERT_EQ(0, lseek(efd, 0, SEEK_SET));
@@ -185,8 +185,8 @@ TEST(cli_export_bpf_check_and_show)
 	ASSERT_EQ(0, ftruncate(fd, 0));
 	EXPECT_EQ(0, run_cli(cli, (const char *[]){ cli, "policy", "show", good, NULL }, fd, efd));
 	read_all(fd, out, sizeof(out));
-	EXPECT_TRUE(line_has(out, "getppid", "deny(EXDEV)")) TH_LOG("%s", out);
-	EXPECT_TRUE(line_has(out, "getuid", "arg0 == 0x7 else ENOTTY")) TH_LOG("%s", out);
+	EXPECT_TRUE(dump_line_has(out, "getppid", "deny(EXDEV)")) TH_LOG("%s", out);
+	EXPECT_TRUE(dump_line_has(out, "getuid", "arg0 == 0x7 else ENOTTY")) TH_LOG("%s", out);
 	close(fd);
 	close(efd);
 	tmp_done(&t);
