@@ -144,7 +144,7 @@ $(BUILD)/include/%.skel.h: $(BUILD)/policy/%.bpf.o
 SKELS := $(BPF_SRCS:policy/%.bpf.c=$(BUILD)/include/%.skel.h)
 
 $(BUILD)/sandpit: $(CLI_SRCS) $(wildcard loader/*.h bench/*.h) $(BUILD)/libsandpit.a $(SKELS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $(CLI_SRCS) $(BUILD)/libsandpit.a $(LIBS) $(BPF_LIBS) -lm
 
 $(BUILD)/selftests/%: selftests/%.c $(BUILD)/libsandpit.a $(HARNESS) $(wildcard selftests/*.h) bench/bench.h
 	@mkdir -p $(dir $@)

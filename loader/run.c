@@ -476,7 +476,9 @@ int run_main(int argc, char **argv)
 	size_t n = 0;
 	while (a.prog[n])
 		n++;
-	char **pargv = calloc(n + 3, sizeof *pargv);
+	/* static: it is the program's for the life of the process */
+	static char **pargv;
+	pargv = calloc(n + 3, sizeof *pargv);
 	if (!pargv)
 		return run_fail(RUN_EXIT_SANDPIT, "out of memory");
 	int sb = read_shebang(fd, sb_interp, sizeof sb_interp, sb_arg, sizeof sb_arg);

@@ -62,12 +62,11 @@ static struct policy *load(const char *file, int notes)
 			fprintf(stderr, "sandpit: %s\n", err);
 		return p;
 	}
-	char *text;
+	char *text = NULL;
 	size_t len;
 	int mj = policy_read_file(file, &text, &len) == 0 && policy_text_is_minijail(text, len);
 
-	if (mj)
-		free(text);
+	free(text);
 	if ((mj ? policy_parse_minijail_file(file, &p, print_error, notes ? print_note : NULL, &n,
 					     err, sizeof(err))
 		: policy_parse_file(file, &p, print_error, &n, err, sizeof(err))) < 0)

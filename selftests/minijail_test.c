@@ -512,8 +512,10 @@ static int denylisted(void *arg)
 
 #ifdef __SANITIZE_ADDRESS__
 #define NOT_UNDER_ASAN() SKIP(return, "the sandbox does not run under ASan")
+static const int under_asan = 1;
 #else
 #define NOT_UNDER_ASAN() do { } while (0)
+static const int under_asan = 0;
 #endif
 
 TEST(sandpit_start_takes_a_minijail_file_in_both_modes)
@@ -697,9 +699,10 @@ TEST(cli_check_export_and_run)
 	read_all(fe, errs, sizeof(errs));
 	EXPECT_EQ(NULL, strstr(errs, "error")) TH_LOG("%s", errs);
 
-	/* run: uname refused by the minijail file, in both modes */
+	/* run: uname refused by the minijail file, in both modes (not with
+	 * the CLI built under ASan: the sandbox does not run under it) */
 	static const char *const modes[] = { "--mode=strict", "--mode=filter" };
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 && !under_asan; i++) {
 		char pol[160];
 		snprintf(pol, sizeof(pol), "--policy=%s", deny);
 		const char *run[] = { cli, "run", modes[i], pol, "--", "/bin/uname", NULL };
@@ -734,6 +737,7 @@ TEST(cli_check_export_and_run)
  * through the closing line. */
 TEST(a_refusal_names_its_exact_minijail_line)
 {
+	NOT_UNDER_ASAN();
 	/* getppid's line is the 12th of each */
 	static const char allow_list[] =
 		"# tiny, in minijail's format\n"
