@@ -236,9 +236,10 @@ INSTALL_CHECKS := scripts/install-tap.sh scripts/kselftest-tap.sh
 check: deps
 	@$(MAKE) --no-print-directory all tests $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/path_fuzz \
 		$(BUILD)/fuzz/minijail_fuzz $(BUILD)/fuzz/elf_load_fuzz $(BUILD)/fuzz/elf_patch_fuzz $(BUILD)/fuzz/elf_seeds/.made \
-		$(BUILD)/fuzz/plan_file_fuzz $(BUILD)/fuzz/plan_seeds/.made
+		$(BUILD)/fuzz/plan_file_fuzz $(BUILD)/fuzz/plan_seeds/.made asan-tests
 	@BUILD=$(BUILD) SECONDS=$(CHECK_FUZZ_SECONDS) MODE_TESTS="$(MODE_TESTS)" ./scripts/run-tests.sh --modes $(MODE_TESTS) \
-		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) --fallbacks $(FALLBACK_TESTS)
+		--once $(ONCE_TESTS) scripts/fuzz-tap.sh $(INSTALL_CHECKS) $(ASAN_TESTS) \
+		--fallbacks $(FALLBACK_TESTS)
 
 # the kernel matrix (docs/KERNELS.md): a kernel without seccomp-bpf built
 # from linux-source-6.1 and Debian's stock 6.1, each booted under qemu with
@@ -263,16 +264,20 @@ soak: all tests
 	@BUILD=$(BUILD) SOAK_MINUTES=$(SOAK_MINUTES) ./scripts/soak.sh
 
 # the C that runs outside the sandbox (policy model, path checks, patcher,
-# the loader and the ELF reader) under AddressSanitizer and UBSan.  Not the tests whose children run under
-# a seccomp filter or are raw clones (bpf, compat): the sanitizer runtime's
-# own calls would be filtered, or it cannot follow the clone.
+# the loader and the ELF reader) under AddressSanitizer and UBSan, in
+# build-asan (make check runs them too, marked [asan]).  Not the tests
+# whose children run under a seccomp filter or are raw clones (bpf,
+# compat): the sanitizer runtime's own calls would be filtered, or it
+# cannot follow the clone.
 ASAN_TESTS := $(addprefix build-asan/selftests/,policy_test policy_path_test policyfile_test \
 		policyfile_error_test policyfile_export_test policyfile_start_test minijail_test \
 		patch_test elf_test)
-check-asan: deps
+asan-tests:
 	@$(MAKE) --no-print-directory BUILD=build-asan \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		$(ASAN_TESTS)
+check-asan: deps
+	@$(MAKE) --no-print-directory asan-tests
 	@./scripts/run-tests.sh --once $(ASAN_TESTS)
 
 # libFuzzer (clang): B's path parsing and resolution (the walk and openat2's
@@ -433,5 +438,5 @@ lint: $(SKELS)
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps tests check check-kernels check-asan soak fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch fuzz-plan-file demo bench bench-docs install lint clean
+.PHONY: all deps tests check check-kernels asan-tests check-asan soak fuzz fuzz-policy fuzz-minijail fuzz-path fuzz-elf-load fuzz-elf-patch fuzz-plan-file demo bench bench-docs install lint clean
 .SECONDARY:

@@ -72,6 +72,7 @@ for r in $runs; do
 	eval "only=\${SANDPIT_TESTS_ONLY_$(basename "$t" | tr -c 'A-Za-z0-9_\n' _):-}"
 	[ -z "$only" ] || name="$name ($(echo $only | wc -w) named tests)"
 	[ "$mode" = - ] || name="$name [$mode]"
+	case $t in *build-asan/*) name="$name [asan]" ;; esac
 	sed 's/^/  /' "$out"
 	# RUN_TIMES=1 (the kernel-matrix guests): each run's wall time
 	[ "${RUN_TIMES:-0}" = 0 ] || echo "# $name: $(($(date +%s) - t0)) s"
