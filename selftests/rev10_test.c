@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 #include "u_state.h"
@@ -601,10 +602,12 @@ static int body_race(void *a)
 	if (!maps_of(race_r, race_n, before, sizeof(before)))
 		return 2;
 	/* RACE_ITERS runs at least, and on until the free racer has made its
-	 * straddles beside them (race_want): how many slices it gets while
-	 * the loop runs depends on the machine's load, not on sandpit */
+	 * straddles beside them (race_want; 60 s at most, inside the run's
+	 * 120): how many slices it gets while the loop runs depends on the
+	 * machine's load, not on sandpit */
+	time_t until = time(NULL) + 60;
 	for (int i = 0; i < RACE_ITERS || (race_free && S->race_refused < race_want &&
-					   i < 8 * RACE_ITERS);
+					   time(NULL) < until);
 	     i++) {
 		if (!race_free)
 			while (race_ack != race_go)

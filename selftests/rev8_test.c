@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
@@ -514,8 +515,10 @@ static int body_exchange(void *a)
 	int fl = b->variant == V_CREAT_SETID ? O_WRONLY | O_CREAT :
 		 b->variant == V_RDTRUNC_SETID ? O_RDONLY | O_TRUNC : O_WRONLY;
 	/* XN opens at least, and on until the exchanger has swapped the names
-	 * XN_EXCH times beside them: on a loaded machine it may get few slices */
-	for (int i = 0; i < XN || (b->exchanges <= XN_EXCH && i < 20 * XN); i++) {
+	 * XN_EXCH times beside them (20 s at most: four shapes in the test's
+	 * 120): on a loaded machine it gets few slices */
+	time_t until = time(NULL) + 20;
+	for (int i = 0; i < XN || (b->exchanges <= XN_EXCH && time(NULL) < until); i++) {
 		b->opens++;
 		int fd = open(t, fl, 0600);
 		if (fd < 0) {
@@ -605,13 +608,19 @@ static void exchange(struct __test_metadata *_metadata, uid_t uid)
 	}
 }
 
-TEST(fifo_exchanged_with_setid_file_dir_or_symlink_in_other_flag_shapes_root)
+/* a fixture only for its timeout: four shapes, each up to 20 s on a
+ * loaded machine */
+FIXTURE(exchange) {};
+FIXTURE_SETUP(exchange) {}
+FIXTURE_TEARDOWN(exchange) {}
+
+TEST_F_TIMEOUT(exchange, fifo_exchanged_with_setid_file_dir_or_symlink_in_other_flag_shapes_root, 120)
 {
 	ONLY();
 	exchange(_metadata, 0);
 }
 
-TEST(fifo_exchanged_with_setid_file_dir_or_symlink_in_other_flag_shapes_nobody)
+TEST_F_TIMEOUT(exchange, fifo_exchanged_with_setid_file_dir_or_symlink_in_other_flag_shapes_nobody, 120)
 {
 	ONLY();
 	exchange(_metadata, NOBODY);
