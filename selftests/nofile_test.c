@@ -15,6 +15,7 @@
 #include "sandbox_util.h"
 #include "user/layout/secure_mem.h"
 #include "u_state.h"
+#include "block_util.h"
 
 #define MAXFDS 4096
 
@@ -154,20 +155,6 @@ struct closefrom_out {
 	 * EBADF and F_DUPFD EINVAL, as natively for a number past the limit */
 	long attempts, as_native;
 };
-
-static long held_in(long lo, long hi)
-{
-	DIR *d = opendir("/proc/self/fd");
-	long n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		long fd = e->d_name[0] == '.' ? -1 : atol(e->d_name);
-		n += fd >= lo && fd <= hi;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
 
 static long open_own(int *fds)
 {

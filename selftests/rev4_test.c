@@ -36,6 +36,7 @@
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 #include "u_state.h"
+#include "block_util.h"
 #include "rev4_util.h"
 
 /* ================= surface: the descriptor block ================= */
@@ -84,20 +85,6 @@ static long fdinfo_flags(long fd)
 	buf[n] = 0;
 	char *s = strstr(buf, "flags:");
 	return s ? strtol(s + 6, NULL, 8) : -1;
-}
-
-static long held_in(long lo, long hi)
-{
-	DIR *d = opendir("/proc/self/fd");
-	long n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		long fd = e->d_name[0] == '.' ? -1 : atol(e->d_name);
-		n += fd >= lo && fd <= hi;
-	}
-	if (d)
-		closedir(d);
-	return n;
 }
 
 static int ok_call(int i, long fd, int own, int ep, int devnull)

@@ -19,6 +19,7 @@
 #include "sandbox_util.h"
 #include "user/layout/secure_mem.h"
 #include "u_state.h"
+#include "block_util.h"
 
 #define MANY 300
 #define WAVES 5
@@ -693,21 +694,6 @@ TEST_F_TIMEOUT(slots, fds_3000_of_the_programs_outside_sandpits_block_and_used_a
 	EXPECT_EQ(1, native->after_closefrom);
 	EXPECT_EQ(1, o->after_closefrom);
 	EXPECT_EQ(1, o->b_call_after);
-}
-
-/* every number of the block holds a descriptor: /proc/self/fd's count */
-static long held_in(int lo, int hi)
-{
-	DIR *d = opendir("/proc/self/fd");
-	long n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		int fd = e->d_name[0] == '.' ? -1 : atoi(e->d_name);
-		n += fd >= lo && fd <= hi;
-	}
-	if (d)
-		closedir(d);
-	return n;
 }
 
 struct range_attack {
