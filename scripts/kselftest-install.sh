@@ -31,15 +31,23 @@ echo "timeout=${TEST_TIMEOUT:-300}" >"$col/settings"
 list=$DIR/kselftest-list.txt
 : >"$list"
 
-# entry NAME BIN [VAR=VALUE...]: the script the runner calls as sandpit:NAME
+# entry NAME BIN [low_nofile] [VAR=VALUE...]: the script the runner calls
+# as sandpit:NAME; low_nofile lowers the soft RLIMIT_NOFILE to 1024 first
+# where the hard limit allows, as run-tests.sh does for strict and filter
 entry() {
 	name=$1
 	bin=$2
 	shift 2
+	low=
+	if [ "${1:-}" = low_nofile ]; then
+		low='h=$(ulimit -H -n); { [ "$h" = unlimited ] || [ "$h" -ge 4096 ]; } && ulimit -S -n 1024 # low_nofile'
+		shift
+	fi
 	cat >"$col/$name" <<EOF
 #!/bin/sh
 # $bin${1:+ with $*}, as make check runs it
 cd "\$(dirname "\$0")" || exit 1
+$low
 exec env $* ./build/selftests/$bin "\$@"
 EOF
 	chmod 755 "$col/$name"
@@ -57,8 +65,8 @@ for a in "$@"; do
 	cp "$a" "$col/build/selftests/$t"
 	case $each in
 	modes)
-		entry "$t.strict" "$t" SANDPIT_MODE=strict
-		entry "$t.filter" "$t" SANDPIT_MODE=filter
+		entry "$t.strict" "$t" low_nofile SANDPIT_MODE=strict
+		entry "$t.filter" "$t" low_nofile SANDPIT_MODE=filter
 		entry "$t.old-filter" "$t" \
 			SANDPIT_KERNEL=no-seccomp-syscall,no-kill-process,no-memfd-future-write,no-pidfd \
 			SANDPIT_MODE=filter

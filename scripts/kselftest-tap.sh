@@ -47,10 +47,11 @@ done <"$dir/listed"
 result $ok "every_selftest_listed_in_every_mode_of_make_check"
 
 # and each entry runs its test with the environment run-tests.sh gives that
-# mode (the case arm of the mode, continuation lines joined)
+# mode (the case arm of the mode, continuation lines joined; a lowered
+# RLIMIT_NOFILE counts as the word low_nofile on both sides)
 ok=0
 arms=$(sed -e ':a' -e '/\\$/N; s/\\\n[[:space:]]*/ /; ta' scripts/run-tests.sh |
-	sed -n 's/^[[:space:]]*\([a-z|-]*\)) \(.*\)timeout -k.*/\1 \2/p')
+	sed -n 's/^[[:space:]]*\([a-z|-]*\)) \(.*\)timeout -k.*/\1 \2/p' | sed 's/(low_nofile; /low_nofile /')
 [ -n "$arms" ] || { echo "# cannot read the environments of run-tests.sh"; ok=1; }
 while read -r e; do
 	t=${e#*:}
@@ -58,7 +59,8 @@ while read -r e; do
 	[ "$m" != "$t" ] || m=-
 	want=$(echo "$arms" | awk -v m="$m" '{ n = split($1, p, "|"); for (i = 1; i <= n; i++)
 		if (p[i] == m) { for (j = 2; j <= NF; j++) print $j } }' | sed "s/\$mode/$m/" | sort)
-	got=$(sed -n 's|^exec env \(.*\) \./build/selftests/.*|\1|p' "$dir/ks/${e%%:*}/$t" | tr ' ' '\n' |
+	got=$( (sed -n 's|^exec env \(.*\) \./build/selftests/.*|\1|p' "$dir/ks/${e%%:*}/$t"
+		grep -q '# low_nofile$' "$dir/ks/${e%%:*}/$t" && echo low_nofile) | tr ' ' '\n' |
 		grep . | sort)
 	[ "$want" = "$got" ] || { echo "# $e runs with '$(echo $got)', run-tests.sh with '$(echo $want)'"; ok=1; }
 done <"$dir/listed"
