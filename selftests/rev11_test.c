@@ -513,21 +513,29 @@ static int body_churn(void *a)
 	pthread_exit(NULL);
 }
 
-TEST(death_while_threads_are_made_and_exit_without_pause_ends_p_at_once)
+/* A round whose churners were all inside B calls when the victim died
+ * (a loaded machine: 8 clones and joins can take longer than B's 200 ms)
+ * asks for no clone during B's look; the rounds run on until one has
+ * (5 at most), each held to the bound. */
+TEST_F_TIMEOUT(many, death_while_threads_are_made_and_exit_without_pause_ends_p_at_once, 150)
 {
 	char msg[4096];
 	long t_end;
 	S = shared_page(4096);
 	ASSERT_NE(NULL, S);
-	int o = run_watched(body_churn, 20, msg, sizeof(msg), &t_end);
-	TH_LOG("threads made and ended before the death %ld; clones asked for after it %ld, made "
-	       "and ended %ld (refused %ld)",
-	       S->done_before, S->made_after, S->done_after, S->refused);
+	int round = 0;
+	do {
+		memset((void *)S, 0, 4096);
+		int o = run_watched(body_churn, 20, msg, sizeof(msg), &t_end);
+		TH_LOG("round %d: threads made and ended before the death %ld; clones asked for "
+		       "after it %ld, made and ended %ld (refused %ld)",
+		       ++round, S->done_before, S->made_after, S->done_after, S->refused);
+		check_killed_within_bound(_metadata, o, msg, t_end, 0);
+	} while (S->made_after == 0 && round < 5 && _metadata->passed);
 	/* the race ran: clones were asked for while B looked at P's threads
 	 * (whether one also ended before P did depends on the load: a CI run
 	 * saw 3 asked for and none ended, with P killed in bound) */
 	EXPECT_LT(0, S->made_after);
-	check_killed_within_bound(_metadata, o, msg, t_end, 0);
 }
 
 /* --------------------------- many threads: B reads /proc/P/task in parts */
