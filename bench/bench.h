@@ -50,6 +50,7 @@ struct bench_row {
 	enum bench_unit unit;
 	double *v;         /* the samples */
 	int n, cap;
+	char skipped[160]; /* no samples: not measurable on this machine, and why */
 	double median, p10, p90, ratio; /* by bench_finish; ratio 0: no native row */
 	struct bench_syscalls calls;    /* from a counted run of the same work */
 	int via_b;                      /* a per-call row whose call the trusted process checks */

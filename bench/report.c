@@ -427,7 +427,9 @@ void bench_print_table(FILE *f, const struct bench_cfg *c)
 					group_counted(group) ? "  system calls (counted)" : "");
 			}
 			if (!r->n) {
-				fprintf(f, "%-34s %-36s %11s\n", r->name, r->mode, "failed");
+				fprintf(f, "%-34s %-36s %11s%s%s\n", r->name, r->mode,
+					r->skipped[0] ? "skipped" : "failed", r->skipped[0] ? ": " : "",
+					r->skipped);
 				continue;
 			}
 			fprintf(f, "%-34s %-36s %11s %11s %11s %8s %5d%s%s\n", r->name, r->mode,
@@ -536,6 +538,10 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 			fputs(", \"syscalls\": null, \"syscalls_not_counted\": ", f);
 			json_str(f, r->calls.why);
 		}
+		if (r->skipped[0]) {
+			fputs(", \"skipped\": ", f);
+			json_str(f, r->skipped);
+		}
 		fputs(", \"note\": ", f);
 		if (r->note)
 			json_str(f, r->note);
@@ -587,8 +593,8 @@ static void md_group(FILE *f, const char *group)
 		if (strcmp(r->group, group))
 			continue;
 		if (!r->n) {
-			fprintf(f, "| %s | %s | failed | | | | 0 |%s\n", r->name, r->mode,
-				counted ? " |" : "");
+			fprintf(f, "| %s | %s | %s%s | | | | 0 |%s\n", r->name, r->mode,
+				r->skipped[0] ? "skipped: " : "failed", r->skipped, counted ? " |" : "");
 			continue;
 		}
 		fprintf(f, "| %s | %s | %s | %s | %s | %s | %d |%s%s%s\n", r->name, r->mode,
