@@ -284,7 +284,8 @@ int bench_alternatives(const struct bench_cfg *c)
 							  BENCH_NS, alts[a].note);
 			int st = bench_child(alt_child, s, what, NULL);
 			if (st == BENCH_UNAVAILABLE) {
-				row->note = "not available on this kernel";
+				snprintf(row->skipped, sizeof(row->skipped),
+					 "not available on this kernel (%.100s)", s->err);
 				continue;
 			}
 			if (st) {

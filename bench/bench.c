@@ -1,7 +1,9 @@
 /* What every group of `sandpit bench` shares (see bench.h): the rows of a
  * run and their statistics, progress lines, the clock, memory shared with
- * children, a measurement in a forked child, and timed batches of calls. */
+ * children, a measurement in a forked child, a whole program timed from
+ * outside, and timed batches of calls. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -159,6 +161,68 @@ int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 		fprintf(stderr, "sandpit bench: %s: killed by signal %d\n", what, WTERMSIG(st));
 	else
 		fprintf(stderr, "sandpit bench: %s: exit status %d\n", what, WEXITSTATUS(st));
+	return -1;
+}
+
+double bench_program(const struct bench_cfg *c, const char *what, const char *const *av,
+		     const struct bench_io *io, pid_t *pid_out)
+{
+	int p[2], st;
+	char buf[65536];
+	size_t got = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		fprintf(stderr, "sandpit bench: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	double t0 = bench_now_ns();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sandpit bench: fork: %s\n", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int i = open(io->in ? io->in : "/dev/null", O_RDONLY);
+		int nul = open("/dev/null", O_WRONLY);
+		int out = io->err || io->out_null ? nul : p[1];
+		int err = io->err ? p[1] : c->verbose ? 2 : nul;
+		if (i < 0 || nul < 0 || dup2(i, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(120);
+		unsetenv("SANDPIT_MODE");
+		execv(av[0], (char *const *)av);
+		_exit(121);
+	}
+	if (pid_out)
+		*pid_out = pid;
+	close(p[1]);
+	for (;;) {
+		ssize_t k = read(p[0], buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		for (ssize_t j = 0; io->err && j < k && got + 1 < io->errlen; j++)
+			io->err[got++] = buf[j];
+	}
+	close(p[0]);
+	if (io->err && io->errlen)
+		io->err[got] = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	double t = bench_now_ns() - t0;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return t;
+	char why[64];
+	snprintf(why, sizeof(why), "%s %d", WIFEXITED(st) ? "exit status" : "killed by signal",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	if (!io->err)
+		fprintf(stderr, "sandpit bench: %s: %s\n", what, why);
+	else if (!got)
+		snprintf(io->err, io->errlen, "%s", why);
 	return -1;
 }
 

@@ -50,6 +50,7 @@ struct bench_row {
 	enum bench_unit unit;
 	double *v;         /* the samples */
 	int n, cap;
+	char skipped[160]; /* no samples: not measurable on this machine, and why */
 	double median, p10, p90, ratio; /* by bench_finish; ratio 0: no native row */
 	struct bench_syscalls calls;    /* from a counted run of the same work */
 	int via_b;                      /* a per-call row whose call the trusted process checks */
@@ -105,6 +106,24 @@ void *bench_shared(size_t size);
 #define BENCH_UNAVAILABLE 3
 int bench_child(int (*fn)(void *arg), void *arg, const char *what,
 		int (*parent)(pid_t pid, void *arg));
+
+/* Where a whole program's input and output go (bench_program): stdin from
+ * `in`, or /dev/null; stdout into a pipe the bench drains, so that nothing
+ * can take a short cut for /dev/null (GNU tar does), or to /dev/null itself
+ * with out_null; stderr to /dev/null (kept with --verbose), or with err
+ * caught there instead, NUL-terminated, its first errlen - 1 bytes. */
+struct bench_io {
+	const char *in;
+	int out_null;
+	char *err;
+	size_t errlen;
+};
+/* One run of av (av[0] a path), timed from outside, fork to wait: its wall
+ * time in ns; -1 if it could not be run or did not exit 0, with a message
+ * naming `what` on stderr, or with io->err given, that message there when
+ * the program wrote nothing to stderr.  *pid (if not NULL): its process. */
+double bench_program(const struct bench_cfg *c, const char *what, const char *const *av,
+		     const struct bench_io *io, pid_t *pid);
 
 /* A system call the patcher cannot patch, for the bench's missed-syscall
  * rows and the selftests that attack that net.  Code mapped executable

@@ -1,7 +1,8 @@
-/* Whole programs, timed from outside (fork to wait): natively, and under
- * `sandpit run` (this very executable) in strict and in filter mode.  A
- * program's output goes into a pipe the bench drains, so nothing can take a
- * short cut for /dev/null (GNU tar does); its exit status must be 0. */
+/* Whole programs, timed from outside (fork to wait, bench_program):
+ * natively, and under `sandpit run` (this very executable) in strict and in
+ * filter mode.  A program's output goes into a pipe the bench drains, so
+ * nothing can take a short cut for /dev/null (GNU tar does); its exit
+ * status must be 0. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,15 +24,14 @@
 static const char *const modes[3] = { "native", "strict", "filter" };
 static pid_t run_pid; /* the last run's process */
 
-/* One run of argv (with stdin from `in`, or /dev/null); its wall time in ns,
- * or -1 with a message.  Under a sandbox mode, argv runs as
- * `sandpit run --mode=M --allow-read=TMPDIR -- argv...`. */
+/* One run of argv (with stdin from `in`, or /dev/null) by bench_program;
+ * its wall time in ns, or -1 with a message.  Under a sandbox mode, argv
+ * runs as `sandpit run --mode=M --allow-read=TMPDIR -- argv...`. */
 static double run_once(const struct bench_cfg *c, int mode, const char *const *argv, const char *in)
 {
 	const char *av[MAX_ARGS + 8];
-	char modeopt[32], readopt[4200];
-	int n = 0, p[2], st;
-	char buf[65536];
+	char modeopt[32], readopt[4200], what[160];
+	int n = 0;
 
 	if (mode) {
 		snprintf(modeopt, sizeof(modeopt), "--mode=%s", modes[mode]);
@@ -45,42 +45,8 @@ static double run_once(const struct bench_cfg *c, int mode, const char *const *a
 	for (int i = 0; i < MAX_ARGS && argv[i]; i++)
 		av[n++] = argv[i];
 	av[n] = NULL;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	fflush(NULL);
-	double t0 = bench_now_ns();
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	run_pid = pid;
-	if (pid == 0) {
-		int i = open(in ? in : "/dev/null", O_RDONLY);
-		int e = open("/dev/null", O_WRONLY);
-		if (i < 0 || e < 0 || dup2(i, 0) < 0 || dup2(p[1], 1) < 0 ||
-		    (!c->verbose && dup2(e, 2) < 0))
-			_exit(120);
-		unsetenv("SANDPIT_MODE");
-		execv(av[0], (char *const *)av);
-		_exit(121);
-	}
-	close(p[1]);
-	for (;;) {
-		ssize_t k = read(p[0], buf, sizeof(buf));
-		if (k <= 0 && !(k < 0 && errno == EINTR))
-			break;
-	}
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	double t = bench_now_ns() - t0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "sandpit bench: %s (%s): %s %d\n", argv[0], modes[mode],
-			WIFEXITED(st) ? "exit status" : "killed by signal",
-			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		return -1;
-	}
-	return t;
+	snprintf(what, sizeof(what), "%s (%s)", argv[0], modes[mode]);
+	return bench_program(c, what, av, &(struct bench_io){ .in = in }, &run_pid);
 }
 
 /* ---- start-up with a cold and a warm plan cache ---- */

@@ -395,6 +395,7 @@ static const char *group_titles[][2] = {
 	{ "start-up", "Start-up" },
 	{ "memory", "Memory per sandboxed thread" },
 	{ "programs", "Real programs under `sandpit run` (wall clock, whole run)" },
+	{ "peers", "The peers: bubblewrap and firejail beside sandpit, as a user runs them (wall clock, whole run)" },
 	{ "scaling", "Scaling: `stat` through B from several threads at once" },
 	{ "floor", "The hand-off floor: a call through a second process, nothing checked (bench/floor.c)" },
 	{ "busy", "A busy machine: calls and programs with a busy loop per CPU (bench/busy.c)" },
@@ -427,7 +428,9 @@ void bench_print_table(FILE *f, const struct bench_cfg *c)
 					group_counted(group) ? "  system calls (counted)" : "");
 			}
 			if (!r->n) {
-				fprintf(f, "%-34s %-36s %11s\n", r->name, r->mode, "failed");
+				fprintf(f, "%-34s %-36s %11s%s%s\n", r->name, r->mode,
+					r->skipped[0] ? "skipped" : "failed", r->skipped[0] ? ": " : "",
+					r->skipped);
 				continue;
 			}
 			fprintf(f, "%-34s %-36s %11s %11s %11s %8s %5d%s%s\n", r->name, r->mode,
@@ -536,6 +539,10 @@ void bench_print_json(FILE *f, const struct bench_cfg *c)
 			fputs(", \"syscalls\": null, \"syscalls_not_counted\": ", f);
 			json_str(f, r->calls.why);
 		}
+		if (r->skipped[0]) {
+			fputs(", \"skipped\": ", f);
+			json_str(f, r->skipped);
+		}
 		fputs(", \"note\": ", f);
 		if (r->note)
 			json_str(f, r->note);
@@ -587,8 +594,8 @@ static void md_group(FILE *f, const char *group)
 		if (strcmp(r->group, group))
 			continue;
 		if (!r->n) {
-			fprintf(f, "| %s | %s | failed | | | | 0 |%s\n", r->name, r->mode,
-				counted ? " |" : "");
+			fprintf(f, "| %s | %s | %s%s | | | | 0 |%s\n", r->name, r->mode,
+				r->skipped[0] ? "skipped: " : "failed", r->skipped, counted ? " |" : "");
 			continue;
 		}
 		fprintf(f, "| %s | %s | %s | %s | %s | %s | %d |%s%s%s\n", r->name, r->mode,
@@ -666,7 +673,8 @@ void bench_print_markdown(FILE *f, const struct bench_cfg *c, const char *svg)
 	      "**strict-1cpu** (U, T and B all on CPU 0); **filter** (a seccomp-bpf filter lets "
 	      "allowed calls run natively, the rest go to T and B as in strict mode). The "
 	      "alternatives are what a user might build instead, timed the same way on the same "
-	      "call.\n\n",
+	      "call; the peers (**bwrap**, **firejail**) are the sandboxes a user might run "
+	      "instead, run as a user runs them, on the same programs in the same rounds.\n\n",
 	      f);
 	fputs("## DESIGN §10 targets\n\n| path | target | measured | |\n|---|---|---|---|\n", f);
 	for (int i = 0; i < nt; i++)

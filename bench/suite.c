@@ -19,8 +19,8 @@ static const struct {
 } groups[] = {
 	{ "calls", bench_calls },	    { "alternatives", bench_alternatives },
 	{ "startup", bench_startup },   { "memory", bench_memory },
-	{ "programs", bench_programs }, { "scaling", bench_scaling },
-	{ "busy", bench_busy },
+	{ "programs", bench_programs }, { "peers", bench_peers },
+	{ "scaling", bench_scaling },	{ "busy", bench_busy },
 };
 #define NGROUPS (int)(sizeof(groups) / sizeof(groups[0]))
 

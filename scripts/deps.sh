@@ -6,6 +6,7 @@ BUILD=${1:-build}
 PKGS="build-essential libseccomp-dev libzydis-dev libzycore-dev libbpf-dev libelf-dev zlib1g-dev linux-libc-dev clang libclang-rt-dev bpftool gcc-multilib pkg-config xz-utils\
       busybox-static sqlite3 jq bc python3 perl gnuplot-nox golang-go gdb nodejs git curl"
 PKGS="$PKGS cppcheck clang-tidy" # make lint
+PKGS="$PKGS bubblewrap firejail" # sandpit bench's peers (bench/peers.c)
 # make check-kernels (KERNELS=1): qemu, the kernel source and what building it needs
 [ -z "${KERNELS:-}" ] || PKGS="$PKGS qemu-system-x86 linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio"
 missing=""

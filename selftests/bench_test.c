@@ -48,8 +48,9 @@ static char *slurp(const char *file)
 
 /* The rows `sandpit bench` must give, checked in Python (json is its own
  * parser, not ours): every (name, mode), n > 0, p10 <= median <= p90, a
- * time above zero, a ratio for every sandboxed per-call row, and a held
- * true or false for every target. */
+ * time above zero, a ratio for every sandboxed per-call row, a peer's row
+ * measured or skipped with a reason, and a held true or false for every
+ * target. */
 static const char checker[] =
 	"import json, os, sys\n"
 	"d = json.load(open(sys.argv[1]))\n"
@@ -82,6 +83,14 @@ static const char checker[] =
 	"               not k[0].endswith(', busy CPUs')]\n"
 	"        assert len(hit) == 1, ('program row', prog, m, hit)\n"
 	"        want.append(hit[0])\n"
+	"# the peers: native and sandpit measured; bwrap and firejail measured, or skipped and why\n"
+	"for name in ('/bin/true', '/usr/bin/tar -Pcf - /usr/include/linux >/dev/null',\n"
+	"             \"/usr/bin/python3 -c 'import json, email, http.client'\"):\n"
+	"    want += [(name, m) for m in ('native', 'strict', 'filter')]\n"
+	"    for m in ('bwrap', 'firejail'):\n"
+	"        r = rows[(name, m)]\n"
+	"        assert r['group'] == 'peers' and (r['n'] > 0) != bool(r.get('skipped')), r\n"
+	"        assert r['n'] == 0 or r['ratio'] > 0, r\n"
 	"busy = ['getppid', 'stat', 'open+close', \"python3 -c 'import json, email, http.client'\",\n"
 	"        'tar cf - /usr/include/linux']\n"
 	"want += [(b + ', busy CPUs', m) for b in busy for m in ('native', 'strict', 'filter')]\n"
