@@ -88,8 +88,13 @@ static void on_usr1_mask(int sig)
 	else
 		ML_ADD(t->handled, 1);
 	ml_in_call = saved;
+	/* on one CPU, the sender's turn: it waits for this.  Before the exit
+	 * is counted, so that a signal the sender sends meanwhile nests on a
+	 * frame the depth counts: after it, every handler parked in its yield
+	 * was a frame the depth did not show, and a slow guest (TCG) stacked
+	 * them until the native run overflowed its stack (SIGSEGV) */
+	sched_yield();
 	ML_ADD(t->exits, 1);
-	sched_yield(); /* on one CPU, the sender's turn: it waits for this */
 }
 
 static void *ml_loop(void *arg)
