@@ -272,7 +272,10 @@ TEST(owners_attributes_by_path_and_creat_inside_a_write_grant_answer_as_natively
 /* Attributes read through a descriptor and copied to another file, as
  * cp -a and tar copy user.* attributes and ACLs: flistxattr and fgetxattr
  * answer as natively (sizes, ERANGE, ENODATA, EBADF), and the copy made
- * with fsetxattr carries the same attributes (compared in the tree). */
+ * with fsetxattr carries the same attributes (compared in the tree); then
+ * the copy's mode and owner set on its descriptor, as gzip -k, xz and
+ * install -m set them (the program's own ids: as root, another owner is
+ * the kernel's EPERM without capabilities). */
 static int ops_fd_attrs(void *a)
 {
 	struct box *b = a;
@@ -312,6 +315,15 @@ static int ops_fd_attrs(void *a)
 		R(fsetxattr(out, names + k, v, len > 0 ? (size_t)len : 0, 0));
 	}
 	R(fgetxattr(out, "user.two", v, sizeof(v)));
+	/* then the mode and owner, by descriptor, as gzip -k and xz give them */
+	struct stat st;
+	R(fchmod(out, 0640));
+	R(fchown(out, getuid(), getgid()));
+	R(fchown(out, (uid_t)-1, getgid()));
+	R(fremovexattr(out, "user.two"));
+	R(fremovexattr(out, "user.two"));           /* ENODATA */
+	R(fstat(out, &st));
+	R(st.st_mode);
 	close(out);
 	R(fgetxattr(out, "user.two", v, sizeof(v))); /* EBADF: closed */
 	R(flistxattr(out, names, sizeof(names)));   /* EBADF */
