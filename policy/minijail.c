@@ -266,12 +266,20 @@ static void include(struct mj *m, struct origin at, struct lex *l, int depth)
 		mj_error(m, at.file, at.line, "@include takes one path");
 		return;
 	}
+	/* said once a file, with the chain that led there: a file of a
+	 * hundred nested @includes is one mistake, not a hundred */
 	if (depth) {
-		mj_error(m, at.file, at.line, "@include nested too deep (minijail includes one level)");
+		struct origin from = m->included_at[at.file];
+		if (!m->nested_said[at.file]++)
+			mj_error(m, at.file, at.line,
+				 "@include nested too deep (minijail includes one level): "
+				 "%s:%d includes %s, which includes %.*s (said once a file)",
+				 m->files[from.file], from.line, m->files[at.file], (int)n, l->s);
 		return;
 	}
 	if (m->nfiles >= MJ_MAX_FILES) {
-		mj_error(m, at.file, at.line, "more than %d files", MJ_MAX_FILES);
+		if (!m->files_said++)
+			mj_error(m, at.file, at.line, "more than %d files (said once)", MJ_MAX_FILES);
 		return;
 	}
 	char *path = strndup(l->s, n);
@@ -288,6 +296,7 @@ static void include(struct mj *m, struct origin at, struct lex *l, int depth)
 	}
 	m->owned[m->nfiles] = path;
 	m->files[m->nfiles] = path;
+	m->included_at[m->nfiles] = at;
 	parse_text(m, m->nfiles++, text, len, depth + 1);
 	free(text);
 }

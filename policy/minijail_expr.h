@@ -45,6 +45,9 @@ struct mj {
 	const char *files[MJ_MAX_FILES];
 	int nfiles;
 	char *owned[MJ_MAX_FILES];
+	struct origin included_at[MJ_MAX_FILES]; /* the @include that read each file */
+	unsigned char nested_said[MJ_MAX_FILES]; /* its nested @include refused once */
+	int files_said;                          /* more than MJ_MAX_FILES, said once */
 	/* the sandpit text being written, and where each of its lines came from */
 	char *out;
 	size_t outlen;

@@ -3,9 +3,10 @@
 # strict and in filter mode, each in a scratch directory of its own that
 # is its working directory and its one write grant (also TMPDIR and
 # HOME).  A run is the same as the native one when its exit status, its
-# standard output and what it left in the directory (names, sizes, modes,
-# contents' checksums) are.  Prints a Markdown table, one row an
-# invocation, then "N same, N different".  Not part of `make check`
+# standard output and what it left in the directory (names, modes, owners,
+# sizes, contents' checksums, extended attributes) are.  Prints a
+# Markdown table, one row an invocation, then "N same, N different".
+# Not part of `make check`
 # (about three minutes); docs/REAL_SUITES.md keeps its table.
 #   scripts/real-programs.sh [SANDPIT]   (default build/sandpit)
 set -u
@@ -26,7 +27,16 @@ seed() {
 	head -c 65536 /usr/bin/ls >"$d/bin.dat"
 	printf '{"a": [1, 2, 3], "b": {"c": "d"}}\n' >"$d/in.json"
 	chmod 0644 "$d/a.txt" "$d/b.txt" "$d/sub/c.txt" "$d/bin.dat" "$d/in.json"
-	tar --mtime=@1000000000 --owner=0 --group=0 --numeric-owner -cf "$d/t.tar" -C "$d" sub b.txt
+	# a user attribute and an ACL (user 1000 r--), which cp -a and tar copy
+	$PY - "$d/sub/c.txt" <<'EOF2'
+import os, struct, sys
+os.setxattr(sys.argv[1], 'user.sandpit', b'seed')
+acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *e) for e in (
+    (1, 6, 2**32 - 1), (2, 4, 1000), (4, 4, 2**32 - 1), (16, 6, 2**32 - 1), (32, 4, 2**32 - 1)))
+os.setxattr(sys.argv[1], 'system.posix_acl_access', acl)
+EOF2
+	tar --mtime=@1000000000 --owner=0 --group=0 --numeric-owner --xattrs --acls \
+		--pax-option=delete=atime,delete=ctime -cf "$d/t.tar" -C "$d" sub b.txt
 	cat >"$d/aio.py" <<'EOF'
 import asyncio
 async def main():
@@ -46,20 +56,28 @@ EOF
 	(cd "$d" && zip -q -X z.zip b.txt sub/c.txt) # it keeps those times
 }
 
-# the directory as a signature: each entry's type, mode, size and checksum
+# the directory as a signature: each entry's type, mode, owner, size,
+# checksum and extended attributes (names and values)
 signature() {
-	(cd "$1" && find . -path ./.git -prune -o -print | LC_ALL=C sort | while read -r f; do
-		case $f in
-		*.kbx) printf '%s %s\n' "$f" "$(stat -c %a "$f")" ;; # a keyring holds its creation time
-		*)
-		if [ -f "$f" ]; then
-			printf '%s %s %s %s\n' "$f" "$(stat -c %a "$f")" "$(stat -c %s "$f")" \
-				"$(md5sum <"$f" | cut -c1-8)"
-		else
-			printf '%s %s %s\n' "$f" "$(stat -c %F "$f")" "$(stat -c %a "$f")"
-		fi ;;
-		esac
-	done)
+	$PY - "$1" <<'EOF2'
+import hashlib, os, stat, sys
+top = sys.argv[1]
+for dirpath, dirs, files in os.walk(top):
+    dirs[:] = sorted(d for d in dirs if not (dirpath == top and d == '.git'))
+    for name in sorted(dirs + files):
+        p = os.path.join(dirpath, name)
+        st = os.lstat(p)
+        xa = ','.join('%s=%s' % (k, os.getxattr(p, k, follow_symlinks=False).hex())
+                      for k in sorted(os.listxattr(p, follow_symlinks=False)))
+        line = [os.path.relpath(p, top), stat.filemode(st.st_mode), '%d:%d' % (st.st_uid, st.st_gid)]
+        if name.endswith('.kbx'):  # a keyring holds its creation time
+            pass
+        elif stat.S_ISREG(st.st_mode):
+            line += [str(st.st_size), hashlib.md5(open(p, 'rb').read()).hexdigest()[:8]]
+        elif stat.S_ISLNK(st.st_mode):
+            line.append(os.readlink(p))
+        print(' '.join(line + [xa]))
+EOF2
 }
 
 # one run: native, strict or filter; prints "status stdout-sum dir-sum"
@@ -115,6 +133,7 @@ row "bzip2 -k a.txt" bzip2 -k a.txt
 row "zstd -q a.txt" zstd -q a.txt
 row "lz4 -q a.txt" lz4 -q a.txt a.lz4
 row "tar -xf t.tar -C sub" tar -xf t.tar -C sub
+row "tar -x --xattrs --acls" tar --xattrs --xattrs-include='*' --acls -xf t.tar -C sub
 row "tar -cf" tar -cf new.tar a.txt sub
 row "tar -czf (runs gzip)" tar -czf new.tgz a.txt sub
 row "zip -q" zip -q -X z.zip a.txt b.txt

@@ -24,6 +24,8 @@ static const char *const x_allow_calls[] = {
 	/* I/O on descriptors U already holds */
 	"pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2",
 	"lseek", "fstat", "fstatfs", "fsync", "fdatasync",
+	/* a held file's extended attributes, as fstat its other metadata */
+	"fgetxattr", "flistxattr",
 	/* files U already holds: locks, caching hints, write-back */
 	"flock", "fadvise64", "readahead", "sync_file_range", "syncfs", "sync", "cachestat",
 	/* who and where am I */
@@ -271,8 +273,6 @@ static const struct x_deny_calls {
 		"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
 		"mount_setattr", "quotactl_fd", NULL } },
 	{ EOPNOTSUPP, (const char *const[]){
-		/* extended attributes by descriptor: as on a file system without them */
-		"fgetxattr", "flistxattr",
 		/* Landlock as when it is off at boot; shadow stacks as without the CPU's */
 		"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 		"map_shadow_stack", NULL } },

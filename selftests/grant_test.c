@@ -269,6 +269,75 @@ TEST(owners_attributes_by_path_and_creat_inside_a_write_grant_answer_as_natively
 	same_as_native(_metadata, ops_owners);
 }
 
+/* Attributes read through a descriptor and copied to another file, as
+ * cp -a and tar copy user.* attributes and ACLs: flistxattr and fgetxattr
+ * answer as natively (sizes, ERANGE, ENODATA, EBADF), and the copy made
+ * with fsetxattr carries the same attributes (compared in the tree); then
+ * the copy's mode and owner set on its descriptor, as gzip -k, xz and
+ * install -m set them (the program's own ids: as root, another owner is
+ * the kernel's EPERM without capabilities). */
+static int ops_fd_attrs(void *a)
+{
+	struct box *b = a;
+	static const unsigned char acl[] = {
+		2, 0, 0, 0,                                    /* version 2 */
+		1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,            /* owner rw- */
+		2, 0, 4, 0, 0xe8, 0x03, 0, 0,                  /* user 1000 r-- */
+		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,            /* group r-- */
+		16, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,           /* mask rw- */
+		32, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,           /* other r-- */
+	};
+	char names[256], v[64];
+	if (in_dir(b))
+		return 1;
+	umask(022);
+	R(make_file("src"));
+	R(mkdir("d", 0755));
+	R(setxattr("src", "user.sandpit", "value", 5, 0));
+	R(setxattr("src", "user.two", "2", 1, 0));
+	R(setxattr("src", "system.posix_acl_access", acl, sizeof(acl), 0));
+	int in = open("src", O_RDONLY), out = open("dst", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	int dir = open("d", O_RDONLY | O_DIRECTORY);
+	R(in >= 0 && out >= 0 && dir >= 0 ? 0 : -1);
+	long n = flistxattr(in, NULL, 0);           /* the size needed */
+	R(n);
+	R(flistxattr(in, names, 1));                /* ERANGE */
+	R(flistxattr(in, names, sizeof(names)));
+	R(flistxattr(dir, names, sizeof(names)));   /* none: 0 */
+	R(fgetxattr(in, "user.sandpit", NULL, 0));  /* 5 */
+	R(fgetxattr(in, "user.sandpit", v, 2));     /* ERANGE */
+	R(fgetxattr(in, "user.none", v, sizeof(v))); /* ENODATA */
+	/* the copy, name by name, as cp -a makes it */
+	for (long k = 0; k > -1 && k < n; k += (long)strlen(names + k) + 1) {
+		long len = fgetxattr(in, names + k, v, sizeof(v));
+		R(len);
+		R(v[0] + 256 * v[len > 1 ? len - 1 : 0]);
+		R(fsetxattr(out, names + k, v, len > 0 ? (size_t)len : 0, 0));
+	}
+	R(fgetxattr(out, "user.two", v, sizeof(v)));
+	/* then the mode and owner, by descriptor, as gzip -k and xz give them */
+	struct stat st;
+	R(fchmod(out, 0640));
+	R(fchown(out, getuid(), getgid()));
+	R(fchown(out, (uid_t)-1, getgid()));
+	R(fremovexattr(out, "user.two"));
+	R(fremovexattr(out, "user.two"));           /* ENODATA */
+	R(fstat(out, &st));
+	R(st.st_mode);
+	close(out);
+	R(fgetxattr(out, "user.two", v, sizeof(v))); /* EBADF: closed */
+	R(flistxattr(out, names, sizeof(names)));   /* EBADF */
+	close(in);
+	close(dir);
+	return 0;
+}
+
+TEST(attributes_read_through_a_descriptor_and_copied_answer_as_natively)
+{
+	NEED_OPENAT2();
+	same_as_native(_metadata, ops_fd_attrs);
+}
+
 /* What a grant never lets U do, whatever the kernel would. */
 static int ops_never(void *a)
 {

@@ -383,6 +383,53 @@ TEST(includes_are_one_level_as_in_minijail)
 	rmdir(dir);
 }
 
+/* A file of a hundred nested @includes (an include bomb, one level deep
+ * as minijail reads it) is one error, said once, with the include that
+ * led there; a second such file is its own error. */
+TEST(a_nested_include_bomb_is_said_once_with_its_chain)
+{
+	char dir[] = "/tmp/minijail_test.XXXXXX", a[64], b[64], c[64], text[256];
+	struct parsed r;
+	FILE *f;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.policy", dir);
+	snprintf(b, sizeof(b), "%s/b.policy", dir);
+	snprintf(c, sizeof(c), "%s/c.policy", dir);
+	f = fopen(a, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "getpid: 1\n");
+	for (int i = 0; i < 100; i++)
+		fprintf(f, "@include %s\n", a);
+	fclose(f);
+	f = fopen(b, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "@include %s\n@include %s\n", c, c);
+	fclose(f);
+	f = fopen(c, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "getppid: 1\n");
+	fclose(f);
+	snprintf(text, sizeof(text), "umask: 1\n@include %s\n", a);
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_EQ(1, r.errors.n) TH_LOG("%s", r.errors.text);
+	char want[512];
+	snprintf(want, sizeof(want), "%s:2: @include nested too deep (minijail includes one level): "
+		 "t.policy:2 includes %s, which includes %s (said once a file)\n", a, a, a);
+	EXPECT_STREQ(want, r.errors.text);
+	/* two such files: two errors, each naming its own chain */
+	snprintf(text, sizeof(text), "@include %s\numask: 1\n@include %s\n", a, b);
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_EQ(2, r.errors.n) TH_LOG("%s", r.errors.text);
+	snprintf(want, sizeof(want), "%s:1: @include nested too deep (minijail includes one level): "
+		 "t.policy:3 includes %s, which includes %s (said once a file)\n", b, b, c);
+	EXPECT_NE(NULL, strstr(r.errors.text, want)) TH_LOG("%s", r.errors.text);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	rmdir(dir);
+}
+
 TEST(every_translation_is_noted)
 {
 	struct parsed r;

@@ -134,6 +134,54 @@ TEST_F(run, python3_tempfile_and_makedirs_in_a_write_grant)
 	same_in_a_write_grant(_metadata, self, variant->mode, "TMPDIR=.", cmds);
 }
 
+/* The programs that change metadata through a descriptor or copy it, as
+ * they are used every day: gzip -k and xz give the new file the old one's
+ * mode and owner by fchmod and fchown, xz -d too; tar -x and cp -a copy
+ * owners, modes, user.* attributes and ACLs (read by descriptor with
+ * fgetxattr, written with fsetxattr or by path); install -m sets a mode on
+ * its descriptor; sed -i gives its temporary file the old mode; gpg lowers
+ * its core limit; Python's asyncio makes an AF_UNIX socket pair.  Each
+ * one's status and output, and the tree left (modes, owners, sizes,
+ * attributes), as natively. */
+TEST_F(run, metadata_copying_programs_in_a_write_grant)
+{
+	char *const *const cmds[] = {
+		CMD("/usr/bin/python3", "-c",
+		    "import os, struct\n"
+		    "open('a.txt', 'w').write(''.join('%d some text\\n' % i for i in range(20000)))\n"
+		    "for f in 'b.txt', 'c.txt':\n"
+		    "    open(f, 'w').write('one\\ntwo\\n'); os.chmod(f, 0o640)\n"
+		    "os.mkdir('sub'); open('sub/d.txt', 'w').write('d\\n')\n"
+		    "os.setxattr('sub/d.txt', 'user.sandpit', b'value')\n"
+		    "acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *e) for e in (\n"
+		    "    (1, 6, 2**32 - 1), (2, 4, 1000), (4, 4, 2**32 - 1), (16, 6, 2**32 - 1),\n"
+		    "    (32, 4, 2**32 - 1)))\n"
+		    "os.setxattr('sub/d.txt', 'system.posix_acl_access', acl)\n"
+		    "print(sorted(os.listxattr('sub/d.txt')))"),
+		CMD("gzip", "-k", "a.txt"),
+		CMD("xz", "-T1", "b.txt"),
+		CMD("xz", "-T1", "-d", "-k", "b.txt.xz", "-c"),
+		CMD("tar", "--xattrs", "--xattrs-include=*", "--acls", "-cf", "t.tar", "sub"),
+		CMD("mkdir", "x"),
+		CMD("tar", "--xattrs", "--xattrs-include=*", "--acls", "-xf", "t.tar", "-C", "x"),
+		CMD("install", "-m", "0755", "a.txt", "inst"),
+		CMD("cp", "-a", "sub", "sub2"),
+		CMD("sed", "-i", "s/one/1/", "c.txt"),
+		CMD("mkdir", "-m", "700", "g"),
+		CMD("gpg", "--homedir", "g", "--print-md", "sha256", "a.txt"),
+		CMD("/usr/bin/python3", "-c",
+		    "import asyncio, os\n"
+		    "async def main():\n"
+		    "    r, w = await asyncio.open_connection(sock=__import__('socket').socketpair()[0])\n"
+		    "    return await asyncio.get_running_loop().run_in_executor(None, sum, [1, 2, 3])\n"
+		    "print('asyncio', asyncio.run(main()))\n"
+		    "for f in 'sub2/d.txt', 'x/sub/d.txt':\n"
+		    "    print(f, sorted((k, os.getxattr(f, k)) for k in os.listxattr(f)))"),
+		NULL
+	};
+	same_in_a_write_grant(_metadata, self, variant->mode, NULL, cmds);
+}
+
 /* The same commands on a directory under a read grant only: each fails,
  * and nothing there is made, removed or changed. */
 TEST_F(run, coreutils_outside_the_write_grants_change_nothing)

@@ -33,7 +33,8 @@
  * selftests/programs/tiny.c makes only the calls it is asked to. */
 
 FIXTURE(tiny) {
-	char dir[64], file[96], cat[96], rw[96], kill[96], wr[96], wr_sig[96], tiny[PATH_MAX + 32];
+	char dir[64], file[96], cat[96], rw[96], kill[96], wr[96], wr_sig[96], mj[96], mj_line[96];
+	char tiny[PATH_MAX + 32];
 };
 FIXTURE_VARIANT(tiny) {
 	const char *mode;
@@ -67,6 +68,8 @@ FIXTURE_SETUP(tiny)
 	snprintf(self->kill, sizeof self->kill, "%s/kill.policy", self->dir);
 	snprintf(self->wr, sizeof self->wr, "%s/wr.policy", self->dir);
 	snprintf(self->wr_sig, sizeof self->wr_sig, "%s/wr_sig.policy", self->dir);
+	snprintf(self->mj, sizeof self->mj, "%s/mj.policy", self->dir);
+	snprintf(self->mj_line, sizeof self->mj_line, "%s/mj_line.policy", self->dir);
 	snprintf(self->tiny, sizeof self->tiny, "%s/selftests/tiny", bindir);
 	write_file(_metadata, self->file, "two lines\nof a file\n", 0644);
 	write_file(_metadata, self->cat, cat_policy, 0644);
@@ -80,6 +83,15 @@ FIXTURE_SETUP(tiny)
 		   "rt_sigreturn: allow\n",
 		   0644);
 	write_file(_metadata, self->wr, "read: allow\nwrite: arg0 == 1\nexit_group: allow\n", 0644);
+	/* minijail's: a call no line names is killed, and one named kill */
+	write_file(_metadata, self->mj,
+		   "# tiny, in minijail's format\nread: 1\nwrite: 1\nexit_group: 1\nexit: 1\n"
+		   "rt_sigreturn: 1\n",
+		   0644);
+	write_file(_metadata, self->mj_line,
+		   "read: 1\nwrite: 1\n\n# refused by name\ngetppid: kill\nexit_group: 1\nexit: 1\n"
+		   "rt_sigreturn: 1\n",
+		   0644);
 	write_file(_metadata, self->wr_sig,
 		   "read: allow\nwrite: arg0 == 1\nexit_group: allow\nrt_sigaction: process\n", 0644);
 }
@@ -206,6 +218,61 @@ TEST_F(tiny, default_kill_and_the_minimum)
 	ASSERT_EQ(0, run_both(variant->mode, self->kill, NULL, TINY("missed"), &b));
 	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
 	EXPECT_STREQ("before\n", b.out);
+	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
+}
+
+/* A minijail file's kill, by its default (no line names the call) and by
+ * a line, with --log=denials in text and in JSON: one line names the
+ * call, its number, what decided it and the caller, in both modes, before
+ * P dies of SIGKILL; without --log the same line, and the closing one. */
+TEST_F(tiny, a_minijail_kill_names_the_call_in_text_and_json)
+{
+	struct both b;
+	char want[PATH_MAX + 128];
+	const char *text[] = { "--policy-format=minijail", "--log=denials", NULL };
+	const char *json[] = { "--policy-format=minijail", "--log=denials", "--log-format=json", NULL };
+	const char *quiet[] = { "--policy-format=minijail", NULL };
+
+	ASSERT_EQ(0, run_both(variant->mode, self->mj, text, TINY("hello"), &b));
+	EXPECT_EQ(3, b.status) TH_LOG("%s", b.err);
+	EXPECT_STREQ("hello\n", b.out);
+
+	ASSERT_EQ(0, run_both(variant->mode, self->mj, text, TINY("refused"), &b));
+	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
+	EXPECT_STREQ("before\n", b.out);
+	EXPECT_NE(NULL, strstr(b.err, "sandpit: killed getppid(), system call 110; by not in the "
+				      "policy: default; from tiny+0x"))
+	TH_LOG("%s", b.err);
+	EXPECT_EQ(1, count(b.err, "sandpit: killed ")) TH_LOG("%s", b.err);
+
+	ASSERT_EQ(0, run_both(variant->mode, self->mj, json, TINY("refused"), &b));
+	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
+	EXPECT_STREQ("before\n", b.out);
+	EXPECT_NE(NULL, strstr(b.err, "{\"sandpit\":\"killed\",\"pid\":"));
+	EXPECT_NE(NULL, strstr(b.err, ",\"call\":\"getppid\",\"nr\":110,\"args\":[],"))
+	TH_LOG("%s", b.err);
+	EXPECT_NE(NULL, strstr(b.err, ",\"decided\":\"not in the policy: default\","))
+	TH_LOG("%s", b.err);
+	snprintf(want, sizeof want, ",\"module\":\"%s\",\"offset\":\"0x", self->tiny);
+	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
+	EXPECT_EQ(1, count(b.err, "\"killed\"")) TH_LOG("%s", b.err);
+
+	/* named by a line: that line, in text and in JSON */
+	snprintf(want, sizeof want, "sandpit: killed getppid(), system call 110; by %s:5; from tiny+0x",
+		 self->mj_line);
+	ASSERT_EQ(0, run_both(variant->mode, self->mj_line, text, TINY("refused"), &b));
+	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
+	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
+	ASSERT_EQ(0, run_both(variant->mode, self->mj_line, quiet, TINY("refused"), &b));
+	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
+	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
+	snprintf(want, sizeof want, "sandpit: 1 call refused; the first: getppid(): killed, by %s:5;",
+		 self->mj_line);
+	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
+	ASSERT_EQ(0, run_both(variant->mode, self->mj_line, json, TINY("refused"), &b));
+	EXPECT_EQ(128 + SIGKILL, b.status) TH_LOG("%s", b.err);
+	snprintf(want, sizeof want, ",\"call\":\"getppid\",\"nr\":110,\"args\":[],\"result\":0,"
+		 "\"errno\":\"0\",\"decided\":\"%s:5\",", self->mj_line);
 	EXPECT_NE(NULL, strstr(b.err, want)) TH_LOG("%s", b.err);
 }
 

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 #include <sandpit.h>
@@ -286,8 +287,27 @@ static inline long raw_syscall(long nr, long a0, long a1, long a2)
 	return ret;
 }
 
+/* An entry's extended attributes, not following a link: each name and its
+ * value's first bytes in hex, in the order the file system lists them;
+ * appended to out. */
+static inline void xattr_signature(const char *path, char *out, size_t len)
+{
+	char names[1024], val[16];
+	ssize_t n = llistxattr(path, names, sizeof(names));
+	for (ssize_t k = 0; k < n; k += (ssize_t)strlen(names + k) + 1) {
+		ssize_t v = lgetxattr(path, names + k, val, sizeof(val));
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, " %s=", names + k);
+		for (ssize_t b = 0; b < v; b++) {
+			l = strlen(out);
+			snprintf(out + l, len - l, "%02x", (unsigned char)val[b]);
+		}
+	}
+}
+
 /* Every entry under dir, sorted: its path under dir (start with rel ""),
- * type and mode, size (regular files), link target; appended to out. */
+ * type and mode, owner, size (regular files), link target, extended
+ * attributes; appended to out. */
 static inline void tree_signature(const char *dir, const char *rel, char *out, size_t len)
 {
 	struct dirent **ents;
@@ -303,8 +323,12 @@ static inline void tree_signature(const char *dir, const char *rel, char *out, s
 			ssize_t t = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : 0;
 			target[t > 0 ? t : 0] = '\0';
 			size_t l = strlen(out);
-			snprintf(out + l, len - l, "%s %o %ld %s\n", sub, st.st_mode,
+			snprintf(out + l, len - l, "%s %o %u:%u %ld %s", sub, st.st_mode,
+				 (unsigned)st.st_uid, (unsigned)st.st_gid,
 				 S_ISREG(st.st_mode) ? (long)st.st_size : 0L, target);
+			xattr_signature(path, out, len);
+			l = strlen(out);
+			snprintf(out + l, len - l, "\n");
 			if (S_ISDIR(st.st_mode))
 				tree_signature(path, sub, out, len);
 		}
