@@ -270,16 +270,21 @@ static void include(struct mj *m, struct origin at, struct lex *l, int depth)
 	 * hundred nested @includes is one mistake, not a hundred */
 	if (depth) {
 		struct origin from = m->included_at[at.file];
-		if (!m->nested_said[at.file]++)
+		/* a flag, not a count: a byte would wrap at the 257th */
+		if (!m->nested_said[at.file]) {
+			m->nested_said[at.file] = 1;
 			mj_error(m, at.file, at.line,
 				 "@include nested too deep (minijail includes one level): "
 				 "%s:%d includes %s, which includes %.*s (said once a file)",
 				 m->files[from.file], from.line, m->files[at.file], (int)n, l->s);
+		}
 		return;
 	}
 	if (m->nfiles >= MJ_MAX_FILES) {
-		if (!m->files_said++)
+		if (!m->files_said) {
+			m->files_said = 1;
 			mj_error(m, at.file, at.line, "more than %d files (said once)", MJ_MAX_FILES);
+		}
 		return;
 	}
 	char *path = strndup(l->s, n);

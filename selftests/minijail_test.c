@@ -430,6 +430,27 @@ TEST(a_nested_include_bomb_is_said_once_with_its_chain)
 	rmdir(dir);
 }
 
+/* More nested @includes in one file than a byte counts: still said once. */
+TEST(three_hundred_nested_includes_in_one_file_are_said_once)
+{
+	char dir[] = "/tmp/minijail_test.XXXXXX", a[64], text[256];
+	struct parsed r;
+	FILE *f;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.policy", dir);
+	f = fopen(a, "w");
+	ASSERT_NE(NULL, f);
+	for (int i = 0; i < 300; i++)
+		fprintf(f, "@include %s\n", a);
+	fclose(f);
+	snprintf(text, sizeof(text), "@include %s\n", a);
+	EXPECT_EQ(-EINVAL, mj_parse(text, &r));
+	EXPECT_EQ(1, r.errors.n) TH_LOG("%s", r.errors.text);
+	unlink(a);
+	rmdir(dir);
+}
+
 TEST(every_translation_is_noted)
 {
 	struct parsed r;
