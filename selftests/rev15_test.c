@@ -499,7 +499,7 @@ struct open_out {
 	char path[96];
 	long opath_get, opath_list, opath_open;
 	long trusted_get, list_len, list_has_trusted, list_has_user;
-	long w_read, w_fstat, w_getxattr_path, w_getxattr_proc, w_get, w_value_ok, w_acl,
+	long w_read, w_reopen, w_fstat, w_getxattr_path, w_getxattr_proc, w_get, w_value_ok, w_acl,
 		w_acl_same, w_list;
 	long m_user, m_acl; /* the file with mode 0200: as root without capabilities */
 	long attempts;
@@ -533,6 +533,10 @@ static int body_open(void *a)
 	o->w_getxattr_path = res(getxattr(o->path, NAME, v, sizeof(v)));
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->wfd);
 	o->w_getxattr_proc = res(getxattr(proc, NAME, v, sizeof(v)));
+	int re = open(proc, O_RDONLY); /* the magic link: a read of the file */
+	o->w_reopen = re < 0 ? -errno : 0;
+	if (re >= 0)
+		close(re);
 	memset(v, 0, sizeof(v));
 	o->w_get = res(fgetxattr(o->wfd, NAME, v, sizeof(v)));
 	o->w_value_ok = 1;
@@ -545,15 +549,15 @@ static int body_open(void *a)
 	 * without CAP_DAC_OVERRIDE lacks; the ACL needs none */
 	o->m_user = res(fgetxattr(o->fd200, NAME, v, sizeof(v)));
 	o->m_acl = res(fgetxattr(o->fd200, "system.posix_acl_access", v, sizeof(v)));
-	o->attempts = 13;
+	o->attempts = 14;
 	return 0;
 }
 
 /* O_PATH: EBADF as natively.  trusted.*: hidden from T too.  A write-only
  * descriptor of a file outside the grants, held before the start: read
- * EBADF and getxattr by path EACCES, but fgetxattr gives its user.* value
- * and its ACL (owner, named users and groups), which fstat does not: the
- * leak docs/THREATS.md records */
+ * EBADF, getxattr by path and a reopen through /proc/self/fd EACCES, but
+ * fgetxattr gives its user.* value and its ACL (owner, named users and
+ * groups), which fstat does not: the leak docs/THREATS.md records */
 TEST(opath_trusted_and_a_held_write_only_descriptor_outside_the_grants)
 {
 	char dir[64], dir2[64], path2[96];
@@ -573,7 +577,7 @@ TEST(opath_trusted_and_a_held_write_only_descriptor_outside_the_grants)
 	rm_rf(dir);
 	rm_rf(dir2);
 	ASSERT_EQ(0, outcome(st));
-	EXPECT_EQ(13, o->attempts);
+	EXPECT_EQ(14, o->attempts);
 	EXPECT_EQ(0, o->opath_open);
 	EXPECT_EQ(-EBADF, o->opath_get);
 	EXPECT_EQ(-EBADF, o->opath_list);
@@ -586,6 +590,7 @@ TEST(opath_trusted_and_a_held_write_only_descriptor_outside_the_grants)
 	EXPECT_EQ(0, o->w_fstat);
 	EXPECT_EQ(-EACCES, o->w_getxattr_path);
 	EXPECT_EQ(-EACCES, o->w_getxattr_proc);
+	EXPECT_EQ(-EACCES, o->w_reopen);
 	/* the leak: the value and the ACL of a file the program may neither
 	 * read nor name */
 	EXPECT_EQ(VLEN, o->w_get);
