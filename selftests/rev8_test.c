@@ -66,7 +66,7 @@ struct box {
 	volatile int stop, phase;
 	/* forged interrupts */
 	long forge_errno, reader_max_ms[NW], reader_why[NW], reader_first_bad[NW];
-	volatile long in_open[NW];
+	volatile long in_open[NW], w_began[NW];
 	volatile uint16_t slot[NW];
 	long forged, reached[NW], ok[NW], wrong_file[NW], wrong_byte[NW], err[NW], last_errno[NW];
 	long reader_ok[NW], reader_err[NW];
@@ -301,6 +301,7 @@ static void *fifo_writer(void *a)
 	for (int k = 0; k < ROUNDS; k++) {
 		long before = __atomic_load_n(&b->forged, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->in_open[t->i], k + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->w_began[t->i], k + 1, __ATOMIC_RELEASE);
 		b->w_open[t->i][k] = ms_now() - b->t0;
 		int fd = open(p, O_WRONLY | (t->i == NW - 1 ? O_CREAT : 0), 0600);
 		b->w_opened[t->i][k] = ms_now() - b->t0;
@@ -367,7 +368,7 @@ static int body_forge(void *a)
 }
 
 /* outside the sandbox: each round, a while after the writer began to
- * wait, a blocking read open and the writer's byte */
+ * wait, a read open and the writer's byte */
 static void *outside_reader(void *a)
 {
 	struct wth *t = a;
@@ -376,6 +377,17 @@ static void *outside_reader(void *a)
 	snprintf(n, sizeof(n), "f%d", t->i);
 	path_in(b, n, p, sizeof(p));
 	for (int k = 0; k < ROUNDS && !b->stop; k++) {
+		/* round k only once the writer began its open k, which it does
+		 * once it closed k-1 (or the box is over): on a loaded machine
+		 * the writer may be slow to start, and slow between its byte
+		 * and its close, longer than this reader's 40 ms; then the
+		 * next reader came first, the writer's poll never saw POLLERR
+		 * (this round's reader gone) and its close was the next
+		 * reader's end of file, and from there every reader got the
+		 * round before's byte.  The 40 ms + 3 ms * i after it keep the
+		 * open waiting in B while the forger writes. */
+		while (!b->stop && __atomic_load_n(&b->w_began[t->i], __ATOMIC_ACQUIRE) <= k)
+			usleep(1000);
 		usleep(40000 + 3000 * t->i);
 		/* not blocking: a sandbox that died must not hang the test */
 		b->r_open[t->i][k] = ms_now() - b->t0;
