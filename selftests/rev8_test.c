@@ -66,7 +66,7 @@ struct box {
 	volatile int stop, phase;
 	/* forged interrupts */
 	long forge_errno, reader_max_ms[NW], reader_why[NW], reader_first_bad[NW];
-	volatile long in_open[NW];
+	volatile long in_open[NW], w_began[NW];
 	volatile uint16_t slot[NW];
 	long forged, reached[NW], ok[NW], wrong_file[NW], wrong_byte[NW], err[NW], last_errno[NW];
 	long reader_ok[NW], reader_err[NW];
@@ -85,7 +85,22 @@ struct box {
 	/* sigpending */
 	long queued, queue_errno, pend_open, pend_errno;
 	volatile pid_t main_tid;
+	/* each round of each writer, for the log of one that failed: ms
+	 * since t0 when the writer began and ended its open, ended its poll
+	 * (and the poll's result, revents and the write's), and when the
+	 * reader opened and read, and what it read (a byte, -1 end of file,
+	 * -2 no byte in time, -3 no open) */
+	long t0;
+	long w_open[NW][ROUNDS], w_opened[NW][ROUNDS], w_polled[NW][ROUNDS], w_poll[NW][ROUNDS];
+	long r_open[NW][ROUNDS], r_read[NW][ROUNDS], r_got[NW][ROUNDS];
 };
+
+static long ms_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static void rm_rf(const char *d)
 {
@@ -146,7 +161,11 @@ static pid_t start_box(struct box *b, int (*fn)(void *), struct sandpit_options 
 static int finish_box(pid_t p, int timeout_s)
 {
 	int st;
-	for (int i = 0; i < timeout_s * 100; i++) {
+	/* by the clock: on a loaded machine timeout_s * 100 sleeps of 10 ms
+	 * take longer than the harness gives the test, which would then end
+	 * without its log */
+	long until = ms_now() + timeout_s * 1000L;
+	while (ms_now() < until) {
 		if (waitpid(p, &st, WNOHANG) == p)
 			return outcome(st);
 		usleep(10000);
@@ -282,7 +301,10 @@ static void *fifo_writer(void *a)
 	for (int k = 0; k < ROUNDS; k++) {
 		long before = __atomic_load_n(&b->forged, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->in_open[t->i], k + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->w_began[t->i], k + 1, __ATOMIC_RELEASE);
+		b->w_open[t->i][k] = ms_now() - b->t0;
 		int fd = open(p, O_WRONLY | (t->i == NW - 1 ? O_CREAT : 0), 0600);
+		b->w_opened[t->i][k] = ms_now() - b->t0;
 		__atomic_store_n(&b->in_open[t->i], 0, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&b->forged, __ATOMIC_RELAXED) != before)
 			b->reached[t->i]++;
@@ -305,6 +327,8 @@ static void *fifo_writer(void *a)
 			 * made again): what forged bytes may do */
 			while ((pr = poll(&pf, 1, 3000)) < 0 && errno == EINTR)
 				b->poll_eintr[t->i]++;
+			b->w_polled[t->i][k] = ms_now() - b->t0;
+			b->w_poll[t->i][k] = (pr + 1) * 1000 + pf.revents * 10 + w;
 			if (w && pr == 1 && (pf.revents & POLLERR))
 				b->ok[t->i]++;
 			else {
@@ -344,7 +368,7 @@ static int body_forge(void *a)
 }
 
 /* outside the sandbox: each round, a while after the writer began to
- * wait, a blocking read open and the writer's byte */
+ * wait, a read open and the writer's byte */
 static void *outside_reader(void *a)
 {
 	struct wth *t = a;
@@ -353,10 +377,23 @@ static void *outside_reader(void *a)
 	snprintf(n, sizeof(n), "f%d", t->i);
 	path_in(b, n, p, sizeof(p));
 	for (int k = 0; k < ROUNDS && !b->stop; k++) {
+		/* round k only once the writer began its open k, which it does
+		 * once it closed k-1 (or the box is over): on a loaded machine
+		 * the writer may be slow to start, and slow between its byte
+		 * and its close, longer than this reader's 40 ms; then the
+		 * next reader came first, the writer's poll never saw POLLERR
+		 * (this round's reader gone) and its close was the next
+		 * reader's end of file, and from there every reader got the
+		 * round before's byte.  The 40 ms + 3 ms * i after it keep the
+		 * open waiting in B while the forger writes. */
+		while (!b->stop && __atomic_load_n(&b->w_began[t->i], __ATOMIC_ACQUIRE) <= k)
+			usleep(1000);
 		usleep(40000 + 3000 * t->i);
 		/* not blocking: a sandbox that died must not hang the test */
+		b->r_open[t->i][k] = ms_now() - b->t0;
 		int fd = open(p, O_RDONLY | O_NONBLOCK);
 		if (fd < 0) {
+			b->r_got[t->i][k] = -3;
 			b->reader_err[t->i]++;
 			continue;
 		}
@@ -370,6 +407,8 @@ static void *outside_reader(void *a)
 		if (ms > b->reader_max_ms[t->i])
 			b->reader_max_ms[t->i] = ms;
 		ssize_t n = pr == 1 ? read(fd, &c, 1) : -2;
+		b->r_read[t->i][k] = ms_now() - b->t0;
+		b->r_got[t->i][k] = n == 1 ? c : n == 0 ? -1 : -2;
 		if (n == 1 && c == (unsigned char)k) {
 			b->reader_ok[t->i]++;
 		} else {
@@ -399,6 +438,7 @@ static void forge(struct __test_metadata *_metadata, uid_t uid)
 	const char *w[2];
 	struct sandpit_options o = opts_for(b, w);
 	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	b->t0 = ms_now();
 	pid_t p = start_box(b, body_forge, &o);
 	ASSERT_LT(0, p);
 	pid_t bp = find_b();
@@ -408,7 +448,9 @@ static void forge(struct __test_metadata *_metadata, uid_t uid)
 		t[i] = (struct wth){ b, i };
 		ASSERT_EQ(0, pthread_create(&r[i], NULL, outside_reader, &t[i]));
 	}
-	int st = finish_box(p, 24);
+	/* 20 s: the harness gives the test 30, and the readers and B end
+	 * after it */
+	int st = finish_box(p, 20);
 	b->stop = 1;
 	for (int i = 0; i < NW; i++)
 		pthread_join(r[i], NULL);
@@ -431,6 +473,12 @@ static void forge(struct __test_metadata *_metadata, uid_t uid)
 		       b->wrong_byte[i], b->err[i], b->last_errno[i], b->reader_ok[i], b->reader_err[i], b->reader_why[i], b->reader_first_bad[i],
 		       b->reader_max_ms[i], b->poll_eintr[i]);
 		reached += b->reached[i];
+		for (int k = 0; b->ok[i] + b->reader_ok[i] != 2 * ROUNDS && k < ROUNDS; k++)
+			TH_LOG("  round %d: open %ld..%ld ms, poll ended %ld ms (result %ld, revents %#lx, "
+			       "byte written %ld); reader opened %ld ms, read %ld ms: %ld",
+			       k, b->w_open[i][k], b->w_opened[i][k], b->w_polled[i][k],
+			       b->w_poll[i][k] / 1000 - 1, b->w_poll[i][k] % 1000 / 10, b->w_poll[i][k] % 10,
+			       b->r_open[i][k], b->r_read[i][k], b->r_got[i][k]);
 		EXPECT_EQ(ROUNDS, b->ok[i]);
 		EXPECT_EQ(0, b->err[i]);
 		EXPECT_EQ(0, b->wrong_file[i]);
