@@ -3,7 +3,11 @@
 #ifndef SANDPIT_SELFTEST_BLOCK_UTIL_H
 #define SANDPIT_SELFTEST_BLOCK_UTIL_H
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* the numbers in [lo, hi] that hold a descriptor, per /proc/self/fd */
 static inline long held_in(long lo, long hi)
@@ -18,5 +22,23 @@ static inline long held_in(long lo, long hi)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* a descriptor's file status flags as /proc/self/fdinfo shows them (octal),
+ * -1 when it cannot be read */
+static inline long fdinfo_flags(long fd)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%ld", fd);
+	int f = open(p, O_RDONLY);
+	if (f < 0)
+		return -1;
+	ssize_t n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *c = strstr(buf, "flags:");
+	return c ? strtol(c + 6, NULL, 8) : -1;
 }
 #endif

@@ -137,22 +137,6 @@ struct block_out {
 	struct fd_answer got;
 };
 
-static long fdinfo_flags(long fd)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof(p), "/proc/self/fdinfo/%ld", fd);
-	int f = open(p, O_RDONLY);
-	if (f < 0)
-		return -1;
-	ssize_t n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *c = strstr(buf, "flags:");
-	return c ? strtol(c + 6, NULL, 8) : -1;
-}
-
 static int body_block(void *a)
 {
 	struct block_out *o = a;

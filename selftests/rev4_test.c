@@ -71,22 +71,6 @@ struct block_out {
 
 static struct block_out *block_o;
 
-static long fdinfo_flags(long fd)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof(p), "/proc/self/fdinfo/%ld", fd);
-	int f = open(p, O_RDONLY);
-	if (f < 0)
-		return -1;
-	ssize_t n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *s = strstr(buf, "flags:");
-	return s ? strtol(s + 6, NULL, 8) : -1;
-}
-
 static int ok_call(int i, long fd, int own, int ep, int devnull)
 {
 	char p[64];
