@@ -82,7 +82,8 @@ $(BUILD)/policy/default_policy.o: policy/default.policy
 # and gen_model.c (policy/model.h: the calls as parsed) from everything in
 # policy/ but the two (with an empty model: the tools parse the whole text)
 GEN_OBJS := $(filter $(BUILD)/policy/%,$(filter-out $(BUILD)/policy/default_filter.o \
-	$(BUILD)/policy/default_model_bin.o,$(LIB_OBJS))) $(BUILD)/policy/no_model.o
+	$(BUILD)/policy/default_model_bin.o $(BUILD)/policy/notifier_filter.o,$(LIB_OBJS))) \
+	$(BUILD)/policy/no_model.o
 $(BUILD)/gen_filter $(BUILD)/gen_model: $(BUILD)/gen_%: policy/tools/gen_%.c $(GEN_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $^ -lseccomp
 $(BUILD)/policy/default_filter.bin $(BUILD)/policy/default_model.bin: $(BUILD)/policy/default_%.bin: $(BUILD)/gen_%
@@ -94,6 +95,14 @@ $(CC) $(CPPFLAGS) -D$(1)='"$(2)"' -fPIC -c $< -o $@
 endef
 $(BUILD)/policy/default_filter.o: policy/default_filter.S $(BUILD)/policy/default_filter.bin
 	$(call embed,SANDPIT_FILTER_BIN,$(word 2,$^))
+# the notifier thread's filter (user/start/notifier.c), by libseccomp
+$(BUILD)/gen_notifier: policy/tools/gen_notifier.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -o $@ $< -lseccomp
+$(BUILD)/policy/notifier_filter.bin: $(BUILD)/gen_notifier
+	@mkdir -p $(dir $@)
+	$< $@
+$(BUILD)/policy/notifier_filter.o: policy/notifier_filter.S $(BUILD)/policy/notifier_filter.bin
+	$(call embed,SANDPIT_NOTIFIER_BIN,$(word 2,$^))
 $(BUILD)/policy/default_model_bin.o: policy/default_model_bin.S $(BUILD)/policy/default_model.bin
 	$(call embed,SANDPIT_MODEL_BIN,$(word 2,$^))
 $(BUILD)/policy/no_model.o: policy/default_model_bin.S

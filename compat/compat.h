@@ -40,6 +40,7 @@ enum compat_feature {
 	COMPAT_FSGSBASE,           /* the CPU and kernel let a thread wrfsbase (AT_HWCAP2) */
 	COMPAT_FACCESSAT2,         /* faccessat2(2) with AT_EMPTY_PATH on an O_PATH descriptor */
 	COMPAT_MM_MAP,             /* prctl(PR_SET_MM, PR_SET_MM_MAP): the program's argv in /proc/self/cmdline */
+	COMPAT_ADDFD,              /* SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SETFD (5.9) */
 	COMPAT_NFEATURES,
 };
 
@@ -58,6 +59,12 @@ int compat_init(char *err, size_t errlen);
  * feature reads as absent. */
 enum compat_state compat_state(enum compat_feature f);
 int compat_has(enum compat_feature f); /* present and not forced off */
+/* A lazy feature's state without its probe: forced off, absent because what
+ * it needs is, or (not yet known) present; and what its user found by using
+ * it, which then stands for the probe.  Start-up tries SECCOMP_ADDFD this
+ * way (user/start/notifier.c) rather than pay a child process for it. */
+enum compat_state compat_state_unprobed(enum compat_feature f);
+void compat_learned(enum compat_feature f, int present);
 int compat_landlock_abi(void);         /* Landlock ABI version, 0 without it */
 
 /* The feature's stable short name ("tsync"), as used in no-<name>. */

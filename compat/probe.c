@@ -17,6 +17,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -273,6 +274,58 @@ static int pidfd_opens(pid_t pid, unsigned flags)
 	return 1;
 }
 
+/* A thread of a child under a filter that notifies getppid; the child
+ * puts a descriptor at a number of its choosing into its own table through
+ * the thread's notification, as B does into P's (user/start/notifier.c) */
+static int thread_waits_in_getppid(void *unused)
+{
+	(void)unused;
+	syscall(__NR_getppid);
+	return 0;
+}
+
+static int child_addfd(uintptr_t unused)
+{
+	static char stack[16384] __attribute__((aligned(16)));
+	static volatile pid_t tid = -1;
+	(void)unused;
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return 2;
+	long listener = seccomp_raw(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0)
+		return 2;
+	if (clone(thread_waits_in_getppid, stack + sizeof(stack),
+		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			  CLONE_SYSVSEM | CLONE_CHILD_CLEARTID,
+		  NULL, NULL, NULL, &tid) < 0)
+		return 2;
+	struct seccomp_notif n;
+	memset(&n, 0, sizeof(n));
+	if (ioctl((int)listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+		return 2;
+	int want = (int)listener + 7;
+	struct seccomp_notif_addfd a = { .id = n.id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
+					 .srcfd = (uint32_t)listener, .newfd = (uint32_t)want };
+	int got = ioctl((int)listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+	struct seccomp_notif_resp r = { .id = n.id };
+	ioctl((int)listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+	for (pid_t t; (t = tid) != 0;)
+		syscall(SYS_futex, &tid, FUTEX_WAIT, t, NULL, NULL, 0);
+	return got == want && fcntl(want, F_GETFD) >= 0 ? 0 : 1;
+}
+
+static int probe_addfd(void)
+{
+	return child_exits_zero(child_addfd, 0);
+}
+
 static int probe_pidfd(void)
 {
 	return pidfd_opens(getpid(), 0);
@@ -429,6 +482,9 @@ static const struct feature_def features[COMPAT_NFEATURES] = {
 			      NONE, probe_fsgsbase, 0 },
 	[COMPAT_FACCESSAT2] = { "faccessat2", "access calls made by the trusted thread", NONE,
 				probe_faccessat2, 0 },
+	[COMPAT_ADDFD] = { "addfd",
+			   "every thread slot's eventfds made at start-up (about 4,100 system calls)",
+			   COMPAT_USER_NOTIF, probe_addfd, 1 },
 	[COMPAT_MM_MAP] = { "mm-map",
 			    "/proc/self/cmdline, environ and auxv show sandpit's own (sandpit run)",
 			    NONE, probe_mm_map, 1 },
@@ -564,6 +620,31 @@ enum compat_state compat_state(enum compat_feature f)
 		pthread_mutex_unlock(&probe_lock);
 	}
 	return cache.state[f];
+}
+
+enum compat_state compat_state_unprobed(enum compat_feature f)
+{
+	if ((unsigned)f >= COMPAT_NFEATURES)
+		return COMPAT_ABSENT;
+	ensure_probed();
+	if (__atomic_load_n(&cache.decided[f], __ATOMIC_ACQUIRE))
+		return cache.state[f];
+	if (cache.forced[f])
+		return COMPAT_FORCED_OFF;
+	int needs = features[f].needs;
+	return needs == NONE ? COMPAT_PRESENT : compat_state(needs);
+}
+
+void compat_learned(enum compat_feature f, int present)
+{
+	if ((unsigned)f >= COMPAT_NFEATURES)
+		return;
+	pthread_mutex_lock(&probe_lock);
+	if (!cache.decided[f]) {
+		cache.state[f] = present ? COMPAT_PRESENT : COMPAT_ABSENT;
+		__atomic_store_n(&cache.decided[f], 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&probe_lock);
 }
 
 int compat_has(enum compat_feature f)

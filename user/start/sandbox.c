@@ -35,6 +35,7 @@
 #include "policy/policy.h"
 #include "policy/t_table.h"
 #include "user/start/caps.h"
+#include "user/start/notifier.h"
 #include "user/patch/patch.h"
 #include "user/untrusted/runtime.h"
 #include "user/start/sandbox.h"
@@ -409,7 +410,7 @@ static int configure(struct start *s)
 							      !compat_has(COMPAT_FSGSBASE),
 					      .task_size = fs_base_task_size(),
 					      .log = denials_logged(), .report_fd = denials_report_fd(),
-					      .exe_fd = program_fd };
+					      .exe_fd = program_fd, .notif_fd = -1 };
 	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
 	tp.log_json = fmt && !strcmp(fmt, "json");
 	slot_init(&tp, 0);
@@ -449,12 +450,17 @@ static int fork_trusted_process(struct start *s)
 	 * pair, B's end in B only, P's in sandpit's block where B's end of
 	 * T<->B was (P must not hold that, or T would never see B hang up) */
 	int pass[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pass) < 0)
-		return start_fail(-errno, "socketpair: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pass) < 0) {
+		r = -errno;
+		start_notifier_close(&tp, 1);
+		return start_fail(r, "socketpair: %s", strerror(-r));
+	}
 	tp.pass_fd = pass[1];
 	tp.pass_peer = pass[0];
 	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
 	close(pass[1]);
+	/* N's listener is B's alone (or no one's, and N ends) */
+	start_notifier_close(&tp, s->mid < 0);
 	/* the program's file is B's alone: the program gets its own opens of
 	 * it from B (b_exe.c), never this descriptor */
 	if (program_fd >= 0) {
@@ -486,7 +492,8 @@ static int fork_trusted_process(struct start *s)
  * number at or above its limit was handed to it. */
 static int make_slot_descriptors(struct start *s)
 {
-	int r = slots_make_eventfds(&s->place);
+	/* with N, B makes each when its slot is first used (slot_fds.c) */
+	int r = tp.notif_fd < 0 ? slots_make_eventfds(&s->place) : 0;
 
 	if (r >= 0)
 		r = slots_restore_limit(&s->place);
@@ -614,7 +621,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = start_map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
-	    (r = fork_trusted_process(&s)) < 0 || (r = make_slot_descriptors(&s)) < 0) {
+	    (start_notifier(&s, policy, &tp), r = fork_trusted_process(&s)) < 0 ||
+	    (r = make_slot_descriptors(&s)) < 0) {
 		slots_restore_limit(&s.place);
 		return r;
 	}

@@ -34,14 +34,16 @@
 #include "user/trusted/exit_check.h"
 #include "user/trusted/fs_base.h"
 #include "user/trusted/path_op.h"
+#include "user/trusted/slot_fds.h"
 #include "user/trusted/slot_init.h"
 #include "user/trusted/write_open.h"
 #include "user/untrusted/runtime.h"
 
-/* with the lock held */
+/* with the lock held: the lowest free slot whose eventfds P has */
 static int free_slot(void)
 {
-	for (int s = 1; s < b_cfg()->nslots; s++)
+	int made = b_slots_made();
+	for (int s = 1; s < made; s++)
 		if (b_slots[s].state == SLOT_FREE)
 			return s;
 	return -1;
@@ -175,6 +177,22 @@ static long check_clone(int parent, struct secure_page *sp)
 		while (starting_slots())
 			pthread_cond_wait(&b_slot_freed, &b_lock);
 		s = free_slot();
+		if (s < 0 && b_slots_made() < b_cfg()->nslots) {
+			/* the next slot made in P (slot_fds.c), the lock
+			 * let go meanwhile: N may have to wait for P to go on
+			 * from a stop */
+			pthread_mutex_unlock(&b_lock);
+			int r = b_slot_fds_grow();
+			pthread_mutex_lock(&b_lock);
+			if (r == 0 || r == -ENOSPC)
+				continue;
+			pthread_mutex_unlock(&b_lock);
+			char why[96];
+			snprintf(why, sizeof(why), "a new thread slot's descriptors could not be made (%s)",
+				 strerror(-r));
+			b_denial(parent, sp, -EAGAIN, why);
+			return -EAGAIN;
+		}
 		if (s >= 0 || !exiting_slots())
 			break;
 		if (pthread_cond_timedwait(&b_slot_freed, &b_lock, &until) == ETIMEDOUT) {
@@ -394,7 +412,13 @@ static void accept_exit(int s)
 	pthread_mutex_lock(&b_lock);
 	__atomic_store_n(&b_slots[s].exiting, 1, __ATOMIC_RELEASE);
 	b_publish_tids();
+	int last = 1; /* no U is left to make a thread: N's work is done */
+	for (int i = 0; i < SM_NSLOTS && last; i++)
+		last = b_slots[i].state == SLOT_FREE ||
+		       (b_slots[i].state == SLOT_ACTIVE && __atomic_load_n(&b_slots[i].exiting, __ATOMIC_ACQUIRE));
 	pthread_mutex_unlock(&b_lock);
+	if (last)
+		b_notifier_release();
 	__atomic_store_n(&b_cfg()->sp[s].exiting, 1, __ATOMIC_RELEASE);
 	memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */
 	out.verdict = SP_V_EXIT;

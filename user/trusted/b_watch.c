@@ -152,10 +152,11 @@ static int tid_recorded(int32_t tid)
 	return 0;
 }
 
-/* with the lock held: a live thread of P that no slot records */
+/* with the lock held: a live thread of P that no slot records (nor the
+ * notifier thread, user/start/notifier.h) */
 static int new_thread(int32_t tid)
 {
-	return tid > 0 && !tid_recorded(tid) && !b_thread_gone(tid);
+	return tid > 0 && !tid_recorded(tid) && tid != b_cfg()->notif_tid && !b_thread_gone(tid);
 }
 
 /* with the lock held: the live threads of P that no slot records, as the

@@ -34,18 +34,20 @@ static void __attribute__((noreturn)) run(void)
 	close(0);
 	close(1);
 	/* and the command's count of refusals (denial_log.h), if it gave one,
-	 * and the program's file (b_exe.c), under `sandpit run` */
-	int keep[4] = { cfg->fd, cfg->pass_fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd,
-			cfg->exe_fd >= 3 ? cfg->exe_fd : cfg->fd };
-	for (int i = 0; i < 4; i++)
-		for (int j = i + 1; j < 4; j++)
+	 * the program's file (b_exe.c), under `sandpit run`, and the notifier
+	 * thread's listener (slot_fds.c) */
+	int keep[5] = { cfg->fd, cfg->pass_fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd,
+			cfg->exe_fd >= 3 ? cfg->exe_fd : cfg->fd,
+			cfg->notif_fd >= 3 ? cfg->notif_fd : cfg->fd };
+	for (int i = 0; i < 5; i++)
+		for (int j = i + 1; j < 5; j++)
 			if (keep[j] < keep[i]) {
 				int t = keep[i];
 				keep[i] = keep[j];
 				keep[j] = t;
 			}
 	int from = 3;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (keep[i] > from)
 			syscall(SYS_close_range, from, keep[i] - 1, 0);
 		if (keep[i] + 1 > from)

@@ -1,0 +1,165 @@
+/* The notifier thread N (user/start/notifier.h, asm/x86_64/notifier.S). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat/compat.h"
+#include "policy/policy.h"
+#include "user/start/notifier.h"
+
+extern const struct sock_filter sandpit_notifier_filter[]; /* policy/notifier_filter.S */
+extern const uint64_t sandpit_notifier_filter_len;
+long sandpit_clone_notifier(const struct sock_fprog *prog, int32_t words[2]);
+
+/* N's tid (cleared by the kernel when N ends: memory of sandpit's for as
+ * long as P lives), then its listener or -errno */
+static int32_t n_words[2];
+
+/* N wakes with FUTEX_WAKE_PRIVATE, all its filter lets it make */
+static void wait_while(int32_t *w, int32_t v)
+{
+	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == v)
+		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+/* the kernel's wake at N's end (CLONE_CHILD_CLEARTID) is a shared one */
+static void wait_gone(void)
+{
+	for (int32_t t; (t = __atomic_load_n(&n_words[0], __ATOMIC_ACQUIRE)) != 0;)
+		syscall(SYS_futex, &n_words[0], FUTEX_WAIT, t, NULL, NULL, 0);
+}
+
+static void debug(const char *why, int err)
+{
+	if (getenv("SANDPIT_DEBUG"))
+		fprintf(stderr, "sandpit: every thread slot's eventfds made at start-up: %s%s%s\n", why,
+			err ? ": " : "", err ? strerror(err) : "");
+}
+
+/* whether the program can raise its soft RLIMIT_NOFILE only through B,
+ * which refuses it (b_rlimit.c): setrlimit and prlimit64 each refused or
+ * B's.  A policy that lets either run as it is lets the program raise its
+ * limit past numbers of the block not made yet, which the kernel would
+ * then hand out. */
+static int limit_stays(const struct policy *pol)
+{
+	static const int nrs[] = { SYS_setrlimit, SYS_prlimit64 };
+	for (size_t i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
+		const struct policy_call *pc = policy_call(pol, nrs[i]);
+		if (pc && pc->cls != POLICY_DENY && pc->cls != POLICY_KILL &&
+		    !(pc->cls == POLICY_PROCESS && pc->proc.kind == PK_RLIMIT))
+			return 0;
+	}
+	return 1;
+}
+
+void start_notifier(struct start *s, const struct policy *pol, struct trusted_process_config *c)
+{
+	c->notif_fd = -1;
+	if (!s->place.above) {
+		/* below the soft limit the kernel may hand out any number of
+		 * the block not yet made: all of it is made now */
+		debug("the block lies below the program's RLIMIT_NOFILE", 0);
+		return;
+	}
+	if (!limit_stays(pol)) {
+		debug("the policy lets the program raise its RLIMIT_NOFILE without the trusted process", 0);
+		return;
+	}
+	if (compat_state_unprobed(COMPAT_ADDFD) != COMPAT_PRESENT) {
+		debug("no SECCOMP_IOCTL_NOTIF_ADDFD (SANDPIT_KERNEL or the kernel)", 0);
+		return;
+	}
+	struct sock_fprog prog = { .len = (unsigned short)(sandpit_notifier_filter_len / 8),
+				   .filter = (struct sock_filter *)sandpit_notifier_filter };
+	sigset_t all, old;
+	sigfillset(&all);
+	n_words[1] = INT32_MIN;
+	sigprocmask(SIG_SETMASK, &all, &old);
+	long tid = sandpit_clone_notifier(&prog, n_words);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (tid < 0) {
+		debug("cannot clone the notifier thread", (int)-tid);
+		return;
+	}
+	wait_while(&n_words[1], INT32_MIN);
+	int fd = __atomic_load_n(&n_words[1], __ATOMIC_ACQUIRE);
+	if (fd < 0) {
+		wait_gone();
+		debug("the notifier thread's filter", -fd);
+		return;
+	}
+	if (fd < 3) {
+		/* B keeps no descriptor under 3 (trusted_process.c) */
+		int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		close(fd);
+		if (moved < 0) {
+			wait_gone();
+			debug("the notifier thread's listener", errno);
+			return;
+		}
+		fd = moved;
+	}
+	/* N's notification, held from now on: B answers it only when N is
+	 * to end (slot_fds.c) */
+	struct seccomp_notif n;
+	memset(&n, 0, sizeof(n));
+	int r = 0;
+	while (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+		if (errno != EINTR) {
+			r = errno;
+			break;
+		}
+	if (!r && (n.pid != (uint32_t)tid || n.data.nr != __NR_getppid))
+		r = EPROTO;
+	/* the probe: B's end of T<->B put again where it is */
+	struct seccomp_notif_addfd a = { .id = n.id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
+					 .srcfd = (uint32_t)s->b_fd, .newfd = (uint32_t)s->b_fd,
+					 .newfd_flags = O_CLOEXEC };
+	errno = 0;
+	if (!r && ioctl(fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) != s->b_fd) {
+		r = errno ? errno : EPROTO;
+		if (r == EINVAL || r == ENOTTY)
+			compat_learned(COMPAT_ADDFD, 0);
+	}
+	if (r) {
+		close(fd); /* N's wait ends (ENOSYS) and N with it */
+		wait_gone();
+		debug("SECCOMP_IOCTL_NOTIF_ADDFD", r);
+		return;
+	}
+	compat_learned(COMPAT_ADDFD, 1);
+	/* named, so that ps and the tests tell it from the program's */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
+	int cf = open(path, O_WRONLY | O_CLOEXEC);
+	if (cf >= 0) {
+		if (write(cf, SANDPIT_NOTIFIER_NAME, sizeof(SANDPIT_NOTIFIER_NAME) - 1) < 0)
+			debug("naming the notifier thread", errno);
+		close(cf);
+	}
+	c->notif_fd = fd;
+	c->notif_id = n.id;
+	c->notif_tid = (int32_t)tid;
+	c->slots_made = 1;
+}
+
+void start_notifier_close(struct trusted_process_config *c, int failed)
+{
+	if (c->notif_fd < 0)
+		return;
+	close(c->notif_fd);
+	if (failed)
+		wait_gone();
+}

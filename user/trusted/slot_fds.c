@@ -1,0 +1,159 @@
+/* B's half of slots on demand (user/trusted/slot_fds.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "user/layout/slots.h"
+#include "user/trusted/b_rlimit.h"
+#include "user/trusted/b_state.h"
+#include "user/trusted/slot_fds.h"
+
+/* the notification N waits in, the slots made, N let go: with fds_lock */
+static pthread_mutex_t fds_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t notif_id;
+static int made = -1, released, have_id;
+
+/* with fds_lock: start-up's notification until N's wait is cut short */
+static uint64_t cur_id(void)
+{
+	if (!have_id) {
+		notif_id = b_cfg()->notif_id;
+		have_id = 1;
+	}
+	return notif_id;
+}
+
+int b_slots_made(void)
+{
+	int m = __atomic_load_n(&made, __ATOMIC_ACQUIRE);
+	if (m >= 0)
+		return m;
+	return b_cfg()->notif_fd < 0 ? b_cfg()->nslots : b_cfg()->slots_made;
+}
+
+/* N's wait was cut short (P stopped: the kernel drops the notification and
+ * makes the call again when P goes on): its next one, however long P
+ * stays stopped.  With fds_lock. */
+static int next_notification(void)
+{
+	struct pollfd p = { .fd = b_cfg()->notif_fd, .events = POLLIN };
+	for (;;) {
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p.revents & POLLIN)
+			break;
+		return -ESRCH; /* hung up: N is gone, and P with it */
+	}
+	struct seccomp_notif n;
+	memset(&n, 0, sizeof(n));
+	if (ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+		return errno == ENOENT ? -EAGAIN : -errno;
+	/* only N has the filter, and it notifies getppid alone */
+	if (n.pid != (uint32_t)b_cfg()->notif_tid || n.data.nr != __NR_getppid)
+		return -EPROTO;
+	notif_id = n.id;
+	have_id = 1;
+	return 0;
+}
+
+/* src (B's) put at number to of P's table, close-on-exec */
+static int add_fd(int src, int to)
+{
+	for (;;) {
+		struct seccomp_notif_addfd a = { .id = cur_id(), .flags = SECCOMP_ADDFD_FLAG_SETFD,
+						 .srcfd = (uint32_t)src, .newfd = (uint32_t)to,
+						 .newfd_flags = O_CLOEXEC };
+		int r = ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+		if (r == to)
+			return 0;
+		if (r >= 0)
+			return -EPROTO;
+		if (errno == EINTR)
+			continue;
+		/* ENOENT: N's notification was dropped; ESRCH: it was, while
+		 * this one waited for N */
+		if (errno != ENOENT && errno != ESRCH)
+			return -errno;
+		int e;
+		while ((e = next_notification()) == -EAGAIN)
+			;
+		if (e < 0)
+			return e;
+	}
+}
+
+struct pair {
+	int t, u, lo;
+};
+
+static int add_pair(void *arg)
+{
+	const struct pair *p = arg;
+	int r = add_fd(p->t, p->lo);
+	return r < 0 ? r : add_fd(p->u, p->lo + 1);
+}
+
+/* slot s's eventfds, T's (never blocks: T polls it) below U's */
+static int make_slot(int s)
+{
+	struct pair p = { .lo = slots_t_fd(b_cfg()->fd_lo, s) };
+	p.t = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p.u = eventfd(0, EFD_CLOEXEC);
+	int r = p.t < 0 || p.u < 0 ? -errno : b_nofile_above(p.lo + 1, add_pair, &p);
+	if (p.t >= 0)
+		close(p.t);
+	if (p.u >= 0)
+		close(p.u);
+	return r;
+}
+
+int b_slot_fds_grow(void)
+{
+	pthread_mutex_lock(&fds_lock);
+	int m = b_slots_made(), r;
+	if (m >= b_cfg()->nslots)
+		r = -ENOSPC;
+	else if (released)
+		r = -ESRCH;
+	else if ((r = make_slot(m)) == 0)
+		__atomic_store_n(&made, m + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fds_lock);
+	return r;
+}
+
+int b_slot_fds_all(void)
+{
+	int r;
+	while ((r = b_slot_fds_grow()) == 0)
+		;
+	return r == -ENOSPC ? 0 : r;
+}
+
+void b_notifier_release(void)
+{
+	pthread_mutex_lock(&fds_lock);
+	if (b_cfg()->notif_fd >= 0 && !released) {
+		released = 1;
+		for (;;) {
+			struct seccomp_notif_resp a = { .id = cur_id() };
+			if (ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_SEND, &a) == 0 || errno != ENOENT)
+				break;
+			int e;
+			while ((e = next_notification()) == -EAGAIN)
+				;
+			if (e < 0)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&fds_lock);
+}

@@ -1,0 +1,22 @@
+/* B's half of slots on demand: a slot's eventfds put into P's descriptor
+ * table when the slot is first used, through the notifier thread N
+ * (user/start/notifier.h; docs/design/threads-and-slots.md).  Only B
+ * includes it. */
+#ifndef SANDPIT_SLOT_FDS_H
+#define SANDPIT_SLOT_FDS_H
+
+/* the slots whose eventfds P has: [0, b_slots_made()) (all of them where
+ * start-up made them) */
+int b_slots_made(void);
+/* the next slot's two eventfds made in P, at their numbers: 0, -ENOSPC
+ * when every slot has them, or another -errno (P gone, B out of
+ * descriptors) */
+int b_slot_fds_grow(void);
+/* every slot's, before the program lowers its hard RLIMIT_NOFILE below the
+ * block (the kernel puts nothing at or above a process's soft limit, and
+ * the soft limit cannot go past the hard one): 0 or -errno */
+int b_slot_fds_all(void);
+/* N let go (it exits): once the last U's exit is accepted, when no U is
+ * left to make a thread */
+void b_notifier_release(void);
+#endif
