@@ -372,15 +372,16 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* P's threads as the kernel shows them: how many, how many in seccomp,
- * how many stopped (state T) */
+/* P's threads as the kernel shows them, but sandpit's notifier thread
+ * (named sandpit-N, block_util.h), counted apart: how many, how many in
+ * seccomp, how many stopped (state T) */
 struct p_tasks {
-	int n, sealed, stopped;
+	int n, sealed, stopped, notifier;
 };
 
 static struct p_tasks p_tasks(pid_t p)
 {
-	struct p_tasks k = { 0, 0, 0 };
+	struct p_tasks k = { 0, 0, 0, 0 };
 	char path[320], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/task", p);
 	DIR *d = opendir(path);
@@ -388,6 +389,16 @@ static struct p_tasks p_tasks(pid_t p)
 	while (d && (e = readdir(d))) {
 		if (atoi(e->d_name) <= 0)
 			continue;
+		char name[32];
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", p, e->d_name);
+		int cf = open(path, O_RDONLY);
+		ssize_t cn = cf < 0 ? -1 : read(cf, name, sizeof(name) - 1);
+		if (cf >= 0)
+			close(cf);
+		if (cn > 0 && (name[cn] = 0, !strcmp(name, "sandpit-N\n"))) {
+			k.notifier++;
+			continue;
+		}
 		unsigned long long m = 0;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", p, e->d_name);
 		if (proc_status_hex(path, "Seccomp:", &m))
@@ -520,6 +531,104 @@ TEST_F_TIMEOUT(fault, p_stopped_while_it_makes_threads_goes_on_and_every_thread_
 	EXPECT_EQ(rounds, F->made);
 	EXPECT_EQ(rounds, F->ran);
 	EXPECT_TRUE(r.b_ended);
+}
+
+/* ------------------------------------------ P stopped while slots are made */
+
+#define STORM_THREADS 150
+static int storm_gate[2];
+
+static void *storm_parked(void *a)
+{
+	char c;
+	__atomic_add_fetch(&F->ran, 1, __ATOMIC_SEQ_CST);
+	return read(storm_gate[0], &c, 1) == 1 ? a : NULL;
+}
+
+/* STORM_THREADS threads alive at once, each in a slot of its own (B makes
+ * each slot's eventfds as it is first used), then all ended */
+static int body_many_alive(void *a)
+{
+	(void)a;
+	static pthread_t t[STORM_THREADS];
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (pipe(storm_gate))
+		return 1;
+	for (long i = 0; i < STORM_THREADS; i++) {
+		if (pthread_create(&t[i], &at, storm_parked, (void *)i))
+			return 2;
+		__atomic_store_n(&F->made, i + 1, __ATOMIC_RELEASE);
+	}
+	char go[STORM_THREADS];
+	memset(go, 1, sizeof(go));
+	if (write(storm_gate[1], go, sizeof(go)) != (ssize_t)sizeof(go))
+		return 3;
+	for (long i = 0; i < STORM_THREADS; i++) {
+		void *r = NULL;
+		if (pthread_join(t[i], &r) || (long)r != i)
+			F->bad = i + 1;
+	}
+	return F->bad ? 4 : 0;
+}
+
+static int debug_on(long unused)
+{
+	(void)unused;
+	return setenv("SANDPIT_DEBUG", "1", 1);
+}
+
+/* P stopped and continued over and over while it makes 150 threads: each
+ * stop cuts the notifier thread's wait short (the kernel makes its call
+ * again when P goes on), and B, whose next slot is to be put through that
+ * wait, takes the new one (its SANDPIT_DEBUG line counts them): every
+ * thread is made and runs, P ends by itself */
+TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_the_next_wait, 180)
+{
+	struct run r = { 0 };
+	int errfd = err_file();
+	ASSERT_LE(0, errfd);
+	r.p = start_p(debug_on, 0, body_many_alive, errfd);
+	ASSERT_LT(0, r.p);
+	r.b = find_b();
+	ASSERT_LT(0, r.b);
+	long stops = 0, during = 0;
+	int notifier = 0;
+	unsigned seed = 1;
+	while (__atomic_load_n(&F->made, __ATOMIC_ACQUIRE) < STORM_THREADS && p_alive(r.p) &&
+	       stops < 20000) {
+		notifier |= p_tasks(r.p).notifier;
+		long before = __atomic_load_n(&F->made, __ATOMIC_ACQUIRE);
+		ASSERT_EQ(0, kill(r.p, SIGSTOP));
+		usleep(500 + rand_r(&seed) % 1500);
+		ASSERT_EQ(0, kill(r.p, SIGCONT));
+		stops++;
+		during += before < STORM_THREADS;
+		usleep(rand_r(&seed) % 2000);
+	}
+	int errs = dup(errfd); /* SANDPIT_DEBUG's lines are more than r.err holds */
+	finish(&r, errfd, 60);
+	int cut = 0;
+	static char all[1 << 20];
+	ssize_t n = pread(errs, all, sizeof(all) - 1, 0);
+	all[n > 0 ? n : 0] = 0;
+	close(errs);
+	for (const char *l = all; (l = strstr(l, "the notifier thread's wait was cut short")); l++)
+		cut++;
+	TH_LOG("%ld stops, %ld while threads were being made; notifier thread %d; B took %d new "
+	       "waits; %ld threads made, %ld ran; P's end %d",
+	       stops, during, notifier, cut, F->made, F->ran, r.out);
+	EXPECT_LE(20, during);
+	EXPECT_EQ(0, r.out);
+	EXPECT_EQ(0, F->bad);
+	EXPECT_EQ(STORM_THREADS, F->made);
+	EXPECT_EQ(STORM_THREADS, F->ran);
+	EXPECT_TRUE(r.b_ended);
+	/* where there is a notifier thread, the stops reached it */
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), notifier);
+	if (notifier)
+		EXPECT_LE(1, cut);
 }
 
 /* ------------------------------------------ limits and /proc at start */

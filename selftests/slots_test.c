@@ -20,6 +20,7 @@
 #include "user/layout/secure_mem.h"
 #include "u_state.h"
 #include "block_util.h"
+#include "kernel_probe.h"
 
 #define MANY 300
 #define WAVES 5
@@ -199,6 +200,8 @@ static void *after_worker(void *a)
 	return (void *)1L;
 }
 
+static void (*limit_full)(void);
+
 static int body_limit(void *a)
 {
 	struct limit_out *o = a;
@@ -214,6 +217,8 @@ static int body_limit(void *a)
 		n++;
 	o->created = n;
 	o->err = r;
+	if (limit_full)
+		limit_full(); /* with every thread it could make alive */
 	/* the process keeps working: every parked thread ends and is joined */
 	char go[SM_NSLOTS + 8];
 	memset(go, 1, sizeof(go));
@@ -291,7 +296,33 @@ TEST_F_TIMEOUT(slots, threads_beyond_1024_get_eagain_and_a_denial_line_and_the_p
 struct rlimit_out {
 	struct limit_out l;
 	long soft_seen;    /* the soft limit the sandboxed program sees */
+	long notifier;     /* sandpit's notifier thread was there (block_util.h) */
+	long block, held_first, held_full, eventfds_ok; /* the block before and with every slot */
 };
+
+static struct rlimit_out *rl_out;
+
+/* every slot's two numbers: an eventfd, T's (the first) never blocking,
+ * U's blocking */
+static long slot_eventfds_ok(long lo, long nslots)
+{
+	long ok = 0;
+	for (long s = 0; s < nslots; s++)
+		for (int i = 0; i < 2; i++) {
+			struct stat sb;
+			long fd = lo + 2 + 2 * s + i, fl = fdinfo_flags(fd);
+			ok += fstat((int)fd, &sb) == 0 && (sb.st_mode & S_IFMT) == 0 && fl >= 0 &&
+			      !!(fl & O_NONBLOCK) == (i == 0);
+		}
+	return ok;
+}
+
+static void on_full(void)
+{
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	rl_out->held_full = held_in(lo, hi);
+	rl_out->eventfds_ok = slot_eventfds_ok(lo, (hi - lo - 2) / 2);
+}
 
 static int body_rlimit(void *a)
 {
@@ -300,6 +331,12 @@ static int body_rlimit(void *a)
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 90;
 	o->soft_seen = (long)rl.rlim_cur;
+	o->notifier = notifier_tid() != 0;
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->block = hi - lo + 1;
+	o->held_first = held_in(lo, hi);
+	rl_out = o;
+	limit_full = on_full;
 	return body_limit(&o->l);
 }
 
@@ -347,6 +384,66 @@ TEST_F_TIMEOUT(slots, threads_with_a_soft_nofile_limit_of_1024_get_1024_slots_ab
 	EXPECT_EQ(SM_NSLOTS - 1, o->l.created);
 	EXPECT_EQ(EAGAIN, o->l.err);
 	EXPECT_EQ(1, o->l.after);
+	/* each slot's eventfds made when it was first used, through the
+	 * notifier thread, wherever the kernel can and nothing forces it off
+	 * (only slot 0's at the start); else all at start-up */
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->notifier);
+	EXPECT_EQ(2 * SM_NSLOTS + 3, o->block);
+	EXPECT_EQ(o->notifier ? 5 : o->block, o->held_first);
+	EXPECT_EQ(o->block, o->held_full);
+	EXPECT_EQ(2 * SM_NSLOTS, o->eventfds_ok);
+}
+
+/* A program that lowers its hard limit under sandpit's block: the kernel
+ * would put nothing more there, so the slots not made yet are made first;
+ * every thread slot stays usable */
+struct lower_out {
+	long notifier, held_before, lowered, block, held_after, eventfds_ok, threads_ok;
+};
+
+static void *ret_one(void *a) { (void)a; return (void *)1L; }
+
+static int body_lower(void *a)
+{
+	struct lower_out *o = a;
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->notifier = notifier_tid() != 0;
+	o->block = hi - lo + 1;
+	o->held_before = held_in(lo, hi);
+	struct rlimit rl = { 512, 1024 };
+	o->lowered = setrlimit(RLIMIT_NOFILE, &rl) == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		     rl.rlim_cur == 512 && rl.rlim_max == 1024;
+	o->held_after = held_in(lo, hi);
+	o->eventfds_ok = slot_eventfds_ok(lo, (hi - lo - 2) / 2);
+	pthread_t t[20];
+	for (int i = 0; i < 20; i++)
+		if (pthread_create(&t[i], NULL, ret_one, NULL))
+			return 1;
+	for (int i = 0; i < 20; i++) {
+		void *r = NULL;
+		o->threads_ok += !pthread_join(t[i], &r) && r == (void *)1L;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(slots, hard_limit_lowered_under_the_block_every_slot_made_first, 120)
+{
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < SM_FD_TOP)
+		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d", (unsigned long)rl.rlim_max,
+		     SM_FD_TOP);
+	rl.rlim_cur = 1024;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	struct lower_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_lower, o, NULL, 100)));
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->notifier);
+	EXPECT_EQ(o->notifier ? 5 : o->block, o->held_before);
+	EXPECT_EQ(1, o->lowered);
+	EXPECT_EQ(o->block, o->held_after);
+	EXPECT_EQ(o->block - 3, o->eventfds_ok);
+	EXPECT_EQ(20, o->threads_ok);
 }
 
 /* ---- invariant 3: a new slot's descriptors are sandpit's ---- */
