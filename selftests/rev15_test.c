@@ -41,6 +41,7 @@
 #include "sandbox_util.h"
 #include "u_state.h"
 #include "block_util.h"
+#include "user/layout/slots.h"
 #include "rev4_util.h"
 
 #define P 4096UL
@@ -125,12 +126,14 @@ static void answer_of(int fd, struct fd_answer *a)
 	a->listlen = res(flistxattr(fd, NULL, 0));
 }
 
-enum { K_STREAM, K_SEQPACKET, K_EVENTFD, K_MAPS, K_N };
+enum { K_STREAM, K_SEQPACKET, K_EVENTFD, K_MAPS, K_FREE, K_N };
 static const char *const kind_name[K_N] = { "T<->B (stream)", "B's hand-over (seqpacket)",
-					    "eventfd", "/proc/self/maps" };
+					    "eventfd", "/proc/self/maps",
+					    "a slot's number not made yet" };
 
 struct block_out {
-	long lo, hi, attempts, held_before, held_after, flags_changed, works;
+	long lo, hi, attempts, held_expected, held_before, held_after, flags_changed, works;
+	long notifier; /* slots made when first used (block_util.h): only slot 0's now */
 	long per_kind[K_N], differ;
 	struct fd_answer twin[K_N];
 	long first_differ;
@@ -155,14 +158,22 @@ static int body_block(void *a)
 	answer_of(sq[0], &o->twin[K_SEQPACKET]);
 	answer_of(efd, &o->twin[K_EVENTFD]);
 	answer_of(maps, &o->twin[K_MAPS]);
+	int gone = dup(maps); /* a number that holds nothing */
+	if (gone < 0 || close(gone))
+		return 3;
+	answer_of(gone, &o->twin[K_FREE]);
+	o->notifier = notifier_tid() != 0;
+	long made_hi = o->notifier ? slots_u_fd((int)o->lo, 0) : o->hi;
 	for (long fd = o->lo; fd <= o->hi && fd - o->lo < SM_NFDS; fd++)
 		before[fd - o->lo] = fdinfo_flags(fd);
+	o->held_expected = block_held_expected(o->lo, o->hi, 1);
 	o->held_before = held_in(o->lo, o->hi);
 	for (long fd = o->lo; fd <= o->hi; fd++) {
 		int k = fd == sp->tb_fd	    ? K_STREAM
 			: fd == sp->pass_fd ? K_SEQPACKET
 			: fd == sp->maps_fd ? K_MAPS
-					    : K_EVENTFD;
+			: fd <= made_hi     ? K_EVENTFD
+					    : K_FREE;
 		struct fd_answer got;
 		answer_of((int)fd, &got);
 		o->attempts += 4;
@@ -194,7 +205,16 @@ TEST(xattr_reads_on_sandpits_descriptors_answer_as_the_programs_own_of_the_kind)
 	EXPECT_EQ(1, o->per_kind[K_STREAM]);
 	EXPECT_EQ(1, o->per_kind[K_SEQPACKET]);
 	EXPECT_EQ(1, o->per_kind[K_MAPS]);
-	EXPECT_EQ(2 * SM_NSLOTS, o->per_kind[K_EVENTFD]);
+	/* every slot's eventfds made at start, or only slot 0's: the
+	 * numbers of the others answer as a number that holds nothing does */
+	EXPECT_EQ(o->notifier ? 2 : 2 * SM_NSLOTS, o->per_kind[K_EVENTFD]);
+	EXPECT_EQ(2 * SM_NSLOTS, o->per_kind[K_EVENTFD] + o->per_kind[K_FREE]);
+	const struct fd_answer *f = &o->twin[K_FREE];
+	EXPECT_EQ(-EBADF, f->type);
+	EXPECT_EQ(-EBADF, f->sockproto);
+	EXPECT_EQ(-EBADF, f->user);
+	EXPECT_EQ(-EBADF, f->list);
+	EXPECT_EQ(-EBADF, f->listlen);
 	EXPECT_EQ(0, o->differ)
 	TH_LOG("%ld numbers differ, first %ld: type %lo proto %ld '%s' user %ld list %ld",
 	       o->differ, o->first_differ, o->got.type, o->got.sockproto, o->got.proto, o->got.user,
@@ -213,15 +233,15 @@ TEST(xattr_reads_on_sandpits_descriptors_answer_as_the_programs_own_of_the_kind)
 	/* user.* of what is neither a file nor a directory: ENODATA first */
 	EXPECT_EQ(-ENODATA, o->twin[K_EVENTFD].user);
 	EXPECT_EQ(-EOPNOTSUPP, o->twin[K_MAPS].user);
-	for (int k = K_EVENTFD; k < K_N; k++) {
+	for (int k = K_EVENTFD; k < K_FREE; k++) {
 		EXPECT_EQ(-EOPNOTSUPP, o->twin[k].sockproto) TH_LOG("%s", kind_name[k]);
 		EXPECT_EQ(0, o->twin[k].list) TH_LOG("%s", kind_name[k]);
 		EXPECT_EQ(0, o->twin[k].listlen) TH_LOG("%s", kind_name[k]);
 	}
 	EXPECT_EQ(0, o->twin[K_EVENTFD].type); /* an anonymous inode */
 	EXPECT_EQ(S_IFREG, o->twin[K_MAPS].type);
-	EXPECT_EQ(SM_NFDS, o->held_before);
-	EXPECT_EQ(SM_NFDS, o->held_after);
+	EXPECT_EQ(o->held_expected, o->held_before);
+	EXPECT_EQ(o->held_before, o->held_after);
 	EXPECT_EQ(0, o->flags_changed);
 	EXPECT_EQ(1, o->works);
 }
