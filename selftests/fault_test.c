@@ -546,7 +546,8 @@ static void *storm_parked(void *a)
 }
 
 /* STORM_THREADS threads alive at once, each in a slot of its own (B makes
- * each slot's eventfds as it is first used), then all ended */
+ * each slot's eventfds as it is first used), each made when the test says
+ * go; then all ended */
 static int body_many_alive(void *a)
 {
 	(void)a;
@@ -557,6 +558,8 @@ static int body_many_alive(void *a)
 	if (pipe(storm_gate))
 		return 1;
 	for (long i = 0; i < STORM_THREADS; i++) {
+		while (__atomic_load_n(&F->go, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
 		if (pthread_create(&t[i], &at, storm_parked, (void *)i))
 			return 2;
 		__atomic_store_n(&F->made, i + 1, __ATOMIC_RELEASE);
@@ -579,11 +582,13 @@ static int debug_on(long unused)
 	return setenv("SANDPIT_DEBUG", "1", 1);
 }
 
-/* P stopped and continued over and over while it makes 150 threads: each
- * stop cuts the notifier thread's wait short (the kernel makes its call
- * again when P goes on), and B, whose next slot is to be put through that
- * wait, takes the new one (its SANDPIT_DEBUG line counts them): every
- * thread is made and runs, P ends by itself */
+/* P stopped and continued once for each of 150 threads it makes, at a
+ * point 0 to 99 us after the test lets the creation begin (before the
+ * clone, while B makes the slot, after): each stop cuts the notifier
+ * thread's wait short (the kernel makes its call again when P goes on),
+ * and B, which puts each new slot's eventfds through that wait, takes the
+ * new one (its SANDPIT_DEBUG line counts them): every thread is made and
+ * runs, P ends by itself */
 TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_the_next_wait, 180)
 {
 	struct run r = { 0 };
@@ -593,19 +598,23 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	ASSERT_LT(0, r.p);
 	r.b = find_b();
 	ASSERT_LT(0, r.b);
-	long stops = 0, during = 0;
+	long stops = 0, inflight = 0;
 	int notifier = 0;
-	unsigned seed = 1;
-	while (__atomic_load_n(&F->made, __ATOMIC_ACQUIRE) < STORM_THREADS && p_alive(r.p) &&
-	       stops < 20000) {
+	for (long i = 0; i < STORM_THREADS && p_alive(r.p); i++) {
 		notifier |= p_tasks(r.p).notifier;
-		long before = __atomic_load_n(&F->made, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&F->go, i + 1, __ATOMIC_RELEASE);
+		long long t0 = now_ns();
+		while (now_ns() - t0 < (i % 100) * 1000)
+			;
 		ASSERT_EQ(0, kill(r.p, SIGSTOP));
-		usleep(500 + rand_r(&seed) % 1500);
+		inflight += __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) <= i;
+		usleep(300);
 		ASSERT_EQ(0, kill(r.p, SIGCONT));
 		stops++;
-		during += before < STORM_THREADS;
-		usleep(rand_r(&seed) % 2000);
+		for (int w = 0; w < 30000 && __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) <= i &&
+				p_alive(r.p);
+		     w++)
+			usleep(1000);
 	}
 	int errs = dup(errfd); /* SANDPIT_DEBUG's lines are more than r.err holds */
 	finish(&r, errfd, 60);
@@ -616,16 +625,17 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	close(errs);
 	for (const char *l = all; (l = strstr(l, "the notifier thread's wait was cut short")); l++)
 		cut++;
-	TH_LOG("%ld stops, %ld while threads were being made; notifier thread %d; B took %d new "
+	TH_LOG("%ld stops, %ld while the creation was in flight; notifier thread %d; B took %d new "
 	       "waits; %ld threads made, %ld ran; P's end %d",
-	       stops, during, notifier, cut, F->made, F->ran, r.out);
-	EXPECT_LE(20, during);
+	       stops, inflight, notifier, cut, F->made, F->ran, r.out);
+	EXPECT_EQ(STORM_THREADS, stops);
 	EXPECT_EQ(0, r.out);
 	EXPECT_EQ(0, F->bad);
 	EXPECT_EQ(STORM_THREADS, F->made);
 	EXPECT_EQ(STORM_THREADS, F->ran);
 	EXPECT_TRUE(r.b_ended);
-	/* where there is a notifier thread, the stops reached it */
+	/* where there is a notifier thread, the stops reached it and B took
+	 * its next wait */
 	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), notifier);
 	if (notifier)
 		EXPECT_LE(1, cut);
