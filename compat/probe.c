@@ -274,16 +274,10 @@ static int pidfd_opens(pid_t pid, unsigned flags)
 	return 1;
 }
 
-/* A thread of a child under a filter that notifies getppid; the child
- * puts a descriptor at a number of its choosing into its own table through
- * the thread's notification, as B does into P's (user/start/notifier.c) */
-static int thread_waits_in_getppid(void *unused)
-{
-	(void)unused;
-	syscall(__NR_getppid);
-	return 0;
-}
-
+/* A thread of a child under a filter that notifies getppid waits there;
+ * the child puts a descriptor at a number of its choosing into its own
+ * table through the thread's notification, as B does into P's
+ * (user/start/notifier.c) */
 static int child_addfd(uintptr_t unused)
 {
 	static char stack[16384] __attribute__((aligned(16)));
@@ -301,7 +295,7 @@ static int child_addfd(uintptr_t unused)
 	long listener = seccomp_raw(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0)
 		return 2;
-	if (clone(thread_waits_in_getppid, stack + sizeof(stack),
+	if (clone(thread_calls_getppid, stack + sizeof(stack),
 		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
 			  CLONE_SYSVSEM | CLONE_CHILD_CLEARTID,
 		  NULL, NULL, NULL, &tid) < 0)

@@ -340,6 +340,19 @@ static int body_rlimit(void *a)
 	return body_limit(&o->l);
 }
 
+/* this test's child at a soft RLIMIT_NOFILE of 1024 under a hard limit
+ * that leaves sandpit's block room above it (skipped where it does not) */
+#define SOFT_1024_WITH_ROOM_ABOVE()                                                            \
+	do {                                                                                   \
+		struct rlimit rl_;                                                             \
+		ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl_));                                  \
+		if (rl_.rlim_max < SM_FD_TOP)                                                  \
+			SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d",             \
+			     (unsigned long)rl_.rlim_max, SM_FD_TOP);                          \
+		rl_.rlim_cur = 1024;                                                           \
+		ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl_));                                  \
+	} while (0)
+
 TEST_F_TIMEOUT(slots, threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_eagain, 250)
 {
 	struct rlimit rl = { 1024, 1024 };
@@ -369,13 +382,7 @@ TEST_F_TIMEOUT(slots, threads_with_a_hard_nofile_limit_of_1024_fewer_slots_then_
 
 TEST_F_TIMEOUT(slots, threads_with_a_soft_nofile_limit_of_1024_get_1024_slots_above_it, 250)
 {
-	struct rlimit rl;
-	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
-	if (rl.rlim_max < SM_FD_TOP)
-		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d", (unsigned long)rl.rlim_max,
-		     SM_FD_TOP);
-	rl.rlim_cur = 1024;
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	SOFT_1024_WITH_ROOM_ABOVE();
 	struct rlimit_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_rlimit, o, NULL, 240)));
@@ -428,13 +435,7 @@ static int body_lower(void *a)
 
 TEST_F_TIMEOUT(slots, hard_limit_lowered_under_the_block_every_slot_made_first, 120)
 {
-	struct rlimit rl;
-	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
-	if (rl.rlim_max < SM_FD_TOP)
-		SKIP(return, "RLIMIT_NOFILE's hard limit %lu is under %d", (unsigned long)rl.rlim_max,
-		     SM_FD_TOP);
-	rl.rlim_cur = 1024;
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	SOFT_1024_WITH_ROOM_ABOVE();
 	struct lower_out *o = shared_page(sizeof(*o));
 	ASSERT_NE(NULL, o);
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_lower, o, NULL, 100)));
