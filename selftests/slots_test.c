@@ -447,6 +447,86 @@ TEST_F_TIMEOUT(slots, hard_limit_lowered_under_the_block_every_slot_made_first, 
 	EXPECT_EQ(20, o->threads_ok);
 }
 
+/* A signal sent to the process goes to a thread that does not block it.
+ * The program's handlers for glibc's own two signals (32, 33: glibc's
+ * sigprocmask never blocks them) and for SIGUSR1, with the program's one
+ * thread blocking them, then each sent to the process NSIG_TRIES times:
+ * none may be taken by the notifier thread (or a T) and run the program's
+ * handler there; each runs on the program's thread once it unblocks */
+#define NSIG_TRIES 200
+struct notifier_sig_out {
+	long notifier, sent, before_unblock, ran, ran_elsewhere, pending_seen;
+};
+static struct notifier_sig_out *ns_o;
+static pid_t ns_main;
+
+static void ns_handler(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&ns_o->ran, 1, __ATOMIC_SEQ_CST);
+	if ((pid_t)syscall(SYS_gettid) != ns_main)
+		__atomic_add_fetch(&ns_o->ran_elsewhere, 1, __ATOMIC_SEQ_CST);
+}
+
+/* the kernel's struct k_sigaction for rt_sigaction, glibc's being
+ * refused for its own two signals */
+struct ns_ksa {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+extern void ns_restorer(void);
+__asm__(".text\nns_restorer:\n\tmov $15, %eax\n\tsyscall\n");
+
+static int body_notifier_sig(void *a)
+{
+	struct notifier_sig_out *o = ns_o = a;
+	ns_main = (pid_t)syscall(SYS_gettid);
+	o->notifier = notifier_tid() != 0;
+	static const int sigs[] = { 32, 33, SIGUSR1 };
+	uint64_t set = 0;
+	for (int i = 0; i < 3; i++) {
+		struct ns_ksa k = { ns_handler, 0x04000000 /* SA_RESTORER */, ns_restorer, 0 };
+		if (syscall(SYS_rt_sigaction, sigs[i], &k, NULL, 8))
+			return 10 + i;
+		set |= 1ull << (sigs[i] - 1);
+	}
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, NULL, 8))
+		return 2;
+	for (int n = 0; n < NSIG_TRIES; n++)
+		for (int i = 0; i < 3; i++)
+			o->sent += kill(getpid(), sigs[i]) == 0;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	nanosleep(&ts, NULL); /* time for another thread to take one */
+	o->before_unblock = __atomic_load_n(&o->ran, __ATOMIC_SEQ_CST);
+	uint64_t pend = 0;
+	if (syscall(SYS_rt_sigpending, &pend, 8) == 0)
+		o->pending_seen = (long)__builtin_popcountll(pend & set);
+	if (syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, 8))
+		return 3;
+	return 0;
+}
+
+TEST_F_TIMEOUT(slots, signals_to_the_process_never_run_on_the_notifier_thread, 60)
+{
+	SOFT_1024_WITH_ROOM_ABOVE();
+	struct notifier_sig_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_notifier_sig, o, NULL, 50)));
+	TH_LOG("notifier %ld, sent %ld, ran before the unblock %ld, pending %ld, ran %ld (elsewhere %ld)",
+	       o->notifier, o->sent, o->before_unblock, o->pending_seen, o->ran, o->ran_elsewhere);
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->notifier);
+	EXPECT_EQ(3 * NSIG_TRIES, o->sent);
+	/* all three held pending for the process, none taken meanwhile;
+	 * then, on the program's thread, the real-time ones (32, 33) as
+	 * queued, each of the 200 sent, and SIGUSR1 merged into one */
+	EXPECT_EQ(0, o->before_unblock);
+	EXPECT_EQ(3, o->pending_seen);
+	EXPECT_EQ(2 * NSIG_TRIES + 1, o->ran);
+	EXPECT_EQ(0, o->ran_elsewhere);
+}
+
 /* ---- invariant 3: a new slot's descriptors are sandpit's ---- */
 
 struct fd_attack {

@@ -83,12 +83,14 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 	}
 	struct sock_fprog prog = { .len = (unsigned short)(sandpit_notifier_filter_len / 8),
 				   .filter = (struct sock_filter *)sandpit_notifier_filter };
-	sigset_t all, old;
-	sigfillset(&all);
+	/* every signal blocked, glibc's own two too (its sigprocmask leaves
+	 * SIGCANCEL and SIGSETXID open): N inherits the mask, and a signal
+	 * N took would run a handler, perhaps the program's, on N */
+	uint64_t all = ~0ull, old;
 	n_words[1] = INT32_MIN;
-	sigprocmask(SIG_SETMASK, &all, &old);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	long tid = sandpit_clone_notifier(&prog, n_words);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	if (tid < 0) {
 		debug("cannot clone the notifier thread", (int)-tid);
 		return;
