@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "user/layout/secure_mem.h"
 
 /* shared with the sandboxed child */
 struct fault {
@@ -576,9 +577,18 @@ static int body_many_alive(void *a)
 	return F->bad ? 4 : 0;
 }
 
-static int debug_on(long unused)
+/* SANDPIT_DEBUG on, and a soft RLIMIT_NOFILE of 1024 where the hard
+ * limit leaves sandpit's block room above it (where slots are made on
+ * demand) */
+static int debug_on_soft_1024(long unused)
 {
 	(void)unused;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max >= SM_FD_TOP) {
+		rl.rlim_cur = 1024;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			return -1;
+	}
 	return setenv("SANDPIT_DEBUG", "1", 1);
 }
 
@@ -594,7 +604,7 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	struct run r = { 0 };
 	int errfd = err_file();
 	ASSERT_LE(0, errfd);
-	r.p = start_p(debug_on, 0, body_many_alive, errfd);
+	r.p = start_p(debug_on_soft_1024, 0, body_many_alive, errfd);
 	ASSERT_LT(0, r.p);
 	r.b = find_b();
 	ASSERT_LT(0, r.b);
@@ -636,7 +646,10 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	EXPECT_TRUE(r.b_ended);
 	/* where there is a notifier thread, the stops reached it and B took
 	 * its next wait */
-	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), notifier);
+	struct rlimit rl;
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off() && rl.rlim_max >= SM_FD_TOP,
+		  notifier);
 	if (notifier)
 		EXPECT_LE(1, cut);
 }
