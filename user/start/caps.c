@@ -40,9 +40,14 @@ int caps_drop_all(char *what, size_t whatlen)
 		data[0].effective |= 1u << CAP_SETPCAP;
 		if (syscall(SYS_capset, &hdr, data) < 0)
 			return step(what, whatlen, "capset (raising CAP_SETPCAP)", errno);
-		for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+		/* up to the first number the kernel has no capability for
+		 * (EINVAL): one call a capability, none to read it first */
+		for (int cap = 0;; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+				if (errno == EINVAL && cap > CAP_SETPCAP)
+					break;
 				return step(what, whatlen, "prctl(PR_CAPBSET_DROP)", errno);
+			}
 	}
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0)
