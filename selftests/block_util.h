@@ -42,27 +42,51 @@ static inline long fdinfo_flags(long fd)
 	return c ? strtol(c + 6, NULL, 8) : -1;
 }
 
-/* the tid of sandpit's notifier thread N (named "sandpit-N", where it
- * makes each thread slot's eventfds when the slot is first used), 0 where
- * it has none (every slot's eventfds made at start-up) */
-static inline long notifier_tid(void)
+/* the pid of process p's notifier N (a child of p named "sandpit-N",
+ * sharing its memory and descriptor table, through which sandpit makes
+ * each thread slot's eventfds when the slot is first used), 0 where it
+ * has none (every slot's eventfds made at start-up) */
+static inline long notifier_pid_of(long p)
 {
-	DIR *d = opendir("/proc/self/task");
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%ld/task", p);
+	DIR *d = opendir(path);
 	long found = 0;
 	struct dirent *e;
 	while (d && !found && (e = readdir(d))) {
-		char p[64], name[32];
-		snprintf(p, sizeof(p), "/proc/self/task/%.16s/comm", e->d_name);
-		int f = e->d_name[0] == '.' ? -1 : open(p, O_RDONLY);
-		ssize_t n = f < 0 ? -1 : read(f, name, sizeof(name) - 1);
+		if (e->d_name[0] == '.')
+			continue;
+		char kids[4096];
+		snprintf(path, sizeof(path), "/proc/%ld/task/%.16s/children", p, e->d_name);
+		int f = open(path, O_RDONLY);
+		ssize_t n = f < 0 ? -1 : read(f, kids, sizeof(kids) - 1);
 		if (f >= 0)
 			close(f);
-		if (n > 0 && (name[n] = 0, !strcmp(name, "sandpit-N\n")))
-			found = atol(e->d_name);
+		kids[n > 0 ? n : 0] = 0;
+		for (char *k = kids; *k && !found;) {
+			long c = strtol(k, &k, 10);
+			char name[32];
+			snprintf(path, sizeof(path), "/proc/%ld/comm", c);
+			int cf = c > 0 ? open(path, O_RDONLY) : -1;
+			ssize_t m = cf < 0 ? -1 : read(cf, name, sizeof(name) - 1);
+			if (cf >= 0)
+				close(cf);
+			if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")))
+				found = c;
+			while (*k == ' ')
+				k++;
+			if (c <= 0)
+				break;
+		}
 	}
 	if (d)
 		closedir(d);
 	return found;
+}
+
+static inline long notifier_tid(void)
+{
+	return notifier_pid_of(getpid());
 }
 
 /* the numbers of [lo, hi] held once `slots` thread slots have been used:

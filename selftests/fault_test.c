@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
+#include "block_util.h"
 #include "user/layout/secure_mem.h"
 
 /* shared with the sandboxed child */
@@ -373,16 +374,15 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* P's threads as the kernel shows them, but sandpit's notifier thread
- * (named sandpit-N, block_util.h), counted apart: how many, how many in
- * seccomp, how many stopped (state T) */
+/* P's threads as the kernel shows them: how many, how many in seccomp,
+ * how many stopped (state T) */
 struct p_tasks {
-	int n, sealed, stopped, notifier;
+	int n, sealed, stopped;
 };
 
 static struct p_tasks p_tasks(pid_t p)
 {
-	struct p_tasks k = { 0, 0, 0, 0 };
+	struct p_tasks k = { 0, 0, 0 };
 	char path[320], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/task", p);
 	DIR *d = opendir(path);
@@ -390,16 +390,6 @@ static struct p_tasks p_tasks(pid_t p)
 	while (d && (e = readdir(d))) {
 		if (atoi(e->d_name) <= 0)
 			continue;
-		char name[32];
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", p, e->d_name);
-		int cf = open(path, O_RDONLY);
-		ssize_t cn = cf < 0 ? -1 : read(cf, name, sizeof(name) - 1);
-		if (cf >= 0)
-			close(cf);
-		if (cn > 0 && (name[cn] = 0, !strcmp(name, "sandpit-N\n"))) {
-			k.notifier++;
-			continue;
-		}
 		unsigned long long m = 0;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", p, e->d_name);
 		if (proc_status_hex(path, "Seccomp:", &m))
@@ -592,12 +582,13 @@ static int debug_on_soft_1024(long unused)
 	return setenv("SANDPIT_DEBUG", "1", 1);
 }
 
-/* P stopped and continued once for each of 150 threads it makes, at a
- * point 0 to 99 us after the test lets the creation begin (before the
- * clone, while B makes the slot, after): each stop cuts the notifier
- * thread's wait short (the kernel makes its call again when P goes on),
- * and B, which puts each new slot's eventfds through that wait, takes the
- * new one (its SANDPIT_DEBUG line counts them): every thread is made and
+/* P and its notifier stopped and continued together (as a stop of their
+ * process group, Ctrl-Z, does) once for each of 150 threads P makes, at
+ * a point 0 to 99 us after the test lets the creation begin (before the
+ * clone, while B makes the slot, after): each stop cuts the notifier's
+ * wait short (the kernel makes its call again when it goes on), and B,
+ * which puts each new slot's eventfds through that wait, takes the new
+ * one (its SANDPIT_DEBUG line counts them): every thread is made and
  * runs, P ends by itself */
 TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_the_next_wait, 180)
 {
@@ -609,16 +600,22 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	r.b = find_b();
 	ASSERT_LT(0, r.b);
 	long stops = 0, inflight = 0;
-	int notifier = 0;
+	pid_t np = 0;
+	for (int i = 0; i < 500 && !np; i++)
+		if (!(np = (pid_t)notifier_pid_of(r.p)))
+			usleep(1000); /* until P's start-up has made it, where it does */
 	for (long i = 0; i < STORM_THREADS && p_alive(r.p); i++) {
-		notifier |= p_tasks(r.p).notifier;
 		__atomic_store_n(&F->go, i + 1, __ATOMIC_RELEASE);
 		long long t0 = now_ns();
 		while (now_ns() - t0 < (i % 100) * 1000)
 			;
 		ASSERT_EQ(0, kill(r.p, SIGSTOP));
+		if (np)
+			ASSERT_EQ(0, kill(np, SIGSTOP));
 		inflight += __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) <= i;
 		usleep(300);
+		if (np)
+			ASSERT_EQ(0, kill(np, SIGCONT));
 		ASSERT_EQ(0, kill(r.p, SIGCONT));
 		stops++;
 		for (int w = 0; w < 30000 && __atomic_load_n(&F->made, __ATOMIC_ACQUIRE) <= i &&
@@ -633,24 +630,24 @@ TEST_F_TIMEOUT(fault, stops_while_slots_are_made_every_thread_runs_and_b_takes_t
 	ssize_t n = pread(errs, all, sizeof(all) - 1, 0);
 	all[n > 0 ? n : 0] = 0;
 	close(errs);
-	for (const char *l = all; (l = strstr(l, "the notifier thread's wait was cut short")); l++)
+	for (const char *l = all; (l = strstr(l, "the notifier's wait was cut short")); l++)
 		cut++;
-	TH_LOG("%ld stops, %ld while the creation was in flight; notifier thread %d; B took %d new "
+	TH_LOG("%ld stops, %ld while the creation was in flight; notifier %d; B took %d new "
 	       "waits; %ld threads made, %ld ran; P's end %d",
-	       stops, inflight, notifier, cut, F->made, F->ran, r.out);
+	       stops, inflight, (int)np, cut, F->made, F->ran, r.out);
 	EXPECT_EQ(STORM_THREADS, stops);
 	EXPECT_EQ(0, r.out);
 	EXPECT_EQ(0, F->bad);
 	EXPECT_EQ(STORM_THREADS, F->made);
 	EXPECT_EQ(STORM_THREADS, F->ran);
 	EXPECT_TRUE(r.b_ended);
-	/* where there is a notifier thread, the stops reached it and B took
-	 * its next wait */
+	/* where there is a notifier, the stops reached it and B took its
+	 * next wait */
 	struct rlimit rl;
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
 	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off() && rl.rlim_max >= SM_FD_TOP,
-		  notifier);
-	if (notifier)
+		  np != 0);
+	if (np)
 		EXPECT_LE(1, cut);
 }
 

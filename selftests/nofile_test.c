@@ -249,7 +249,7 @@ struct raise_out {
 	long dupfd_attempts, dupfd_outside; /* F_DUPFD from each: a number past the block */
 	long held_after;
 	long opened, in_block, last;   /* opened until one lands past the block */
-	long notifier;                 /* a notifier thread (block_util.h): there must be none */
+	long notifier;                 /* a notifier (block_util.h): there must be none */
 	long t_call_ok;
 };
 

@@ -1,19 +1,23 @@
-/* The notifier thread N (user/start/notifier.c): a thread of P that
+/* The notifier N (user/start/notifier.c): a process that shares P's
+ * memory and descriptor table (CLONE_VM | CLONE_FILES, no exit signal) and
  * only ever waits in getppid under its own filter, which hands the call to
  * B as a seccomp user notification.  While N waits there, B can put a
- * descriptor at an exact number of P's table with
- * SECCOMP_IOCTL_NOTIF_ADDFD (a new thread slot's eventfds, made when the
- * slot is first used, not all at start-up).
+ * descriptor at an exact number of the table N shares with P
+ * (SECCOMP_IOCTL_NOTIF_ADDFD): a new thread slot's eventfds, made when the
+ * slot is first used, not all at start-up.  The kernel checks that number
+ * against N's own RLIMIT_NOFILE, which N took from P while start-up had
+ * raised P's over the block; P's own limit never moves again.
  *
  * N has no stack and touches no memory after its start: its registers
  * hold all it needs, every signal is blocked (the caller blocks them all
  * around the clone, and N inherits that mask), and its code is in
  * sandpit_text, which U can never write or remap.  Whatever getppid
- * returns (B's answer when the last U has gone, or ENOSYS when B's end
- * of the notification closes), N exits. */
+ * returns (B's answer once P needs it no more, or ENOSYS when B's end of
+ * the notification closes), N exits. */
 #include <asm/unistd.h>
 
-#define CLONE_N_FLAGS 0x350f00 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
+#define CLONE_N_FLAGS 0x300500 /* VM|FILES|PARENT_SETTID|CHILD_CLEARTID, no exit signal */
+#define PR_SET_NAME 15
 #define SECCOMP_SET_MODE_FILTER 1
 #define SECCOMP_FILTER_FLAG_NEW_LISTENER 8
 #define FUTEX_WAKE_PRIVATE 129
@@ -21,9 +25,9 @@
 	.section sandpit_text,"ax",@progbits
 
 /* long sandpit_clone_notifier(const struct sock_fprog *prog, int32_t words[2])
- * Called with every signal blocked.  words[0] gets N's tid (and is cleared
+ * Called with every signal blocked.  words[0] gets N's pid (and is cleared
  * when N exits), words[1] the listener N's filter gave, or -errno, after
- * which N wakes one waiter on it.  Returns N's tid or -errno. */
+ * which N wakes one waiter on it.  Returns N's pid or -errno. */
 	.globl sandpit_clone_notifier
 	.hidden sandpit_clone_notifier
 	.type sandpit_clone_notifier,@function
@@ -40,7 +44,11 @@ sandpit_clone_notifier:
 	test %rax, %rax
 	jz 1f
 	ret
-1:	/* N: r9 = the filter, r10 = words */
+1:	/* N: r9 = the filter, r10 = words; named first, as ps shows it */
+	mov $__NR_prctl, %eax
+	mov $PR_SET_NAME, %edi
+	lea notifier_name(%rip), %rsi
+	syscall
 	mov $__NR_seccomp, %eax
 	mov $SECCOMP_SET_MODE_FILTER, %edi
 	mov $SECCOMP_FILTER_FLAG_NEW_LISTENER, %esi
@@ -63,5 +71,8 @@ sandpit_clone_notifier:
 	ud2
 	.cfi_endproc
 	.size sandpit_clone_notifier, .-sandpit_clone_notifier
+
+notifier_name:
+	.asciz "sandpit-N"
 
 	.section .note.GNU-stack, "", @progbits

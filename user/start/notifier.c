@@ -1,4 +1,4 @@
-/* The notifier thread N (user/start/notifier.h, asm/x86_64/notifier.S). */
+/* The notifier N (user/start/notifier.h, asm/x86_64/notifier.S). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +22,7 @@ extern const struct sock_filter sandpit_notifier_filter[]; /* policy/notifier_fi
 extern const uint64_t sandpit_notifier_filter_len;
 long sandpit_clone_notifier(const struct sock_fprog *prog, int32_t words[2]);
 
-/* N's tid (cleared by the kernel when N ends: memory of sandpit's for as
+/* N's pid (cleared by the kernel when N ends: memory of sandpit's for as
  * long as P lives), then its listener or -errno */
 static int32_t n_words[2];
 
@@ -81,25 +81,34 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 		debug("no SECCOMP_IOCTL_NOTIF_ADDFD (SANDPIT_KERNEL or the kernel)", 0);
 		return;
 	}
+	/* B lets N go when P ends, which it learns from P's pidfd: N holds
+	 * P's descriptor table, so P's end of T<->B never hangs up first */
+	if (!compat_has(COMPAT_PIDFD)) {
+		debug("no pidfd (SANDPIT_KERNEL)", 0);
+		return;
+	}
 	struct sock_fprog prog = { .len = (unsigned short)(sandpit_notifier_filter_len / 8),
 				   .filter = (struct sock_filter *)sandpit_notifier_filter };
 	/* every signal blocked, glibc's own two too (its sigprocmask leaves
 	 * SIGCANCEL and SIGSETXID open): N inherits the mask, and a signal
-	 * N took would run a handler, perhaps the program's, on N */
+	 * N took would run a handler, perhaps the program's, in N.  N takes
+	 * P's soft RLIMIT_NOFILE as start-up raised it over the block, and
+	 * keeps it: the kernel checks B's numbers against N's limit, never
+	 * P's, which goes back to the program's own */
 	uint64_t all = ~0ull, old;
 	n_words[1] = INT32_MIN;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	long tid = sandpit_clone_notifier(&prog, n_words);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	if (tid < 0) {
-		debug("cannot clone the notifier thread", (int)-tid);
+		debug("cannot clone the notifier", (int)-tid);
 		return;
 	}
 	wait_while(&n_words[1], INT32_MIN);
 	int fd = __atomic_load_n(&n_words[1], __ATOMIC_ACQUIRE);
 	if (fd < 0) {
 		wait_gone();
-		debug("the notifier thread's filter", -fd);
+		debug("the notifier's filter", -fd);
 		return;
 	}
 	if (fd < 3) {
@@ -108,7 +117,7 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 		close(fd);
 		if (moved < 0) {
 			wait_gone();
-			debug("the notifier thread's listener", errno);
+			debug("the notifier's listener", errno);
 			return;
 		}
 		fd = moved;
@@ -142,15 +151,6 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 		return;
 	}
 	compat_learned(COMPAT_ADDFD, 1);
-	/* named, so that ps and the tests tell it from the program's */
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
-	int cf = open(path, O_WRONLY | O_CLOEXEC);
-	if (cf >= 0) {
-		if (write(cf, SANDPIT_NOTIFIER_NAME, sizeof(SANDPIT_NOTIFIER_NAME) - 1) < 0)
-			debug("naming the notifier thread", errno);
-		close(cf);
-	}
 	c->notif_fd = fd;
 	c->notif_id = n.id;
 	c->notif_tid = (int32_t)tid;

@@ -1,7 +1,7 @@
-/* The notifier thread N, through which B puts a thread slot's eventfds
- * into P's descriptor table when the slot is first used
- * (docs/design/threads-and-slots.md, "Slots on demand").  Start-up in P
- * makes it; B uses it (user/trusted/slot_fds.c). */
+/* The notifier N, a process sharing P's memory and descriptor table,
+ * through which B puts a thread slot's eventfds into that table when the
+ * slot is first used (docs/design/threads-and-slots.md, "Slots on
+ * demand").  Start-up in P makes it; B uses it (user/trusted/slot_fds.c). */
 #ifndef SANDPIT_START_NOTIFIER_H
 #define SANDPIT_START_NOTIFIER_H
 #include "user/start/start.h"
@@ -10,12 +10,12 @@
 /* Before B is forked, with no_new_privs set and the block placed: where the
  * block lies above the program's soft limit, the policy lets the program
  * change that limit only through B, and the kernel can (its first
- * SECCOMP_IOCTL_NOTIF_ADDFD is the probe), N waits in a notification that
- * B inherits; c->notif_fd, notif_id and notif_tid say which, and
+ * SECCOMP_IOCTL_NOTIF_ADDFD is the probe) and has pidfds, N waits in a
+ * notification that B inherits; c->notif_fd, notif_id and notif_tid (N's
+ * pid) say which, and
  * c->slots_made is 1 (slot 0's eventfds are made with the block).  Else
  * c->notif_fd is -1 and every slot's eventfds are made at start-up.  Never
  * fails: without N, start-up makes them all. */
-#define SANDPIT_NOTIFIER_NAME "sandpit-N" /* its /proc/PID/task/TID/comm */
 struct policy;
 void start_notifier(struct start *s, const struct policy *pol, struct trusted_process_config *c);
 /* P's copy of the listener closed (after B is forked, or when start-up

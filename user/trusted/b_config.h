@@ -27,8 +27,8 @@ struct trusted_process_config {
 	int report_fd;              /* the command's count of refusals (denial_log.h), or -1 */
 	int exe_fd;                 /* under `sandpit run`, the program's file as the loader opened
 				     * it, read-only (b_exe.c): B's /proc/self/exe answers; or -1 */
-	/* the notifier thread N (user/start/notifier.h): the listener of its
-	 * filter, the notification it waits in, its tid; -1 where every
+	/* the notifier N (user/start/notifier.h): the listener of its
+	 * filter, the notification it waits in, its pid; -1 where every
 	 * slot's eventfds were made at start-up */
 	int notif_fd;
 	uint64_t notif_id;

@@ -18,7 +18,6 @@
 #include "user/trusted/b_refusal.h"
 #include "user/trusted/b_rlimit.h"
 #include "user/trusted/b_state.h"
-#include "user/trusted/slot_fds.h"
 
 static pthread_mutex_t rlimit_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -60,14 +59,6 @@ long b_check_rlimit(int s, struct secure_page *sp)
 		if (want.cur > want.max)
 			return -EINVAL;
 	}
-	/* the kernel puts no descriptor at or above the soft limit, and B
-	 * cannot raise a hard one: the slots B has not made yet are made
-	 * before the hard limit falls below sandpit's block */
-	if (newp && res == RLIMIT_NOFILE && want.max <= (uint64_t)b_cfg()->fd_hi &&
-	    b_slot_fds_all() < 0) {
-		b_denial(s, sp, -EAGAIN, "the thread slots' descriptors could not be made first");
-		return -EAGAIN;
-	}
 	pthread_mutex_lock(&rlimit_lock);
 	long r = syscall(SYS_prlimit64, b_cfg()->pid, (int)res, NULL, &cur);
 	if (r == 0 && newp) {
@@ -95,23 +86,4 @@ long b_check_rlimit(int s, struct secure_page *sp)
 		a->arg = (uint32_t)old_arg;
 	}
 	return -SP_ANSWERED;
-}
-
-int b_nofile_above(int fd, int (*fn)(void *), void *arg)
-{
-	struct k_rlimit cur, up;
-	pthread_mutex_lock(&rlimit_lock);
-	int r = (int)syscall(SYS_prlimit64, b_cfg()->pid, RLIMIT_NOFILE, NULL, &cur);
-	int raise = r == 0 && cur.cur <= (uint64_t)fd;
-	up = (struct k_rlimit){ (uint64_t)fd + 1, cur.max };
-	if (raise)
-		r = (int)syscall(SYS_prlimit64, b_cfg()->pid, RLIMIT_NOFILE, &up, NULL);
-	if (r < 0)
-		r = -errno;
-	else
-		r = fn(arg);
-	if (raise && syscall(SYS_prlimit64, b_cfg()->pid, RLIMIT_NOFILE, &cur, NULL) < 0)
-		b_kill_p(); /* the program would keep a limit it did not set */
-	pthread_mutex_unlock(&rlimit_lock);
-	return r;
 }

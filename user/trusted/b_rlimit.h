@@ -9,9 +9,4 @@ struct secure_page;
  * keeps a limit of P's own; -SP_ANSWERED (the old value in sp's answer),
  * or -errno */
 long b_check_rlimit(int s, struct secure_page *sp);
-/* fn(arg) with P's soft RLIMIT_NOFILE above fd (the kernel puts nothing at
- * or above it, SECCOMP_IOCTL_NOTIF_ADDFD neither): raised just so far if it
- * is not, and put back after, under the lock every change of the
- * program's is made under.  fn's result, or -errno */
-int b_nofile_above(int fd, int (*fn)(void *), void *arg);
 #endif

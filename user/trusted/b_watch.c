@@ -21,6 +21,7 @@
 #include "user/trusted/b_state.h"
 #include "user/trusted/b_wait.h"
 #include "user/trusted/b_watch.h"
+#include "user/trusted/slot_fds.h"
 #include "user/trusted/denial_log.h"
 #include "user/trusted/exit_check.h"
 #include "user/trusted/fs_base.h"
@@ -152,11 +153,10 @@ static int tid_recorded(int32_t tid)
 	return 0;
 }
 
-/* with the lock held: a live thread of P that no slot records (nor the
- * notifier thread, user/start/notifier.h) */
+/* with the lock held: a live thread of P that no slot records */
 static int new_thread(int32_t tid)
 {
-	return tid > 0 && !tid_recorded(tid) && tid != b_cfg()->notif_tid && !b_thread_gone(tid);
+	return tid > 0 && !tid_recorded(tid) && !b_thread_gone(tid);
 }
 
 /* with the lock held: the live threads of P that no slot records, as the
@@ -487,7 +487,22 @@ void *b_watch_p(void *arg)
 	/* slot numbers are u16 (a stream: one may come in two reads) */
 	unsigned char buf[128];
 	size_t have = 0;
+	/* with the notifier, P's end also when its pidfd says so: N holds P's
+	 * descriptor table, so P's end of the pair hangs up only once B has
+	 * let N go */
+	struct pollfd pf[2] = { { .fd = b_cfg()->fd, .events = POLLIN },
+				{ .fd = b_cfg()->notif_fd >= 0 ? b_pidfd() : -1, .events = POLLIN } };
 	for (;;) {
+		if (pf[1].fd >= 0) {
+			if (poll(pf, 2, -1) < 0 && errno != EINTR)
+				pf[1].fd = -1; /* B out of resources: the read alone, as without N */
+			if (pf[1].fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+				b_notifier_release();
+				pf[1].fd = -1;
+			}
+			if (pf[1].fd >= 0 && !pf[0].revents)
+				continue;
+		}
 		ssize_t n = read(b_cfg()->fd, buf + have, sizeof(buf) - have);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "user/layout/slots.h"
-#include "user/trusted/b_rlimit.h"
 #include "user/trusted/b_state.h"
 #include "user/trusted/slot_fds.h"
 
@@ -39,9 +38,10 @@ int b_slots_made(void)
 	return b_cfg()->notif_fd < 0 ? b_cfg()->nslots : b_cfg()->slots_made;
 }
 
-/* N's wait was cut short (P stopped: the kernel drops the notification and
- * makes the call again when P goes on): its next one, however long P
- * stays stopped.  With fds_lock. */
+/* N's wait was cut short (N stopped, as a stop of P's process group
+ * stops it: the kernel drops the notification and makes the call again
+ * when N goes on): its next one, however long N stays stopped.  With
+ * fds_lock. */
 static int next_notification(void)
 {
 	struct pollfd p = { .fd = b_cfg()->notif_fd, .events = POLLIN };
@@ -67,7 +67,7 @@ static int next_notification(void)
 	static long cut;
 	cut++;
 	if (getenv("SANDPIT_DEBUG"))
-		b_say("sandpit: the notifier thread's wait was cut short (P stopped?), %ld times; "
+		b_say("sandpit: the notifier's wait was cut short (stopped?), %ld times; "
 		      "its next one taken\n", cut);
 	return 0;
 }
@@ -98,28 +98,21 @@ static int add_fd(int src, int to)
 	}
 }
 
-struct pair {
-	int t, u, lo;
-};
-
-static int add_pair(void *arg)
-{
-	const struct pair *p = arg;
-	int r = add_fd(p->t, p->lo);
-	return r < 0 ? r : add_fd(p->u, p->lo + 1);
-}
-
-/* slot s's eventfds, T's (never blocks: T polls it) below U's */
+/* slot s's eventfds, T's (never blocks: T polls it) and U's.  The
+ * kernel checks their numbers against N's RLIMIT_NOFILE, which covers the
+ * block, not P's: P's limit never moves, and no number of the block is
+ * ever the kernel's to hand to the program */
 static int make_slot(int s)
 {
-	struct pair p = { .lo = slots_t_fd(b_cfg()->fd_lo, s) };
-	p.t = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	p.u = eventfd(0, EFD_CLOEXEC);
-	int r = p.t < 0 || p.u < 0 ? -errno : b_nofile_above(p.lo + 1, add_pair, &p);
-	if (p.t >= 0)
-		close(p.t);
-	if (p.u >= 0)
-		close(p.u);
+	int t = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), u = eventfd(0, EFD_CLOEXEC), r;
+	if (t < 0 || u < 0)
+		r = -errno;
+	else if ((r = add_fd(t, slots_t_fd(b_cfg()->fd_lo, s))) == 0)
+		r = add_fd(u, slots_u_fd(b_cfg()->fd_lo, s));
+	if (t >= 0)
+		close(t);
+	if (u >= 0)
+		close(u);
 	return r;
 }
 
@@ -135,14 +128,6 @@ int b_slot_fds_grow(void)
 		__atomic_store_n(&made, m + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fds_lock);
 	return r;
-}
-
-int b_slot_fds_all(void)
-{
-	int r;
-	while ((r = b_slot_fds_grow()) == 0)
-		;
-	return r == -ENOSPC ? 0 : r;
 }
 
 void b_notifier_release(void)

@@ -1,5 +1,5 @@
 /* B's half of slots on demand: a slot's eventfds put into P's descriptor
- * table when the slot is first used, through the notifier thread N
+ * table when the slot is first used, through the notifier N
  * (user/start/notifier.h; docs/design/threads-and-slots.md).  Only B
  * includes it. */
 #ifndef SANDPIT_SLOT_FDS_H
@@ -12,11 +12,8 @@ int b_slots_made(void);
  * when every slot has them, or another -errno (P gone, B out of
  * descriptors) */
 int b_slot_fds_grow(void);
-/* every slot's, before the program lowers its hard RLIMIT_NOFILE below the
- * block (the kernel puts nothing at or above a process's soft limit, and
- * the soft limit cannot go past the hard one): 0 or -errno */
-int b_slot_fds_all(void);
 /* N let go (it exits): once the last U's exit is accepted, when no U is
- * left to make a thread */
+ * left to make a thread, and when P ends (N holds P's descriptor table:
+ * P's end of T<->B hangs up only once N is gone) */
 void b_notifier_release(void);
 #endif
