@@ -8,7 +8,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -590,6 +593,125 @@ TEST_F_TIMEOUT(r16, policy_allowing_setrlimit_natively_makes_the_whole_block_at_
 		EXPECT_EQ(SM_NFDS, o->block);
 		EXPECT_EQ(SM_NFDS, o->held) TH_LOG("%s", lines[i]);
 	}
+}
+
+/* ---- 6. B (or P) killed while slots are made ---- */
+
+struct kill_out {
+	volatile long made, after;
+	volatile int dead_b;
+};
+static struct kill_out *ko;
+
+static void *park_forever(void *a)
+{
+	(void)a;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int body_make_forever(void *a)
+{
+	ko = a;
+	small_init();
+	for (;;) {
+		pthread_t t;
+		if (pthread_create(&t, &small, park_forever, NULL))
+			return 99; /* all slots used: the kill came too late */
+		__atomic_add_fetch(&ko->made, 1, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&ko->dead_b, __ATOMIC_ACQUIRE))
+			__atomic_add_fetch(&ko->after, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static pid_t wait_named_child(const char *comm)
+{
+	pid_t b = 0;
+	for (int i = 0; i < 500 && !b; i++) {
+		b = find_child_named(comm);
+		if (!b)
+			usleep(10000);
+	}
+	return b;
+}
+
+/* 0 with P's wait status, -2 if it did not end within s seconds */
+static int wait_end(pid_t p, int s, int *st)
+{
+	for (int i = 0; i < s * 100; i++) {
+		if (waitpid(p, st, WNOHANG) == p)
+			return 0;
+		usleep(10000);
+	}
+	kill(p, SIGKILL);
+	waitpid(p, st, 0);
+	return -2;
+}
+
+#define KILL_ROUNDS 12
+
+TEST_F_TIMEOUT(r16, b_or_p_killed_while_slots_are_made_p_dies_nothing_hangs, 300)
+{
+	if (!soft_1024(_metadata))
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	long killed_b = 0, p_killed = 0, hung = 0, ran_after = 0, b_ended = 0, reached = 0;
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		struct kill_out *o = shared_page(sizeof(*o));
+		ASSERT_NE(NULL, o);
+		struct sandpit_options opts = { .mode = suite_mode() };
+		fflush(NULL);
+		pid_t p = fork();
+		ASSERT_LE(0, p);
+		if (p == 0) {
+			if (sandpit_start(&opts) < 0)
+				_exit(SANDBOX_START_FAILED);
+			_exit(body_make_forever(o));
+		}
+		pid_t b = wait_named_child("sandpit-B");
+		ASSERT_LT(0, b);
+		long at = 3 + (round * 83) % 700;
+		for (int i = 0; i < 3000 && o->made < at; i++)
+			usleep(1000);
+		reached += o->made >= at && o->made < SM_NSLOTS - 1;
+		int st, bst = 0;
+		if (round & 1) {
+			/* B first */
+			o->dead_b = 1;
+			ASSERT_EQ(0, kill(b, SIGKILL));
+			killed_b++;
+			hung += wait_end(p, 10, &st) < 0;
+			p_killed += outcome(st) == KILLED(SIGKILL);
+			ran_after += o->after > 1; /* one clone may have been answered already */
+			b_ended += waitpid(b, &bst, 0) == b;
+		} else {
+			/* P itself: B must end too */
+			ASSERT_EQ(0, kill(p, SIGKILL));
+			hung += wait_end(p, 10, &st) < 0;
+			p_killed += outcome(st) == KILLED(SIGKILL);
+			int ended = 0;
+			for (int i = 0; i < 500 && !ended; i++) {
+				ended = waitpid(b, &bst, WNOHANG) == b;
+				if (!ended)
+					usleep(10000);
+			}
+			if (!ended) {
+				kill(b, SIGKILL);
+				waitpid(b, &bst, 0);
+			}
+			b_ended += ended;
+		}
+		TH_LOG("round %d: %s killed after %ld threads; P %d; made after B's death %ld", round,
+		       round & 1 ? "B" : "P", o->made, outcome(st), o->after);
+		munmap(o, sizeof(*o));
+	}
+	EXPECT_EQ(KILL_ROUNDS, reached);
+	EXPECT_EQ(KILL_ROUNDS / 2, killed_b);
+	EXPECT_EQ(0, hung);
+	EXPECT_EQ(KILL_ROUNDS, p_killed);
+	EXPECT_EQ(0, ran_after);
+	EXPECT_EQ(KILL_ROUNDS, b_ended);
 }
 
 TEST_HARNESS_MAIN
