@@ -714,4 +714,76 @@ TEST_F_TIMEOUT(r16, b_or_p_killed_while_slots_are_made_p_dies_nothing_hangs, 300
 	EXPECT_EQ(KILL_ROUNDS, b_ended);
 }
 
+/* ---- 7. descriptor calls on the numbers of slots not made yet ---- */
+
+struct unmade_out {
+	long notifier, made_before, attempts, refused_ebadf, other[8], t_mode, u_mode, threads_ok, eventfds;
+	long held_before, held_after;
+};
+
+static int body_unmade(void *a)
+{
+	struct unmade_out *o = a;
+	small_init();
+	long lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->notifier = notifier_tid() != 0;
+	o->held_before = held_in(lo, hi);
+	int p[2];
+	if (pipe(p))
+		return 80;
+	/* slots 1..20: not made yet where N is */
+	for (long s = 1; s <= 20; s++)
+		for (int i = 0; i < 2; i++) {
+			int fd = (int)(lo + 2 + 2 * s + i);
+			long r[7];
+			errno = 0;
+			r[0] = dup2(p[0], fd) < 0 ? errno : 0;
+			r[1] = dup3(p[0], fd, O_CLOEXEC) < 0 ? errno : 0;
+			r[2] = close(fd) < 0 ? errno : 0;
+			r[3] = fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ? errno : 0;
+			r[4] = fcntl(fd, F_SETFD, 0) < 0 ? errno : 0;
+			r[5] = fcntl(fd, F_DUPFD, 0) < 0 ? errno : 0;
+			r[6] = syscall(SYS_close_range, fd, fd, 0) < 0 ? errno : 0;
+			for (int k = 0; k < 7; k++) {
+				o->attempts++;
+				/* close_range answers 0 and closes around the block */
+				if (k == 6 ? r[k] == 0 : r[k] == EBADF)
+					o->refused_ebadf++;
+				else
+					o->other[k] = r[k] ? r[k] : 1000;
+			}
+		}
+	o->held_after = held_in(lo, hi);
+	pthread_t t[20];
+	for (int i = 0; i < 20; i++)
+		if (pthread_create(&t[i], &small, park_forever, NULL))
+			return 81;
+	o->threads_ok = 20;
+	o->eventfds = eventfds_ok(lo, 21);
+	o->t_mode = what_at(lo + 2 + 2 * 20);
+	o->u_mode = what_at(lo + 3 + 2 * 20);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(r16, descriptor_calls_on_slots_not_made_yet_refused_then_made_right, 60)
+{
+	if (!soft_1024(_metadata))
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct unmade_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	struct sandpit_options opts = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_unmade, o, &opts, 50)));
+	TH_LOG("notifier %ld attempts %ld refused as expected %ld; others %ld %ld %ld %ld %ld %ld %ld", o->notifier, o->attempts,
+	       o->refused_ebadf, o->other[0], o->other[1], o->other[2], o->other[3], o->other[4], o->other[5],
+	       o->other[6]);
+	EXPECT_EQ(40 * 7, o->attempts);
+	EXPECT_EQ(o->attempts, o->refused_ebadf);
+	EXPECT_EQ(o->held_before, o->held_after);
+	EXPECT_EQ(o->notifier ? 5 : SM_NFDS, o->held_before);
+	EXPECT_EQ(20, o->threads_ok);
+	EXPECT_EQ(42, o->eventfds);
+	EXPECT_EQ(0, o->t_mode);
+	EXPECT_EQ(0, o->u_mode);
+}
+
 TEST_HARNESS_MAIN
