@@ -796,4 +796,142 @@ TEST_F_TIMEOUT(r16, descriptor_calls_on_slots_not_made_yet_refused_then_made_rig
 	EXPECT_EQ(0, o->u_mode);
 }
 
+/* ---- 8. an open that holds its number while it waits (a FIFO with no
+ * writer: the kernel takes the number before it waits for one) ---- */
+
+struct fifo_out {
+	long notifier, lo, hi, soft;
+	char path[64];
+	volatile long want_writer, writer_opens, stop;
+	long fifo_tries, fifo_got, fifo_in_block, fifo_first, gap_got;
+	long created, failures, fail_slot, fail_t_mode, fail_u_mode, fifo_fail_match;
+};
+static struct fifo_out *fo;
+
+static void *fifo_reader(void *a)
+{
+	(void)a;
+	while (!fo->stop) {
+		int fd = open(fo->path, O_RDONLY);
+		fo->fifo_tries++;
+		if (fd < 0)
+			continue;
+		fo->fifo_got++;
+		if (fd >= fo->lo && fd <= fo->hi) {
+			if (!fo->fifo_in_block++)
+				fo->fifo_first = fd;
+		} else {
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+static void *gap_filler(void *a)
+{
+	(void)a;
+	while (!fo->stop) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && (fd < fo->lo || fd > fo->hi))
+			fo->gap_got++;
+	}
+	return NULL;
+}
+
+static int body_fifo(void *a)
+{
+	fo = a;
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fo->soft = (long)rl.rlim_cur;
+	fo->lo = state_of(my_mailbox())->sp->fd_lo;
+	fo->hi = state_of(my_mailbox())->sp->fd_hi;
+	fo->notifier = notifier_tid() != 0;
+	small_init();
+	while (open("/dev/null", O_RDONLY) >= 0)
+		;
+	pthread_t r[2];
+	pthread_create(&r[0], &small, fifo_reader, NULL);
+	pthread_create(&r[1], &small, gap_filler, NULL);
+	static pthread_t t[SM_NSLOTS];
+	long n = 0;
+	while (3 + n < SM_NSLOTS) {
+		if (!pthread_create(&t[n], &small, parked, NULL)) {
+			n++;
+			continue;
+		}
+		if (!fo->failures++) {
+			fo->fail_slot = 3 + n;
+			fo->fail_t_mode = what_at(fo->lo + 2 + 2 * fo->fail_slot);
+			fo->fail_u_mode = what_at(fo->lo + 3 + 2 * fo->fail_slot);
+			/* let the waiting open finish: a writer comes */
+			fo->want_writer = 1;
+			for (int i = 0; i < 2000 && fo->want_writer; i++)
+				usleep(1000);
+			usleep(20000);
+			fo->fail_t_mode = fo->fail_t_mode * 100000 + what_at(fo->lo + 2 + 2 * fo->fail_slot);
+			fo->fail_u_mode = fo->fail_u_mode * 100000 + what_at(fo->lo + 3 + 2 * fo->fail_slot);
+			fo->fifo_fail_match = fo->fifo_first;
+		}
+		if (fo->failures > 200)
+			break;
+	}
+	fo->created = n;
+	fo->stop = 1;
+	return 0;
+}
+
+TEST_F_TIMEOUT(r16, fifo_open_waiting_on_a_slot_number_while_it_is_made, 300)
+{
+	if (!soft_1024(_metadata))
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct fifo_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	snprintf(o->path, sizeof(o->path), "/tmp/sandpit-rev16-fifo-%d", getpid());
+	unlink(o->path);
+	ASSERT_EQ(0, mkfifo(o->path, 0600));
+	static const char *rd[] = { "/tmp", NULL };
+	struct sandpit_options opts = { .mode = suite_mode(), .allow_read = rd };
+	fflush(NULL);
+	pid_t p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0) {
+		if (sandpit_start(&opts) < 0)
+			_exit(SANDBOX_START_FAILED);
+		_exit(body_fifo(o));
+	}
+	int st = 0, done = 0;
+	for (int i = 0; i < 250 * 100 && !done; i++) {
+		/* a writer now and then, and at once when asked */
+		if (o->want_writer || i % 50 == 0) {
+			int w = open(o->path, O_WRONLY | O_NONBLOCK);
+			if (w >= 0) {
+				o->writer_opens++;
+				close(w);
+				o->want_writer = 0;
+			}
+		}
+		done = waitpid(p, &st, WNOHANG) == p;
+		if (!done)
+			usleep(1000);
+	}
+	if (!done) {
+		kill(p, SIGKILL);
+		waitpid(p, &st, 0);
+	}
+	unlink(o->path);
+	TH_LOG("notifier %ld lo %ld: fifo opens %ld got %ld, in the block %ld (first %ld); gap %ld; created %ld "
+	       "failures %ld first at slot %ld: T then/after writer %ld U %ld; writers %ld; P %d",
+	       o->notifier, o->lo, o->fifo_tries, o->fifo_got, o->fifo_in_block, o->fifo_first, o->gap_got,
+	       o->created, o->failures, o->fail_slot, o->fail_t_mode, o->fail_u_mode, o->writer_opens,
+	       outcome(st));
+	ASSERT_EQ(1, done);
+	EXPECT_EQ(0, outcome(st));
+	EXPECT_LT(100, o->fifo_tries);
+	/* what must hold: no clone refused with slots left, nothing of the
+	 * program's on a slot's numbers */
+	EXPECT_EQ(0, o->failures);
+	EXPECT_EQ(SM_NSLOTS - 3, o->created);
+}
+
 TEST_HARNESS_MAIN
