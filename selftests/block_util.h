@@ -45,7 +45,8 @@ static inline long fdinfo_flags(long fd)
 /* the pid of process p's notifier N (a child of p named "sandpit-N",
  * sharing its memory and descriptor table, through which sandpit makes
  * each thread slot's eventfds when the slot is first used), 0 where it
- * has none (every slot's eventfds made at start-up) */
+ * has none (every slot's eventfds made at start-up).  Asked by the
+ * sandboxed process of itself, or by a test of its sandboxed child */
 static inline long notifier_pid_of(long p)
 {
 	char path[96];
@@ -71,7 +72,11 @@ static inline long notifier_pid_of(long p)
 			ssize_t m = cf < 0 ? -1 : read(cf, name, sizeof(name) - 1);
 			if (cf >= 0)
 				close(cf);
-			if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")))
+			/* inside the sandbox another process's /proc files are
+			 * out of the grants; but fork is refused there, so a
+			 * child of the sandboxed process's own is sandpit's */
+			if (m > 0 ? (name[m] = 0, !strcmp(name, "sandpit-N\n"))
+				  : c > 0 && p == getpid() && errno == EACCES)
 				found = c;
 			while (*k == ' ')
 				k++;
