@@ -1,4 +1,4 @@
-/* The notifier thread's filter, made at build time by
+/* The notifier's filter, made at build time by
  * policy/tools/gen_notifier.c (user/start/notifier.c installs it).  The
  * Makefile names the file in SANDPIT_NOTIFIER_BIN. */
 	.section .rodata

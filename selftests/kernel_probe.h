@@ -67,15 +67,20 @@ static inline int kernel_has_addfd(void)
 }
 
 /* SANDPIT_KERNEL, as the suite's mode sets it, turns off what sandpit's
- * notifier thread needs (compat/probe.c's names) */
+ * notifier needs (compat/probe.c's names; whole tokens: no-pidfd-thread
+ * is not no-pidfd) */
 static inline int kernel_addfd_forced_off(void)
 {
 	const char *e = getenv("SANDPIT_KERNEL");
 	static const char *const off[] = { "legacy", "no-addfd", "no-user-notif",
-					   "no-seccomp-syscall", "no-filter" };
-	for (size_t i = 0; e && i < sizeof(off) / sizeof(off[0]); i++)
-		if (strstr(e, off[i]))
-			return 1;
+					   "no-seccomp-syscall", "no-filter", "no-pidfd" };
+	while (e && *e) {
+		size_t n = strcspn(e, ",");
+		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+			if (strlen(off[i]) == n && !strncmp(e, off[i], n))
+				return 1;
+		e += n + (e[n] == ',');
+	}
 	return 0;
 }
 

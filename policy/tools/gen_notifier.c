@@ -1,4 +1,4 @@
-/* Build time: the filter of sandpit's notifier thread N
+/* Build time: the filter of sandpit's notifier N
  * (user/start/notifier.c), made by libseccomp: getppid waits for B
  * (SECCOMP_RET_USER_NOTIF), exit and one FUTEX_WAKE_PRIVATE run, anything
  * else, or another architecture, kills the process.
