@@ -120,4 +120,90 @@ TEST_F_TIMEOUT(r17, program_waits_with___WALL_see_no_child, 60)
 	EXPECT_EQ(ECHILD, o->blocking_e);
 }
 
+/* ---- 2. N's code and words in P's memory, which N shares ---- */
+
+#include <sys/mman.h>
+long sandpit_clone_notifier(const void *prog, int32_t words[2]);
+
+struct m_out {
+	long ntid, n_after;
+	long r[6], e[6];
+	long threads_ok;
+};
+
+static void *ret_one(void *a)
+{
+	(void)a;
+	return (void *)1L;
+}
+
+static int body_mem(void *a)
+{
+	struct m_out *o = a;
+	o->ntid = notifier_tid();
+	long pg = sysconf(_SC_PAGESIZE);
+	void *code = (void *)((uintptr_t)sandpit_clone_notifier & ~(uintptr_t)(pg - 1));
+	errno = 0;
+	o->r[0] = munmap(code, (size_t)pg);
+	o->e[0] = errno;
+	errno = 0;
+	o->r[1] = mprotect(code, (size_t)pg, PROT_NONE);
+	o->e[1] = errno;
+	errno = 0;
+	o->r[2] = mmap(code, (size_t)pg, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+				  MAP_FAILED
+			  ? -1
+			  : 0;
+	o->e[2] = errno;
+	errno = 0;
+	o->r[3] = madvise(code, (size_t)pg, MADV_DONTNEED);
+	o->e[3] = errno;
+	errno = 0;
+	o->r[4] = mremap(code, (size_t)pg, (size_t)pg, MREMAP_MAYMOVE | MREMAP_FIXED, (char *)code + 64 * pg) ==
+				  MAP_FAILED
+			  ? -1
+			  : 0;
+	o->e[4] = errno;
+	errno = 0;
+	o->r[5] = mprotect(code, (size_t)pg, PROT_READ | PROT_WRITE | PROT_EXEC);
+	o->e[5] = errno;
+	/* each new thread's slot is put in through N's wait */
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_t t[20];
+	for (int i = 0; i < 20; i++)
+		if (pthread_create(&t[i], &at, ret_one, NULL))
+			return 91;
+	for (int i = 0; i < 20; i++) {
+		void *rv = NULL;
+		o->threads_ok += !pthread_join(t[i], &rv) && rv == (void *)1L;
+	}
+	o->n_after = notifier_tid();
+	return 0;
+}
+
+/* The program unmaps, protects, maps over, drops and moves the page of
+ * N's code (sandpit_text): each refused, N still waits, and every slot
+ * made through it afterwards works */
+TEST_F_TIMEOUT(r17, notifier_code_page_cannot_be_unmapped_or_changed, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct m_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	struct sandpit_options opts = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_mem, o, &opts, 30)));
+	for (int i = 0; i < 6; i++)
+		TH_LOG("call %d: %ld errno %ld", i, o->r[i], o->e[i]);
+	TH_LOG("N %ld then %ld, threads %ld", o->ntid, o->n_after, o->threads_ok);
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->ntid != 0);
+	for (int i = 0; i < 6; i++) {
+		EXPECT_EQ(-1, o->r[i]) TH_LOG("call %d", i);
+		EXPECT_EQ(EPERM, o->e[i]) TH_LOG("call %d", i);
+	}
+	EXPECT_EQ(o->ntid, o->n_after);
+	EXPECT_EQ(20, o->threads_ok);
+}
+
 TEST_HARNESS_MAIN
