@@ -186,6 +186,11 @@ $(BUILD)/selftests/selfexe_prog: selftests/programs/selfexe.c
 $(BUILD)/selftests/selfexe_static: selftests/programs/selfexe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
+# rev17_test runs `sandpit run` on a program that makes threads in a pipeline
+$(BUILD)/selftests/rev17_test: $(BUILD)/sandpit $(BUILD)/selftests/rev17_prog
+$(BUILD)/selftests/rev17_prog: selftests/programs/rev17_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
 # minijail_test runs `sandpit run` on tiny under minijail files
 $(BUILD)/selftests/minijail_test: $(BUILD)/sandpit $(BUILD)/selftests/tiny
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;

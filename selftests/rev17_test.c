@@ -206,4 +206,221 @@ TEST_F_TIMEOUT(r17, notifier_code_page_cannot_be_unmapped_or_changed, 60)
 	EXPECT_EQ(20, o->threads_ok);
 }
 
+/* ---- 3. `sandpit run -- prog | reader`: P's end reaches the reader ---- */
+
+#include <dirent.h>
+#include <stdio.h>
+#include "build_dir.h"
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* a child of parent's named comm, or 0 */
+static pid_t child_named(pid_t parent, const char *comm)
+{
+	DIR *d = opendir("/proc");
+	pid_t found = 0;
+	struct dirent *e;
+	while (d && !found && (e = readdir(d))) {
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+		int ppid;
+		if (!l || !r || sscanf(r + 2, "%*c %d", &ppid) != 1 || ppid != parent)
+			continue;
+		*r = 0;
+		if (!strcmp(l + 1, comm))
+			found = atoi(buf);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+enum how { BY_ITSELF, KILL_P, STOP_KILL_P_CONT, STOPS_WHILE_MADE };
+
+struct pipe_run {
+	long lines, made, n_seen, stops;
+	long eof_ms;    /* from P's end (or the end of the test's acts) to EOF */
+	long left_ms;   /* from EOF to no process left in the group */
+	int status, reaped;
+};
+
+static void run_pipeline(struct __test_metadata *_metadata, const char *mode, enum how how,
+			 struct pipe_run *pr)
+{
+	char cli[PATH_MAX], prog[PATH_MAX];
+	snprintf(cli, sizeof(cli), "%s/sandpit", bindir);
+	snprintf(prog, sizeof(prog), "%s/selftests/rev17_prog", bindir);
+	int pfd[2];
+	ASSERT_EQ(0, pipe2(pfd, O_CLOEXEC));
+	pid_t l = fork();
+	ASSERT_LE(0, l);
+	if (l == 0) {
+		setpgid(0, 0);
+		dup2(pfd[1], 1);
+		int dn = open("/dev/null", O_WRONLY);
+		dup2(dn, 2);
+		execl(cli, cli, "run", "--", prog, mode, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(l, l);
+	close(pfd[1]);
+	FILE *f = fdopen(pfd[0], "r");
+	ASSERT_NE(NULL, f);
+	char line[128];
+	pid_t p = 0, n = 0;
+	long long end = 0;
+	while (fgets(line, sizeof(line), f)) {
+		pr->lines++;
+		if (!strncmp(line, "made ", 5))
+			pr->made++;
+		if (!p && (p = child_named(l, "rev17_prog")))
+			n = child_named(p, "sandpit-N");
+		pr->n_seen |= n != 0;
+		if (how == STOPS_WHILE_MADE && pr->stops < 40 && pr->made >= 5) {
+			/* the shell's Ctrl-Z and fg: the whole group */
+			kill(-l, SIGSTOP);
+			usleep(2000);
+			kill(-l, SIGCONT);
+			pr->stops++;
+		}
+		if (how == STOPS_WHILE_MADE && pr->stops >= 40 && !end) {
+			kill(p, SIGKILL);
+			end = mono_ms();
+		}
+		if (how == KILL_P && pr->made >= 30 && !end) {
+			kill(p, SIGKILL);
+			end = mono_ms();
+		}
+		if (how == STOP_KILL_P_CONT && pr->made >= 30 && !end) {
+			kill(-l, SIGSTOP);
+			usleep(100000);
+			kill(p, SIGKILL);
+			usleep(100000);
+			kill(-l, SIGCONT);
+			end = mono_ms();
+		}
+	}
+	long long eof = mono_ms();
+	pr->eof_ms = end ? (long)(eof - end) : 0;
+	fclose(f);
+	for (int i = 0; i < 10000 && !pr->reaped; i++) {
+		if (waitpid(l, &pr->status, WNOHANG) == l)
+			pr->reaped = 1;
+		else
+			usleep(1000);
+	}
+	if (!pr->reaped) {
+		kill(-l, SIGKILL);
+		waitpid(l, &pr->status, 0);
+	}
+	long long t = mono_ms();
+	while (kill(-l, 0) == 0 && mono_ms() - t < 10000)
+		usleep(1000);
+	pr->left_ms = kill(-l, 0) == 0 ? -1 : (long)(mono_ms() - t);
+	if (pr->left_ms < 0)
+		kill(-l, SIGKILL);
+	TH_LOG("%s/%d: %ld lines, %ld threads made, N seen %ld, %ld stops; EOF %ld ms after the "
+	       "end; group empty %ld ms after; launcher %s %d",
+	       mode, (int)how, pr->lines, pr->made, pr->n_seen, pr->stops, pr->eof_ms, pr->left_ms,
+	       !pr->reaped ? "hung" : WIFEXITED(pr->status) ? "exit" : "signal",
+	       WIFEXITED(pr->status) ? WEXITSTATUS(pr->status) : WTERMSIG(pr->status));
+	/* the ends reached a P with a notifier wherever there is one */
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), pr->n_seen);
+}
+
+/* exit_group from a thread while the main thread makes threads (each in
+ * a new slot): the reader sees EOF, sandpit run ends with 7, nothing of
+ * the group is left */
+TEST_F_TIMEOUT(r17, pipeline_exit_group_while_slots_are_made_eof_and_status_7, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "exit", BY_ITSELF, &pr);
+	EXPECT_LE(1, pr.made);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 7);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* main's pthread_exit, then its last thread's _exit after 60 slots made */
+TEST_F_TIMEOUT(r17, pipeline_main_pthread_exit_then_last_thread_ends_eof_and_status_0, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "mainexit", BY_ITSELF, &pr);
+	EXPECT_EQ(60, pr.made);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 0);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* P SIGKILLed from outside while it makes slots: EOF within 3 s, 137 */
+TEST_F_TIMEOUT(r17, pipeline_p_killed_while_slots_are_made_eof_within_3_s, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "spin", KILL_P, &pr);
+	EXPECT_LE(30, pr.made);
+	EXPECT_LE(0, pr.eof_ms);
+	EXPECT_GT(3000, pr.eof_ms);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 128 + SIGKILL);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* the group stopped (Ctrl-Z), P SIGKILLed by its pid, the group continued
+ * (fg): N's wait was cut by the stop, B takes the next and lets N go */
+TEST_F_TIMEOUT(r17, pipeline_group_stopped_p_killed_group_continued_eof_within_3_s, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "spin", STOP_KILL_P_CONT, &pr);
+	EXPECT_LE(30, pr.made);
+	EXPECT_LE(0, pr.eof_ms);
+	EXPECT_GT(3000, pr.eof_ms);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 128 + SIGKILL);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* 40 stops and continues of the whole group while threads are made, then
+ * P killed: threads kept being made after each, EOF within 3 s */
+TEST_F_TIMEOUT(r17, pipeline_group_stops_while_slots_are_made_then_p_killed, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "spin", STOPS_WHILE_MADE, &pr);
+	EXPECT_EQ(40, pr.stops);
+	EXPECT_LE(44, pr.made);
+	EXPECT_LE(0, pr.eof_ms);
+	EXPECT_GT(3000, pr.eof_ms);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 128 + SIGKILL);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
 TEST_HARNESS_MAIN
