@@ -249,10 +249,11 @@ static pid_t child_named(pid_t parent, const char *comm)
 	return found;
 }
 
-enum how { BY_ITSELF, KILL_P, STOP_KILL_P_CONT, STOPS_WHILE_MADE };
+enum how { BY_ITSELF, KILL_P, STOP_KILL_P_CONT, STOPS_WHILE_MADE, STOP_N_KILL_P };
 
 struct pipe_run {
 	long lines, made, n_seen, stops;
+	long n_hung;    /* STOP_N_KILL_P: no EOF in 5 s, N continued by the test */
 	long eof_ms;    /* from P's end (or the end of the test's acts) to EOF */
 	long left_ms;   /* from EOF to no process left in the group */
 	int status, reaped;
@@ -305,6 +306,27 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 			kill(p, SIGKILL);
 			end = mono_ms();
 		}
+		if (how == STOP_N_KILL_P && pr->made >= 30 && n && !end) {
+			/* N alone stopped from outside (the program cannot), a
+			 * clone of P's then waits for it; then P killed */
+			kill(n, SIGSTOP);
+			usleep(300000);
+			kill(p, SIGKILL);
+			end = mono_ms();
+			int fd = fileno(f);
+			for (;;) {
+				struct pollfd q = { .fd = fd, .events = POLLIN };
+				if (poll(&q, 1, 5000) == 0) {
+					pr->n_hung = 1;
+					kill(n, SIGCONT);
+					continue;
+				}
+				char b[4096];
+				if (read(fd, b, sizeof(b)) <= 0)
+					break;
+			}
+			break;
+		}
 		if (how == STOP_KILL_P_CONT && pr->made >= 30 && !end) {
 			kill(-l, SIGSTOP);
 			usleep(100000);
@@ -316,6 +338,8 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 	}
 	long long eof = mono_ms();
 	pr->eof_ms = end ? (long)(eof - end) : 0;
+	if (pr->n_hung)
+		TH_LOG("no EOF 5 s after P's SIGKILL while N was stopped; N continued");
 	fclose(f);
 	for (int i = 0; i < 10000 && !pr->reaped; i++) {
 		if (waitpid(l, &pr->status, WNOHANG) == l)
@@ -421,6 +445,96 @@ TEST_F_TIMEOUT(r17, pipeline_group_stops_while_slots_are_made_then_p_killed, 60)
 	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 128 + SIGKILL);
 	EXPECT_LE(0, pr.left_ms);
 	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* N alone stopped from outside (kill -STOP of its pid: a user's, never
+ * the program's: its kill of another pid is EPERM, and every stop it can
+ * send reaches P's whole group), a clone of P's waiting for it, then P
+ * SIGKILLed.  N holds P's descriptor table and B waits for N's next
+ * notification with the slot lock held, so the reader's EOF waits for N
+ * to go on: seen ~2 s after P's end here, once the launcher's exit leaves
+ * the group orphaned and the kernel sends its stopped members SIGHUP (N
+ * has it blocked) and SIGCONT.  With the reader in the same process group
+ * (a shell's pipeline), that group would not be orphaned: not checked. */
+TEST_F_TIMEOUT(r17, pipeline_n_alone_stopped_then_p_killed_eof_within_5_s, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	if (!(kernel_has_addfd() && !kernel_addfd_forced_off()))
+		SKIP(return, "no notifier in this mode");
+	struct pipe_run pr = { 0 };
+	run_pipeline(_metadata, "spin", STOP_N_KILL_P, &pr);
+	EXPECT_LE(30, pr.made);
+	EXPECT_EQ(0, pr.n_hung);
+	EXPECT_LE(0, pr.eof_ms);
+	EXPECT_TRUE(pr.reaped);
+	EXPECT_TRUE(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 128 + SIGKILL);
+	EXPECT_LE(0, pr.left_ms);
+	EXPECT_GT(3000, pr.left_ms);
+}
+
+/* ---- 4. prlimit64 on N's pid (through B) ---- */
+
+struct pl_out {
+	long ntid, get_r, get_e, low_r, low_e, raise_r, raise_e, threads_ok, n_after;
+};
+
+static int body_prlimit_n(void *a)
+{
+	struct pl_out *o = a;
+	o->ntid = notifier_tid();
+	if (!o->ntid)
+		return 0;
+	struct rlimit old, low = { 16, 16 }, high = { SM_FD_TOP + 1, SM_FD_TOP + 1 };
+	errno = 0;
+	o->get_r = syscall(SYS_prlimit64, o->ntid, RLIMIT_NOFILE, NULL, &old);
+	o->get_e = errno;
+	/* N's limit under the block: every ADDFD after would be EMFILE */
+	errno = 0;
+	o->low_r = syscall(SYS_prlimit64, o->ntid, RLIMIT_NOFILE, &low, NULL);
+	o->low_e = errno;
+	errno = 0;
+	o->raise_r = syscall(SYS_prlimit64, o->ntid, RLIMIT_NOFILE, &high, NULL);
+	o->raise_e = errno;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_t t[20];
+	for (int i = 0; i < 20; i++)
+		if (pthread_create(&t[i], &at, ret_one, NULL))
+			return 92;
+	for (int i = 0; i < 20; i++) {
+		void *rv = NULL;
+		o->threads_ok += !pthread_join(t[i], &rv) && rv == (void *)1L;
+	}
+	o->n_after = notifier_tid();
+	return 0;
+}
+
+/* prlimit64 with N's pid, to read N's RLIMIT_NOFILE, lower it under the
+ * block (every later ADDFD EMFILE) or raise it: each refused as for any
+ * other process's pid, and 20 threads made after */
+TEST_F_TIMEOUT(r17, prlimit64_on_the_notifiers_pid_refused, 60)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	struct pl_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	struct sandpit_options opts = { .mode = suite_mode() };
+	ASSERT_EQ(0, outcome(run_sandboxed_opts(body_prlimit_n, o, &opts, 30)));
+	EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->ntid != 0);
+	if (!o->ntid)
+		return;
+	TH_LOG("N %ld: get %ld/%ld lower %ld/%ld raise %ld/%ld; threads %ld; N after %ld", o->ntid,
+	       o->get_r, o->get_e, o->low_r, o->low_e, o->raise_r, o->raise_e, o->threads_ok, o->n_after);
+	EXPECT_EQ(-1, o->get_r);
+	EXPECT_EQ(-1, o->low_r);
+	EXPECT_EQ(-1, o->raise_r);
+	EXPECT_EQ(EPERM, o->get_e);
+	EXPECT_EQ(EPERM, o->low_e);
+	EXPECT_EQ(EPERM, o->raise_e);
+	EXPECT_EQ(20, o->threads_ok);
+	EXPECT_EQ(o->ntid, o->n_after);
 }
 
 TEST_HARNESS_MAIN
