@@ -270,14 +270,21 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 	pid_t l = fork();
 	ASSERT_LE(0, l);
 	if (l == 0) {
-		setpgid(0, 0);
+		/* STOP_N_KILL_P: `setsid sandpit run -- prog | reader`, a
+		 * group orphaned from its start (no SIGCONT from the kernel when
+		 * the launcher ends); otherwise a group of its own in ours */
+		if (how == STOP_N_KILL_P)
+			setsid();
+		else
+			setpgid(0, 0);
 		dup2(pfd[1], 1);
 		int dn = open("/dev/null", O_WRONLY);
 		dup2(dn, 2);
 		execl(cli, cli, "run", "--", prog, mode, (char *)NULL);
 		_exit(127);
 	}
-	setpgid(l, l);
+	if (how != STOP_N_KILL_P)
+		setpgid(l, l);
 	close(pfd[1]);
 	FILE *f = fdopen(pfd[0], "r");
 	ASSERT_NE(NULL, f);
@@ -450,12 +457,13 @@ TEST_F_TIMEOUT(r17, pipeline_group_stops_while_slots_are_made_then_p_killed, 60)
 /* N alone stopped from outside (kill -STOP of its pid: a user's, never
  * the program's: its kill of another pid is EPERM, and every stop it can
  * send reaches P's whole group), a clone of P's waiting for it, then P
- * SIGKILLed.  N holds P's descriptor table and B waits for N's next
- * notification with the slot lock held, so the reader's EOF waits for N
- * to go on: seen ~2 s after P's end here, once the launcher's exit leaves
- * the group orphaned and the kernel sends its stopped members SIGHUP (N
- * has it blocked) and SIGCONT.  With the reader in the same process group
- * (a shell's pipeline), that group would not be orphaned: not checked. */
+ * SIGKILLed, under `setsid sandpit run -- prog | reader`.  Natively the
+ * reader sees EOF at once.  N holds P's descriptor table (P's stdout with
+ * it); B and the launcher end, N stays stopped under init, and the reader
+ * sees no EOF until someone continues N (the test does after 5 s).  (With
+ * the launcher's group not orphaned from the start, its end orphans the
+ * group and the kernel's SIGHUP (N has it blocked) and SIGCONT free N
+ * ~2 s after P's end.) */
 TEST_F_TIMEOUT(r17, pipeline_n_alone_stopped_then_p_killed_eof_within_5_s, 60)
 {
 	if (!soft_1024())
