@@ -975,13 +975,23 @@ static void handler_case(struct __test_metadata *_metadata, int restart)
 	rm_rf(b->grant);
 }
 
-TEST(a_handler_that_opens_the_waited_fifo_sa_restart)
+/* Each wait of handler_case is bounded (30 s at most, then a failed
+ * expectation with the counts), and their sum is far above the harness's
+ * default 30 s: under the harness's own timeout a slow machine (a CI run
+ * beside other work, no-fsgsbase mode) killed the test with no word of
+ * which wait was slow.  Now a slow step is slow, and a stuck one says
+ * where it stuck */
+FIXTURE(handler) {};
+FIXTURE_SETUP(handler) {}
+FIXTURE_TEARDOWN(handler) {}
+
+TEST_F_TIMEOUT(handler, a_handler_that_opens_the_waited_fifo_sa_restart, 180)
 {
 	ONLY();
 	handler_case(_metadata, 1);
 }
 
-TEST(a_handler_that_opens_the_waited_fifo_no_restart)
+TEST_F_TIMEOUT(handler, a_handler_that_opens_the_waited_fifo_no_restart, 180)
 {
 	ONLY();
 	handler_case(_metadata, 0);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 static pthread_mutex_t fds_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t notif_id;
 static int made = -1, released, have_id;
+static int n_pidfd = -1; /* N's, opened as B starts */
 
 /* with fds_lock: start-up's notification until N's wait is cut short */
 static uint64_t cur_id(void)
@@ -122,7 +124,7 @@ int b_slot_fds_grow(void)
 	int m = b_slots_made(), r;
 	if (m >= b_cfg()->nslots)
 		r = -ENOSPC;
-	else if (released)
+	else if (__atomic_load_n(&released, __ATOMIC_ACQUIRE))
 		r = -ESRCH;
 	else if ((r = make_slot(m)) == 0)
 		__atomic_store_n(&made, m + 1, __ATOMIC_RELEASE);
@@ -130,21 +132,26 @@ int b_slot_fds_grow(void)
 	return r;
 }
 
+void b_notifier_open(void)
+{
+	if (b_cfg()->notif_fd >= 0)
+		n_pidfd = (int)syscall(SYS_pidfd_open, b_cfg()->notif_tid, 0);
+}
+
 void b_notifier_release(void)
 {
+	if (b_cfg()->notif_fd < 0 || __atomic_exchange_n(&released, 1, __ATOMIC_ACQ_REL))
+		return;
+	/* killed, not answered: SIGKILL ends N whatever its state, stopped
+	 * by someone outside too, and needs no notification of its (a grow
+	 * waiting for N's next one then sees the listener hang up); by its
+	 * pidfd, so that no other process that got its pid is reached */
+	if (n_pidfd >= 0 && syscall(SYS_pidfd_send_signal, n_pidfd, SIGKILL, NULL, 0) == 0)
+		return;
+	/* no pidfd of N (B out of descriptors at its start): answered, which
+	 * ends it unless it is stopped */
 	pthread_mutex_lock(&fds_lock);
-	if (b_cfg()->notif_fd >= 0 && !released) {
-		released = 1;
-		for (;;) {
-			struct seccomp_notif_resp a = { .id = cur_id() };
-			if (ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_SEND, &a) == 0 || errno != ENOENT)
-				break;
-			int e;
-			while ((e = next_notification()) == -EAGAIN)
-				;
-			if (e < 0)
-				break;
-		}
-	}
+	struct seccomp_notif_resp a = { .id = cur_id() };
+	ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_SEND, &a);
 	pthread_mutex_unlock(&fds_lock);
 }

@@ -12,7 +12,9 @@ int b_slots_made(void);
  * when every slot has them, or another -errno (P gone, B out of
  * descriptors) */
 int b_slot_fds_grow(void);
-/* N let go (it exits): once the last U's exit is accepted, when no U is
+/* N's pidfd opened, as B starts (N waits in its notification then) */
+void b_notifier_open(void);
+/* N let go (killed): once the last U's exit is accepted, when no U is
  * left to make a thread, and when P ends (N holds P's descriptor table:
  * P's end of T<->B hangs up only once N is gone) */
 void b_notifier_release(void);

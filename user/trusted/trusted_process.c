@@ -24,6 +24,7 @@
 #include "user/trusted/b_wait.h"
 #include "user/trusted/b_watch.h"
 #include "user/trusted/fs_base.h"
+#include "user/trusted/slot_fds.h"
 #include "user/trusted/trusted_process.h"
 
 static void __attribute__((noreturn)) run(void)
@@ -60,6 +61,7 @@ static void __attribute__((noreturn)) run(void)
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
 	b_open_pidfd();
+	b_notifier_open();
 	b_slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */
 
 	sigset_t all;
