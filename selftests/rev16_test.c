@@ -52,6 +52,13 @@ static long eventfds_ok(long lo, long nslots)
 	return ok;
 }
 
+static long long r16_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static pthread_attr_t small;
 static void small_init(void)
 {
@@ -683,8 +690,11 @@ TEST_F_TIMEOUT(r16, b_or_p_killed_while_slots_are_made_p_dies_nothing_hangs, 300
 		}
 		pid_t b = wait_named_child("sandpit-B");
 		ASSERT_LT(0, b);
+		/* up to 700 threads, each in a slot B makes: by the clock, 60 s
+		 * at most (3 s was too short beside other work: the count of
+		 * rounds that reached their point fell short, nothing else) */
 		long at = 3 + (round * 83) % 700;
-		for (int i = 0; i < 3000 && o->made < at; i++)
+		for (long long t0 = r16_now_ms(); o->made < at && r16_now_ms() - t0 < 60000;)
 			usleep(1000);
 		reached += o->made >= at && o->made < SM_NSLOTS - 1;
 		int st, bst = 0;
@@ -903,7 +913,12 @@ TEST_F_TIMEOUT(r16, fifo_open_waiting_on_a_slot_number_while_it_is_made, 300)
 		_exit(body_fifo(o));
 	}
 	int st = 0, done = 0;
-	for (int i = 0; i < 250 * 100 && !done; i++) {
+	/* by the clock (250 s, under the test's 300): the loop's own work made
+	 * 25,000 rounds of 1 ms last longer than the harness allowed on a
+	 * loaded machine, and too short a wait for a child making 1,021
+	 * threads under load */
+	long i = 0;
+	for (long long t0 = r16_now_ms(); r16_now_ms() - t0 < 250000 && !done; i++) {
 		/* a writer now and then, and at once when asked */
 		if (o->want_writer || i % 50 == 0) {
 			int w = open(o->path, O_WRONLY | O_NONBLOCK);
