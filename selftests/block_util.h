@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* the numbers in [lo, hi] that hold a descriptor, per /proc/self/fd */
@@ -92,6 +93,21 @@ static inline long notifier_pid_of(long p)
 static inline long notifier_tid(void)
 {
 	return notifier_pid_of(getpid());
+}
+
+/* how many of the first nslots slots' numbers hold what the slot needs:
+ * an eventfd each, T's (the first) never blocking, U's blocking */
+static inline long slot_eventfds_ok(long lo, long nslots)
+{
+	long ok = 0;
+	for (long s = 0; s < nslots; s++)
+		for (int i = 0; i < 2; i++) {
+			struct stat sb;
+			long fd = lo + 2 + 2 * s + i, fl = fdinfo_flags(fd);
+			ok += fstat((int)fd, &sb) == 0 && (sb.st_mode & S_IFMT) == 0 && fl >= 0 &&
+			      !!(fl & O_NONBLOCK) == (i == 0);
+		}
+	return ok;
 }
 
 /* the numbers of [lo, hi] held once `slots` thread slots have been used:

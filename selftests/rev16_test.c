@@ -38,19 +38,6 @@ static int soft_1024(struct __test_metadata *_metadata)
 	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
-/* eventfds at slot s's numbers, T's non-blocking, U's not */
-static long eventfds_ok(long lo, long nslots)
-{
-	long ok = 0;
-	for (long s = 0; s < nslots; s++)
-		for (int i = 0; i < 2; i++) {
-			struct stat sb;
-			long fd = lo + 2 + 2 * s + i, fl = fdinfo_flags(fd);
-			ok += fstat((int)fd, &sb) == 0 && (sb.st_mode & S_IFMT) == 0 && fl >= 0 &&
-			      !!(fl & O_NONBLOCK) == (i == 0);
-		}
-	return ok;
-}
 
 static long long r16_now_ms(void)
 {
@@ -211,7 +198,7 @@ static int body_storm(void *a)
 		so->end_u_mode = what_at(so->lo + 3 + 2 * so->fail_slot);
 	}
 	so->held = held_in(so->lo, so->hi);
-	so->eventfds = eventfds_ok(so->lo, so->made);
+	so->eventfds = slot_eventfds_ok(so->lo, so->made);
 	so->unmade_held = held_in(so->lo + 2 + 2 * so->made, so->hi - 1);
 	struct stat sb;
 	so->maps_ok = fstat((int)so->hi, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -781,7 +768,7 @@ static int body_unmade(void *a)
 		if (pthread_create(&t[i], &small, park_forever, NULL))
 			return 81;
 	o->threads_ok = 20;
-	o->eventfds = eventfds_ok(lo, 21);
+	o->eventfds = slot_eventfds_ok(lo, 21);
 	o->t_mode = what_at(lo + 2 + 2 * 20);
 	o->u_mode = what_at(lo + 3 + 2 * 20);
 	_exit(0);

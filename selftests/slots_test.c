@@ -300,21 +300,6 @@ struct rlimit_out {
 
 static struct rlimit_out *rl_out;
 
-/* every slot's two numbers: an eventfd, T's (the first) never blocking,
- * U's blocking */
-static long slot_eventfds_ok(long lo, long nslots)
-{
-	long ok = 0;
-	for (long s = 0; s < nslots; s++)
-		for (int i = 0; i < 2; i++) {
-			struct stat sb;
-			long fd = lo + 2 + 2 * s + i, fl = fdinfo_flags(fd);
-			ok += fstat((int)fd, &sb) == 0 && (sb.st_mode & S_IFMT) == 0 && fl >= 0 &&
-			      !!(fl & O_NONBLOCK) == (i == 0);
-		}
-	return ok;
-}
-
 static void on_full(void)
 {
 	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
