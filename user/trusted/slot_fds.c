@@ -55,7 +55,7 @@ static int next_notification(void)
 		}
 		if (p.revents & POLLIN)
 			break;
-		return -ESRCH; /* hung up: N is gone, and P with it */
+		return -ESRCH; /* hung up: N is gone (let go, P ended, or killed) */
 	}
 	struct seccomp_notif n;
 	memset(&n, 0, sizeof(n));
