@@ -4,10 +4,13 @@
 #define SANDPIT_SELFTEST_BLOCK_UTIL_H
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* the numbers in [lo, hi] that hold a descriptor, per /proc/self/fd */
@@ -43,56 +46,58 @@ static inline long fdinfo_flags(long fd)
 	return c ? strtol(c + 6, NULL, 8) : -1;
 }
 
-/* the pid of process p's notifier N (a child of p named "sandpit-N",
- * sharing its memory and descriptor table, through which sandpit makes
- * each thread slot's eventfds when the slot is first used), 0 where it
- * has none (every slot's eventfds made at start-up).  Asked by the
- * sandboxed process of itself, or by a test of its sandboxed child */
+/* the pid of process p's notifier N (a process named "sandpit-N" sharing
+ * p's memory and descriptor table, through which sandpit makes each thread
+ * slot's eventfds when the slot is first used), 0 where p has none (every
+ * slot's eventfds made at start-up).  N is no child of p's (an orphan), so
+ * a test outside the sandbox finds it as any process named so whose
+ * descriptor table is p's (kcmp) */
 static inline long notifier_pid_of(long p)
 {
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/%ld/task", p);
-	DIR *d = opendir(path);
+	DIR *d = opendir("/proc");
 	long found = 0;
 	struct dirent *e;
 	while (d && !found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		long c = atol(e->d_name);
+		char path[64], name[32];
+		if (c <= 0 || c == p)
 			continue;
-		char kids[4096];
-		snprintf(path, sizeof(path), "/proc/%ld/task/%.16s/children", p, e->d_name);
+		snprintf(path, sizeof(path), "/proc/%ld/comm", c);
 		int f = open(path, O_RDONLY);
-		ssize_t n = f < 0 ? -1 : read(f, kids, sizeof(kids) - 1);
+		ssize_t m = f < 0 ? -1 : read(f, name, sizeof(name) - 1);
 		if (f >= 0)
 			close(f);
-		kids[n > 0 ? n : 0] = 0;
-		for (char *k = kids; *k && !found;) {
-			long c = strtol(k, &k, 10);
-			char name[32];
-			snprintf(path, sizeof(path), "/proc/%ld/comm", c);
-			int cf = c > 0 ? open(path, O_RDONLY) : -1;
-			ssize_t m = cf < 0 ? -1 : read(cf, name, sizeof(name) - 1);
-			if (cf >= 0)
-				close(cf);
-			/* inside the sandbox another process's /proc files are
-			 * out of the grants; but fork is refused there, so a
-			 * child of the sandboxed process's own is sandpit's */
-			if (m > 0 ? (name[m] = 0, !strcmp(name, "sandpit-N\n"))
-				  : c > 0 && p == getpid() && errno == EACCES)
-				found = c;
-			while (*k == ' ')
-				k++;
-			if (c <= 0)
-				break;
-		}
+		if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")) &&
+		    syscall(SYS_kcmp, (pid_t)p, (pid_t)c, KCMP_FILES, 0, 0) == 0)
+			found = c;
 	}
 	if (d)
 		closedir(d);
 	return found;
 }
 
+/* process c's parent as /proc/c/status says, -1 when unreadable */
+static inline long proc_ppid(long c)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%ld/status", c);
+	int f = open(path, O_RDONLY);
+	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+	if (f >= 0)
+		close(f);
+	buf[n > 0 ? n : 0] = 0;
+	char *pp = strstr(buf, "\nPPid:");
+	return pp ? strtol(pp + 7, NULL, 10) : -1;
+}
+
+/* the sandboxed process's own N, where it has one: inside the sandbox
+ * other processes' /proc files are out of the grants (and kcmp refused),
+ * but N's pid is in sandpit's memory (user/start/notifier.h), which the
+ * program can read as any of P's memory */
+extern int32_t sandpit_notifier_words[2];
 static inline long notifier_tid(void)
 {
-	return notifier_pid_of(getpid());
+	return __atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE);
 }
 
 /* how many of the first nslots slots' numbers hold what the slot needs:

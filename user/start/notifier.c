@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "compat/compat.h"
@@ -23,8 +24,9 @@ extern const uint64_t sandpit_notifier_filter_len;
 long sandpit_clone_notifier(const struct sock_fprog *prog, int32_t words[2]);
 
 /* N's pid (cleared by the kernel when N ends: memory of sandpit's for as
- * long as P lives), then its listener or -errno */
-static int32_t n_words[2];
+ * long as P lives), then its listener or -errno.  Not hidden from the
+ * program, which can read all of P's memory; the selftests find N by it. */
+int32_t sandpit_notifier_words[2];
 
 /* N wakes with FUTEX_WAKE_PRIVATE, all its filter lets it make */
 static void wait_while(int32_t *w, int32_t v)
@@ -36,8 +38,8 @@ static void wait_while(int32_t *w, int32_t v)
 /* the kernel's wake at N's end (CLONE_CHILD_CLEARTID) is a shared one */
 static void wait_gone(void)
 {
-	for (int32_t t; (t = __atomic_load_n(&n_words[0], __ATOMIC_ACQUIRE)) != 0;)
-		syscall(SYS_futex, &n_words[0], FUTEX_WAIT, t, NULL, NULL, 0);
+	for (int32_t t; (t = __atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE)) != 0;)
+		syscall(SYS_futex, &sandpit_notifier_words[0], FUTEX_WAIT, t, NULL, NULL, 0);
 }
 
 static void debug(const char *why, int err)
@@ -96,16 +98,28 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 	 * keeps it: the kernel checks B's numbers against N's limit, never
 	 * P's, which goes back to the program's own */
 	uint64_t all = ~0ull, old;
-	n_words[1] = INT32_MIN;
+	sandpit_notifier_words[1] = INT32_MIN;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
-	long tid = sandpit_clone_notifier(&prog, n_words);
+	long x = sandpit_clone_notifier(&prog, sandpit_notifier_words);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
-	if (tid < 0) {
-		debug("cannot clone the notifier", (int)-tid);
+	if (x < 0) {
+		debug("cannot clone the notifier", (int)-x);
 		return;
 	}
-	wait_while(&n_words[1], INT32_MIN);
-	int fd = __atomic_load_n(&n_words[1], __ATOMIC_ACQUIRE);
+	/* X, N's maker, reaped: it has ended once N's pid is set */
+	int st = 0;
+	while (waitpid((pid_t)x, &st, __WALL) < 0 && errno == EINTR)
+		;
+	/* N sets its listener before it ends, and its pid is cleared only
+	 * when it ends: neither set, N was never made */
+	if (!__atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sandpit_notifier_words[1], __ATOMIC_ACQUIRE) == INT32_MIN) {
+		debug("cannot clone the notifier",
+		      WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : ECHILD);
+		return;
+	}
+	wait_while(&sandpit_notifier_words[1], INT32_MIN);
+	int fd = __atomic_load_n(&sandpit_notifier_words[1], __ATOMIC_ACQUIRE);
 	if (fd < 0) {
 		wait_gone();
 		debug("the notifier's filter", -fd);
@@ -132,7 +146,8 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 			r = errno;
 			break;
 		}
-	if (!r && (n.pid != (uint32_t)tid || n.data.nr != __NR_getppid))
+	pid_t pid = __atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE);
+	if (!r && (!pid || n.pid != (uint32_t)pid || n.data.nr != __NR_getppid))
 		r = EPROTO;
 	/* the probe: B's end of T<->B put again where it is */
 	struct seccomp_notif_addfd a = { .id = n.id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
@@ -153,7 +168,7 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 	compat_learned(COMPAT_ADDFD, 1);
 	c->notif_fd = fd;
 	c->notif_id = n.id;
-	c->notif_tid = (int32_t)tid;
+	c->notif_pid = pid;
 	c->slots_made = 1;
 }
 

@@ -11,9 +11,8 @@
  * block lies above the program's soft limit, the policy lets the program
  * change that limit only through B, and the kernel can (its first
  * SECCOMP_IOCTL_NOTIF_ADDFD is the probe) and has pidfds, N waits in a
- * notification that B inherits; c->notif_fd, notif_id and notif_tid (N's
- * pid) say which, and
- * c->slots_made is 1 (slot 0's eventfds are made with the block).  Else
+ * notification that B inherits; c->notif_fd, notif_id and notif_pid (N's
+ * pid) say which, and c->slots_made is 1 (slot 0's eventfds are made with the block).  Else
  * c->notif_fd is -1 and every slot's eventfds are made at start-up.  Never
  * fails: without N, start-up makes them all. */
 struct policy;
@@ -22,4 +21,7 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
  * fails before); N ends when no one holds it.  On a failure, waits until
  * N has ended. */
 void start_notifier_close(struct trusted_process_config *c, int failed);
+/* N's pid while N lives, else 0 (the kernel clears it); then N's listener
+ * or -errno, as N's start-up left it */
+extern int32_t sandpit_notifier_words[2];
 #endif

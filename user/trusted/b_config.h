@@ -32,7 +32,7 @@ struct trusted_process_config {
 	 * slot's eventfds were made at start-up */
 	int notif_fd;
 	uint64_t notif_id;
-	int32_t notif_tid;
+	int32_t notif_pid;
 	int slots_made;             /* slots whose eventfds P has as B starts */
 };
 #endif

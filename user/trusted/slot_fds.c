@@ -62,7 +62,7 @@ static int next_notification(void)
 	if (ioctl(b_cfg()->notif_fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
 		return errno == ENOENT ? -EAGAIN : -errno;
 	/* only N has the filter, and it notifies getppid alone */
-	if (n.pid != (uint32_t)b_cfg()->notif_tid || n.data.nr != __NR_getppid)
+	if (n.pid != (uint32_t)b_cfg()->notif_pid || n.data.nr != __NR_getppid)
 		return -EPROTO;
 	notif_id = n.id;
 	have_id = 1;
@@ -135,7 +135,7 @@ int b_slot_fds_grow(void)
 void b_notifier_open(void)
 {
 	if (b_cfg()->notif_fd >= 0)
-		n_pidfd = (int)syscall(SYS_pidfd_open, b_cfg()->notif_tid, 0);
+		n_pidfd = (int)syscall(SYS_pidfd_open, b_cfg()->notif_pid, 0);
 }
 
 void b_notifier_release(void)
