@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +20,7 @@
 #include <kselftest_harness.h>
 #include "sandbox_util.h"
 #include "user/layout/secure_mem.h"
+#include "u_state.h"
 #include "block_util.h"
 #include "kernel_probe.h"
 
@@ -120,6 +124,147 @@ TEST_F_TIMEOUT(r17, program_waits_with___WALL_never_see_the_notifier, 60)
 	EXPECT_EQ(1, o->blocking_done);
 	EXPECT_EQ(-1, o->blocking_r);
 	EXPECT_EQ(ECHILD, o->blocking_e);
+}
+
+/* Where the program takes in orphans itself (a subreaper, or its pid
+ * namespace's init), N, an orphan, would become its child and its waits
+ * would find it again: there start-up makes no N and every slot's
+ * eventfds at start.  Run as a subreaper (and, where this test may make a
+ * pid namespace, as its init, pid 1) */
+struct reaper_out {
+	long pid, reaper, notifier, held, block;
+};
+
+static int body_reaper(void *a)
+{
+	struct reaper_out *o = a;
+	o->pid = getpid();
+	o->notifier = notifier_tid();
+	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
+	o->block = hi - lo + 1;
+	o->held = held_in(lo, hi);
+	return 0;
+}
+
+/* fn(arg) sandboxed in a child that first made itself a subreaper (ns 0)
+ * or the init of a new pid namespace (ns 1); its status, -3 where no
+ * pid namespace can be made here */
+static int run_as_reaper(int ns, int (*fn)(void *), struct reaper_out *arg)
+{
+	struct sandpit_options opts = { .mode = suite_mode() };
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		if (ns) {
+			if (unshare(CLONE_NEWPID | CLONE_NEWNS))
+				_exit(103);
+			pid_t init = fork();
+			if (init < 0)
+				_exit(104);
+			if (init > 0) {
+				int st;
+				while (waitpid(init, &st, 0) < 0)
+					;
+				_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st));
+			}
+			/* its own /proc (sandpit refuses another namespace's) */
+			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+				_exit(106);
+		} else if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+			_exit(105);
+		}
+		int r = 0;
+		arg->reaper = prctl(PR_GET_CHILD_SUBREAPER, &r) == 0 ? r : -1;
+		if (sandpit_start(&opts) < 0) {
+			fprintf(stderr, "sandpit_start: %s\n", sandpit_error());
+			_exit(SANDBOX_START_FAILED);
+		}
+		_exit(fn(arg));
+	}
+	int st = -1;
+	for (int i = 0; c > 0 && i < 6000; i++) {
+		if (waitpid(c, &st, WNOHANG) == c)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 103 ? -3 : st;
+		usleep(10000);
+	}
+	if (c > 0) {
+		kill(c, SIGKILL);
+		waitpid(c, &st, 0);
+	}
+	return -2;
+}
+
+TEST_F_TIMEOUT(r17, a_program_that_takes_in_orphans_gets_no_notifier, 150)
+{
+	if (!soft_1024())
+		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
+	int ran = 0;
+	for (int ns = 0; ns < 2; ns++) {
+		struct reaper_out *o = shared_page(sizeof(*o));
+		ASSERT_NE(NULL, o);
+		int st = run_as_reaper(ns, body_reaper, o);
+		if (st == -3) {
+			TH_LOG("no pid namespace here (unshare: not root?): the subreaper alone");
+			continue;
+		}
+		ASSERT_EQ(0, outcome(st)) TH_LOG("ns %d", ns);
+		TH_LOG("ns %d: pid %ld, subreaper %ld, N %ld, %ld of %ld held", ns, o->pid, o->reaper,
+		       o->notifier, o->held, o->block);
+		/* the case ran: a subreaper, or pid 1 */
+		EXPECT_TRUE(ns ? o->pid == 1 : o->reaper == 1);
+		EXPECT_EQ(0, o->notifier);
+		EXPECT_EQ(SM_NFDS, o->block);
+		EXPECT_EQ(SM_NFDS, o->held);
+		ran++;
+	}
+	EXPECT_LE(1, ran);
+}
+
+/* A /proc of another pid namespace (a pid namespace made without its
+ * own /proc, as `unshare --pid --fork` does) names other processes under
+ * the numbers the program sees as its pid and tids: /proc/self, granted
+ * by default, would be another process's (the host's kthreadd for pid 2),
+ * and B would watch other processes as P's threads.  Found in the third
+ * review's set-up: sandpit_start refuses, saying why */
+struct ns_out {
+	long pid, r;
+	char err[256];
+};
+
+TEST_F_TIMEOUT(r17, a_proc_of_another_pid_namespace_is_refused_at_start, 60)
+{
+	struct ns_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	struct sandpit_options opts = { .mode = suite_mode() };
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		if (unshare(CLONE_NEWPID))
+			_exit(103);
+		pid_t k = fork();
+		if (k == 0) {
+			o->pid = getpid();
+			o->r = sandpit_start(&opts);
+			snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
+			_exit(0);
+		}
+		int st;
+		while (k > 0 && waitpid(k, &st, 0) < 0)
+			;
+		_exit(k > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 104);
+	}
+	int st;
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 103)
+		SKIP(return, "no pid namespace here (unshare: not root?)");
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	TH_LOG("pid %ld: %ld, %s", o->pid, o->r, o->err);
+	EXPECT_EQ(1, o->pid); /* the case ran: pid 1 of a namespace, /proc the host's */
+	EXPECT_EQ(-EOPNOTSUPP, o->r);
+	EXPECT_NE(NULL, strstr(o->err, "/proc is of another pid namespace"));
 }
 
 /* ---- 2. N's code and words in P's memory, which N shares ---- */
@@ -298,7 +443,7 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 		if (!strncmp(line, "made ", 5))
 			pr->made++;
 		if (!p && (p = child_named(l, "rev17_prog")))
-			n = child_named(p, "sandpit-N");
+			n = (pid_t)notifier_pid_of(p); /* an orphan: by its table */
 		pr->n_seen |= n != 0;
 		if (how == STOPS_WHILE_MADE && pr->stops < 40 && pr->made >= 5) {
 			/* the shell's Ctrl-Z and fg: the whole group */

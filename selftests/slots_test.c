@@ -438,9 +438,13 @@ TEST_F_TIMEOUT(slots, hard_limit_lowered_under_the_block_slots_still_made_when_u
  * it.  The program's handlers for glibc's own two signals (32, 33: glibc's
  * sigprocmask never blocks them) and for SIGUSR1, with the program's one
  * thread blocking them, then each sent to the process NSIG_TRIES times:
- * none may be taken by a T (every signal blocked) or reach the notifier
- * (a process of its own, its signals blocked too) and run the program's
- * handler there; each runs on the program's thread once it unblocks */
+ * none may be taken by a T (every signal blocked from its clone on: the
+ * body makes no system call before, so slot 0's T has not yet blocked
+ * them again itself; start-up's glibc sigprocmask had left 32 and 33 open
+ * there, and T, with no stack, died of the frame: SIGSEGV) or reach the
+ * notifier (a process of its own, its signals blocked too) and run the
+ * program's handler there; each runs on the program's thread once it
+ * unblocks */
 #define NSIG_TRIES 200
 struct notifier_sig_out {
 	long notifier, sent, before_unblock, ran, ran_elsewhere, pending_seen;

@@ -9,10 +9,12 @@
 
 /* Before B is forked, with no_new_privs set and the block placed: where the
  * block lies above the program's soft limit, the policy lets the program
- * change that limit only through B, and the kernel can (its first
- * SECCOMP_IOCTL_NOTIF_ADDFD is the probe) and has pidfds, N waits in a
- * notification that B inherits; c->notif_fd, notif_id and notif_pid (N's
- * pid) say which, and c->slots_made is 1 (slot 0's eventfds are made with the block).  Else
+ * change that limit only through B, the program takes in no orphans (not
+ * its pid namespace's init, no subreaper: N, an orphan, would be its
+ * child), and the kernel can (its first SECCOMP_IOCTL_NOTIF_ADDFD is the
+ * probe) and has pidfds, N waits in a notification that B inherits;
+ * c->notif_fd, notif_id and notif_pid (N's pid) say which, and
+ * c->slots_made is 1 (slot 0's eventfds are made with the block).  Else
  * c->notif_fd is -1 and every slot's eventfds are made at start-up.  Never
  * fails: without N, start-up makes them all. */
 struct policy;

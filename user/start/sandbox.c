@@ -156,6 +156,27 @@ static struct trusted_process_config tp;
 
 /* Single call, single thread, a mode that can run, grants the kernel can
  * keep. */
+/* B reads P and its threads in /proc under the numbers they see as their
+ * pids, and a grant of /proc/self means /proc/<P's pid>: a /proc of
+ * another pid namespace (one made without a /proc of its own) shows other
+ * processes under those numbers, the grant would reach them, and B would
+ * watch them.  The kernel's /proc/self link says which number /proc gives
+ * this process. */
+static int proc_is_ours(void)
+{
+	char b[32];
+	ssize_t n = readlink("/proc/self", b, sizeof(b) - 1);
+	if (n < 0)
+		return start_fail(-errno, "sandpit_start: /proc/self: %s", strerror(errno));
+	b[n] = 0;
+	if (strtol(b, NULL, 10) != getpid())
+		return start_fail(-EOPNOTSUPP,
+				  "sandpit_start: /proc is of another pid namespace (it names this process "
+				  "%s, not %d): mount a /proc of this one (unshare --pid --fork --mount-proc)",
+				  b, (int)getpid());
+	return 0;
+}
+
 static int check_caller(struct start *s)
 {
 	const struct sandpit_options *opts = s->opts;
@@ -174,6 +195,8 @@ static int check_caller(struct start *s)
 		return start_fail(-EOPNOTSUPP, "write grants (%s) need openat2, which this kernel %s",
 			    opts->allow_write[0],
 			    getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)" : "lacks");
+	if ((r = proc_is_ours()) < 0)
+		return r;
 	/* a failure to count (no /proc, no descriptor left) is not a count */
 	if ((r = count_threads()) < 0)
 		return start_fail(r, "sandpit_start: cannot count this process's threads in /proc/self/task: %s",
@@ -529,16 +552,18 @@ static int trusted_process_ready(struct start *s)
 
 
 
-/* T: cloned with every signal blocked, so it never runs a handler.  After
- * it runs there is no way back.  no_new_privs, which a filter needs, was set
- * with the capabilities. */
+/* T: cloned with every signal blocked, so it never runs a handler.  The
+ * raw call: glibc's sigprocmask leaves its own two (32, 33) open, and T,
+ * which inherits the mask, would take a process-directed one while every
+ * other thread blocks it, until its first BLOCK_ALL.  After it runs there
+ * is no way back.  no_new_privs, which a filter needs, was set with the
+ * capabilities. */
 static int clone_trusted_thread(struct start *s)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
+	uint64_t all = ~0ull, old;
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0);
 	long ttid = sandpit_clone_trusted(s->sp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0);
 	if (ttid < 0) {
 		kill(s->bpid, SIGKILL);
 		return start_fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
