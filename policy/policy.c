@@ -29,6 +29,8 @@ struct policy {
 	size_t ndenies, denies_cap;
 	struct policy_connect connects[POLICY_MAX_CONNECT];
 	size_t nconnects;
+	char **plain;          /* paths found to be no symbolic link while built */
+	size_t nplain, plain_cap;
 };
 
 static const struct policy_call unmentioned = { .cls = POLICY_DENY, .err = ENOSYS };
@@ -73,6 +75,9 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->ndenies; i++)
 		free(p->denies[i].pattern);
 	free(p->denies);
+	for (size_t i = 0; i < p->nplain; i++)
+		free(p->plain[i]);
+	free(p->plain);
 	free(p);
 }
 
@@ -307,6 +312,52 @@ int policy_grant_target(const char *path, char *out, size_t outlen)
 	return strcmp(out, norm) != 0;
 }
 
+/* realpath(norm) for a normalised absolute path (no '.', '..' or '//'),
+ * which is its own real path when no component is a symbolic link.  The
+ * components found to be none are remembered while the policy is built
+ * (one readlink each), so that the default policy's forty denies under
+ * /etc read /etc once, not once each (glibc's realpath reads every
+ * component); a missing one fails as in realpath, and a link or any doubt
+ * goes to realpath. */
+static char *real_path(struct policy *p, const char *norm, char *real)
+{
+	char head[PATH_MAX], c;
+	size_t n = strlen(norm);
+
+	if (n >= sizeof(head) || norm[0] != '/')
+		return realpath(norm, real);
+	for (size_t i = 1; i <= n; i++) {
+		if (norm[i] && norm[i] != '/')
+			continue;
+		memcpy(head, norm, i);
+		head[i] = 0;
+		size_t k = 0;
+		while (k < p->nplain && strcmp(p->plain[k], head))
+			k++;
+		if (k < p->nplain)
+			continue;
+		if (readlink(head, &c, 1) >= 0)
+			return realpath(norm, real);
+		if (errno == ENOENT || errno == ENOTDIR)
+			return NULL; /* as realpath: a component is missing */
+		if (errno != EINVAL)
+			return realpath(norm, real);
+		if (p->nplain == p->plain_cap) {
+			size_t cap = p->plain_cap ? 2 * p->plain_cap : 32;
+			char **more = realloc(p->plain, cap * sizeof(*more));
+			if (!more)
+				return realpath(norm, real);
+			p->plain = more;
+			p->plain_cap = cap;
+		}
+		if (!(p->plain[p->nplain] = strdup(head)))
+			return realpath(norm, real);
+		p->nplain++;
+	}
+	memcpy(real, norm, n + 1);
+	return real;
+}
+
 /* A read grant is kept as written (normalised) and, when it names an
  * existing path through a symlink, also as its target: path_resolve hands
  * the checks resolved paths, so /lib must also grant /usr/lib.  A write
@@ -343,7 +394,7 @@ int policy_grant(struct policy *p, const char *path, int writable, char *err, si
 	} else {
 		exact = !stat(norm, &st) && !S_ISDIR(st.st_mode);
 		rc = add_grant(p, norm, writable, exact);
-		if (rc == 0 && !writable && realpath(norm, real) && strcmp(real, norm))
+		if (rc == 0 && !writable && real_path(p, norm, real) && strcmp(real, norm))
 			rc = add_grant(p, real, writable, exact);
 	}
 	return rc < 0 ? fail(err, errlen, rc, "grant '%s': %s", path, strerror(-rc)) : 0;
@@ -449,7 +500,7 @@ int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen)
 				cut--;
 		memcpy(dir, norm, cut);
 		dir[cut] = 0;
-		if (cut && realpath(dir, real) && strcmp(real, dir)) {
+		if (cut && real_path(p, dir, real) && strcmp(real, dir)) {
 			size_t n = 0;
 			for (const char *c = real; *c && n + 3 < sizeof(alias); c++) {
 				if (strchr("*?[\\", *c))

@@ -46,20 +46,48 @@ static inline long fdinfo_flags(long fd)
 	return c ? strtol(c + 6, NULL, 8) : -1;
 }
 
+/* whether task t (a pid or a tid) lives: its /proc stat's state is not
+ * a zombie's or a dead task's (whose descriptor table is gone, NULL, and
+ * so "the same" as any other gone one for kcmp) */
+static inline int task_lives(long t)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", t);
+	int f = open(path, O_RDONLY);
+	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+	if (f >= 0)
+		close(f);
+	buf[n > 0 ? n : 0] = 0;
+	char *r = strrchr(buf, ')');
+	return r && r[1] == ' ' && r[2] && !strchr("ZXx", r[2]);
+}
+
 /* the pid of process p's notifier N (a process named "sandpit-N" sharing
  * p's memory and descriptor table, through which sandpit makes each thread
  * slot's eventfds when the slot is first used), 0 where p has none (every
  * slot's eventfds made at start-up).  N is no child of p's (an orphan), so
- * a test outside the sandbox finds it as any process named so whose
- * descriptor table is p's (kcmp) */
+ * a test outside the sandbox finds it as a living process named so whose
+ * descriptor table is that of a living thread of p's (kcmp: p's main
+ * thread may have ended, and gone tables compare equal) */
 static inline long notifier_pid_of(long p)
 {
-	DIR *d = opendir("/proc");
-	long found = 0;
+	char path[64];
+	long live = 0;
+	snprintf(path, sizeof(path), "/proc/%ld/task", p);
+	DIR *t = opendir(path);
 	struct dirent *e;
+	while (t && !live && (e = readdir(t))) {
+		long tid = atol(e->d_name);
+		if (tid > 0 && task_lives(tid))
+			live = tid;
+	}
+	if (t)
+		closedir(t);
+	DIR *d = live ? opendir("/proc") : NULL;
+	long found = 0;
 	while (d && !found && (e = readdir(d))) {
 		long c = atol(e->d_name);
-		char path[64], name[32];
+		char name[32];
 		if (c <= 0 || c == p)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", c);
@@ -67,8 +95,8 @@ static inline long notifier_pid_of(long p)
 		ssize_t m = f < 0 ? -1 : read(f, name, sizeof(name) - 1);
 		if (f >= 0)
 			close(f);
-		if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")) &&
-		    syscall(SYS_kcmp, (pid_t)p, (pid_t)c, KCMP_FILES, 0, 0) == 0)
+		if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")) && task_lives(c) &&
+		    syscall(SYS_kcmp, (pid_t)live, (pid_t)c, KCMP_FILES, 0, 0) == 0)
 			found = c;
 	}
 	if (d)

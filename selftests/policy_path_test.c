@@ -237,6 +237,80 @@ TEST_F(tmpdir, symlink_out_of_a_write_grant_resolves_to_its_target_and_is_refuse
 	policy_free(p);
 }
 
+/* The aliases a policy keeps for grants and denies through symbolic links
+ * are realpath's, whatever the policy already learned while it was built
+ * (policy.c remembers the components it found to be no link): a plain
+ * directory first, then a link beside and below it, a link to it, a
+ * missing component, a wildcard under a link, a file that is a link */
+static int has_deny(const struct policy *p, const char *pattern)
+{
+	for (size_t i = 0; i < policy_ndenies(p); i++)
+		if (!strcmp(policy_deny_at(p, i)->pattern, pattern))
+			return 1;
+	return 0;
+}
+
+static int has_grant(const struct policy *p, const char *path)
+{
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (!strcmp(policy_grant_at(p, i)->path, path))
+			return 1;
+	return 0;
+}
+
+TEST_F(tmpdir, aliases_through_links_are_realpaths_once_components_are_known)
+{
+	char a[PATH_MAX], l[PATH_MAX], f[PATH_MAX], fl[PATH_MAX], t[2 * PATH_MAX + 32],
+		u[2 * PATH_MAX + 32];
+	struct policy *p;
+
+	ASSERT_EQ(0, mkdir(at(a, self->dir, "a"), 0700));
+	ASSERT_EQ(0, mkdir(at(t, self->dir, "a/sub"), 0700));
+	ASSERT_EQ(0, symlink("a", at(l, self->dir, "l")));
+	ASSERT_EQ(0, close(open(at(f, self->dir, "a/key"), O_CREAT | O_WRONLY, 0600)));
+	ASSERT_EQ(0, close(open(at(t, self->dir, "a/sub/other"), O_CREAT | O_WRONLY, 0600)));
+	ASSERT_EQ(0, symlink(f, at(fl, self->dir, "a/sub/keylink")));
+	ASSERT_EQ(0, policy_new(&p));
+	/* the plain directory first: its components become known */
+	snprintf(t, sizeof(t), "%s/sub/secret", a);
+	ASSERT_EQ(0, policy_deny(p, t, NULL, 0));
+	EXPECT_EQ(1u, policy_ndenies(p));
+	/* then through the link: kept with its target */
+	snprintf(t, sizeof(t), "%s/sub/other", l);
+	snprintf(u, sizeof(u), "%s/sub/other", a);
+	ASSERT_EQ(0, policy_deny(p, t, NULL, 0));
+	EXPECT_TRUE(has_deny(p, t));
+	EXPECT_TRUE(has_deny(p, u));
+	/* a wildcard under the link: the directory part resolved */
+	snprintf(t, sizeof(t), "%s/sub/*.pem", l);
+	snprintf(u, sizeof(u), "%s/sub/*.pem", a);
+	ASSERT_EQ(0, policy_deny(p, t, NULL, 0));
+	EXPECT_TRUE(has_deny(p, u));
+	/* a file that is itself a link, in a directory already known */
+	size_t before = policy_ndenies(p);
+	ASSERT_EQ(0, policy_deny(p, fl, NULL, 0));
+	EXPECT_TRUE(has_deny(p, fl));
+	EXPECT_TRUE(has_deny(p, f));
+	EXPECT_EQ(before + 2, policy_ndenies(p));
+	/* a missing component: nothing to resolve (realpath fails), the
+	 * pattern alone, under the plain directory and through the link */
+	snprintf(t, sizeof(t), "%s/none/x", a);
+	before = policy_ndenies(p);
+	ASSERT_EQ(0, policy_deny(p, t, NULL, 0));
+	snprintf(t, sizeof(t), "%s/none/x", l);
+	ASSERT_EQ(0, policy_deny(p, t, NULL, 0));
+	EXPECT_EQ(before + 2, policy_ndenies(p));
+	/* read grants: through the link both, a plain one once */
+	ASSERT_EQ(0, policy_grant(p, l, 0, NULL, 0));
+	EXPECT_TRUE(has_grant(p, l));
+	EXPECT_TRUE(has_grant(p, a));
+	before = policy_ngrants(p);
+	snprintf(t, sizeof(t), "%s/sub", a);
+	ASSERT_EQ(0, policy_grant(p, t, 0, NULL, 0));
+	EXPECT_EQ(before + 1, policy_ngrants(p));
+	policy_free(p);
+}
+
 TEST_F(tmpdir, a_write_grant_through_a_symlink_is_refused_naming_its_target)
 {
 	char w[PATH_MAX], link[PATH_MAX], text[2 * PATH_MAX], err[PATH_MAX + 256] = "";
