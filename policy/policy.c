@@ -1,6 +1,7 @@
 /* The policy model: per syscall a class, register rules and a memory-argument
  * description, plus the path grants.  Argument checking lives here; the back
  * ends (table.c, dump.c, later BPF) only read the model. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <seccomp.h>
@@ -12,6 +13,16 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+
+/* What a policy learned of the paths on its grants' and denies' way while
+ * it is built: a path that is no symbolic link, one that is, or a
+ * directory listed whole (its entries then learned from their types, one
+ * getdents for the forty denies under /etc rather than a readlink each). */
+enum { KNOWN_PLAIN, KNOWN_LINK, KNOWN_LISTED };
+struct known {
+	char *path;
+	int kind, misses; /* misses: children looked up that were not known */
+};
 
 struct policy {
 	/* the calls the policy mentions, each its own allocation (NULL: not
@@ -29,8 +40,8 @@ struct policy {
 	size_t ndenies, denies_cap;
 	struct policy_connect connects[POLICY_MAX_CONNECT];
 	size_t nconnects;
-	char **plain;          /* paths found to be no symbolic link while built */
-	size_t nplain, plain_cap;
+	struct known *known;   /* paths learned while it is built (real_path) */
+	size_t nknown, known_cap;
 };
 
 static const struct policy_call unmentioned = { .cls = POLICY_DENY, .err = ENOSYS };
@@ -75,9 +86,9 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->ndenies; i++)
 		free(p->denies[i].pattern);
 	free(p->denies);
-	for (size_t i = 0; i < p->nplain; i++)
-		free(p->plain[i]);
-	free(p->plain);
+	for (size_t i = 0; i < p->nknown; i++)
+		free(p->known[i].path);
+	free(p->known);
 	free(p);
 }
 
@@ -312,47 +323,103 @@ int policy_grant_target(const char *path, char *out, size_t outlen)
 	return strcmp(out, norm) != 0;
 }
 
+static struct known *known_find(struct policy *p, const char *path, size_t len)
+{
+	for (size_t k = 0; k < p->nknown; k++)
+		if (!strncmp(p->known[k].path, path, len) && !p->known[k].path[len])
+			return &p->known[k];
+	return NULL;
+}
+
+static struct known *known_add(struct policy *p, const char *path, size_t len, int kind)
+{
+	if (p->nknown == p->known_cap) {
+		size_t cap = p->known_cap ? 2 * p->known_cap : 64;
+		struct known *more = realloc(p->known, cap * sizeof(*more));
+		if (!more)
+			return NULL;
+		p->known = more;
+		p->known_cap = cap;
+	}
+	char *c = strndup(path, len);
+	if (!c)
+		return NULL;
+	p->known[p->nknown] = (struct known){ .path = c, .kind = kind };
+	return &p->known[p->nknown++];
+}
+
+/* the entries of directory dir (known to be no link), each by its type;
+ * an entry of unknown type stays unknown.  0, or -1 where it cannot be
+ * listed */
+static int known_list(struct policy *p, struct known *dir)
+{
+	char path[PATH_MAX];
+	DIR *d = opendir(dir->path);
+	struct dirent *e;
+	size_t dl = strcmp(dir->path, "/") ? strlen(dir->path) : 0, at = (size_t)(dir - p->known);
+
+	if (!d)
+		return -1;
+	memcpy(path, dir->path, dl);
+	while ((e = readdir(d))) {
+		size_t el = strlen(e->d_name);
+		if (e->d_type == DT_UNKNOWN || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    dl + 1 + el >= sizeof(path))
+			continue;
+		path[dl] = '/';
+		memcpy(path + dl + 1, e->d_name, el);
+		if (!known_find(p, path, dl + 1 + el) &&
+		    !known_add(p, path, dl + 1 + el, e->d_type == DT_LNK ? KNOWN_LINK : KNOWN_PLAIN))
+			break;
+	}
+	closedir(d);
+	if (e)
+		return -1;
+	p->known[at].kind = KNOWN_LISTED; /* by index: known_add may have moved it */
+	return 0;
+}
+
 /* realpath(norm) for a normalised absolute path (no '.', '..' or '//'),
- * which is its own real path when no component is a symbolic link.  The
- * components found to be none are remembered while the policy is built
- * (one readlink each), so that the default policy's forty denies under
- * /etc read /etc once, not once each (glibc's realpath reads every
- * component); a missing one fails as in realpath, and a link or any doubt
- * goes to realpath. */
+ * which is its own real path when no component is a symbolic link.  A
+ * component not yet known is read (readlink), or, from the second such
+ * child of one directory on, found in that directory's listing; a missing
+ * one fails as in realpath, and a link or any doubt goes to realpath. */
 static char *real_path(struct policy *p, const char *norm, char *real)
 {
-	char head[PATH_MAX], c;
 	size_t n = strlen(norm);
+	char c;
 
-	if (n >= sizeof(head) || norm[0] != '/')
+	if (n >= PATH_MAX || norm[0] != '/')
 		return realpath(norm, real);
 	for (size_t i = 1; i <= n; i++) {
 		if (norm[i] && norm[i] != '/')
 			continue;
+		struct known *k = known_find(p, norm, i);
+		if (k && k->kind == KNOWN_LINK)
+			return realpath(norm, real);
+		if (k)
+			continue;
+		size_t pl = i;
+		while (pl > 1 && norm[pl - 1] != '/')
+			pl--;
+		struct known *parent = known_find(p, norm, pl > 1 ? pl - 1 : 1);
+		if (parent && parent->kind == KNOWN_LISTED) {
+			errno = ENOENT; /* not in the listing */
+			return NULL;
+		}
+		if (parent && ++parent->misses >= 2 && known_list(p, parent) == 0) {
+			i = pl - 1; /* this component again, from the listing */
+			continue;
+		}
+		char head[PATH_MAX];
 		memcpy(head, norm, i);
 		head[i] = 0;
-		size_t k = 0;
-		while (k < p->nplain && strcmp(p->plain[k], head))
-			k++;
-		if (k < p->nplain)
-			continue;
 		if (readlink(head, &c, 1) >= 0)
 			return realpath(norm, real);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return NULL; /* as realpath: a component is missing */
-		if (errno != EINVAL)
+		if (errno != EINVAL || !known_add(p, norm, i, KNOWN_PLAIN))
 			return realpath(norm, real);
-		if (p->nplain == p->plain_cap) {
-			size_t cap = p->plain_cap ? 2 * p->plain_cap : 32;
-			char **more = realloc(p->plain, cap * sizeof(*more));
-			if (!more)
-				return realpath(norm, real);
-			p->plain = more;
-			p->plain_cap = cap;
-		}
-		if (!(p->plain[p->nplain] = strdup(head)))
-			return realpath(norm, real);
-		p->nplain++;
 	}
 	memcpy(real, norm, n + 1);
 	return real;
