@@ -46,6 +46,18 @@ static inline long fdinfo_flags(long fd)
 	return c ? strtol(c + 6, NULL, 8) : -1;
 }
 
+/* a file of /proc (or any) read whole into buf, NUL-ended: its length,
+ * 0 when it cannot be read */
+static inline ssize_t proc_read(const char *path, char *buf, size_t len)
+{
+	int f = open(path, O_RDONLY);
+	ssize_t n = f < 0 ? -1 : read(f, buf, len - 1);
+	if (f >= 0)
+		close(f);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? n : 0;
+}
+
 /* whether task t (a pid or a tid) lives: its /proc stat's state is not
  * a zombie's or a dead task's (whose descriptor table is gone, NULL, and
  * so "the same" as any other gone one for kcmp) */
@@ -53,11 +65,7 @@ static inline int task_lives(long t)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%ld/stat", t);
-	int f = open(path, O_RDONLY);
-	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
-	if (f >= 0)
-		close(f);
-	buf[n > 0 ? n : 0] = 0;
+	proc_read(path, buf, sizeof(buf));
 	char *r = strrchr(buf, ')');
 	return r && r[1] == ' ' && r[2] && !strchr("ZXx", r[2]);
 }
@@ -91,11 +99,7 @@ static inline long notifier_pid_of(long p)
 		if (c <= 0 || c == p)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", c);
-		int f = open(path, O_RDONLY);
-		ssize_t m = f < 0 ? -1 : read(f, name, sizeof(name) - 1);
-		if (f >= 0)
-			close(f);
-		if (m > 0 && (name[m] = 0, !strcmp(name, "sandpit-N\n")) && task_lives(c) &&
+		if (proc_read(path, name, sizeof(name)) && !strcmp(name, "sandpit-N\n") && task_lives(c) &&
 		    syscall(SYS_kcmp, (pid_t)live, (pid_t)c, KCMP_FILES, 0, 0) == 0)
 			found = c;
 	}
@@ -109,11 +113,7 @@ static inline long proc_ppid(long c)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%ld/status", c);
-	int f = open(path, O_RDONLY);
-	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
-	if (f >= 0)
-		close(f);
-	buf[n > 0 ? n : 0] = 0;
+	proc_read(path, buf, sizeof(buf));
 	char *pp = strstr(buf, "\nPPid:");
 	return pp ? strtol(pp + 7, NULL, 10) : -1;
 }

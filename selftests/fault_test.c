@@ -394,11 +394,7 @@ static struct p_tasks p_tasks(pid_t p)
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", p, e->d_name);
 		if (proc_status_hex(path, "Seccomp:", &m))
 			continue; /* gone meanwhile */
-		int fd = open(path, O_RDONLY);
-		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		buf[n > 0 ? n : 0] = 0;
+		proc_read(path, buf, sizeof(buf));
 		char *st = strstr(buf, "\nState:");
 		k.n++;
 		k.sealed += m != 0;
