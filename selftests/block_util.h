@@ -79,29 +79,29 @@ static inline int task_lives(long t)
  * thread may have ended, and gone tables compare equal) */
 static inline long notifier_pid_of(long p)
 {
-	char path[64];
-	long live = 0;
-	snprintf(path, sizeof(path), "/proc/%ld/task", p);
-	DIR *t = opendir(path);
-	struct dirent *e;
-	while (t && !live && (e = readdir(t))) {
-		long tid = atol(e->d_name);
-		if (tid > 0 && task_lives(tid))
-			live = tid;
-	}
-	if (t)
-		closedir(t);
-	DIR *d = live ? opendir("/proc") : NULL;
+	char path[64], name[32];
+	DIR *d = opendir("/proc");
 	long found = 0;
+	struct dirent *e;
 	while (d && !found && (e = readdir(d))) {
 		long c = atol(e->d_name);
-		char name[32];
 		if (c <= 0 || c == p)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", c);
-		if (proc_read(path, name, sizeof(name)) && !strcmp(name, "sandpit-N\n") && task_lives(c) &&
-		    syscall(SYS_kcmp, (pid_t)live, (pid_t)c, KCMP_FILES, 0, 0) == 0)
-			found = c;
+		if (!proc_read(path, name, sizeof(name)) || strcmp(name, "sandpit-N\n") || !task_lives(c))
+			continue;
+		/* against each living thread of p's: threads come and go */
+		snprintf(path, sizeof(path), "/proc/%ld/task", p);
+		DIR *t = opendir(path);
+		struct dirent *te;
+		while (t && !found && (te = readdir(t))) {
+			long tid = atol(te->d_name);
+			if (tid > 0 && task_lives(tid) &&
+			    syscall(SYS_kcmp, (pid_t)tid, (pid_t)c, KCMP_FILES, 0, 0) == 0)
+				found = c;
+		}
+		if (t)
+			closedir(t);
 	}
 	if (d)
 		closedir(d);

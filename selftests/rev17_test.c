@@ -396,13 +396,36 @@ static pid_t child_named(pid_t parent, const char *comm)
 	return found;
 }
 
+/* how many processes of process group g live (zombies do not: B and N
+ * end as orphans, and when init reaps them is init's affair) */
+static int group_lives(pid_t g)
+{
+	DIR *d = opendir("/proc");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[300], buf[512];
+		int pgrp;
+		char st;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (atoi(e->d_name) <= 0 || !proc_read(path, buf, sizeof(buf)))
+			continue;
+		char *r = strrchr(buf, ')');
+		if (r && sscanf(r + 2, "%c %*d %d", &st, &pgrp) == 2 && pgrp == g && !strchr("ZXx", st))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 enum how { BY_ITSELF, KILL_P, STOP_KILL_P_CONT, STOPS_WHILE_MADE, STOP_N_KILL_P };
 
 struct pipe_run {
 	long lines, made, n_seen, stops;
 	long n_hung;    /* STOP_N_KILL_P: no EOF in 5 s, N continued by the test */
 	long eof_ms;    /* from P's end (or the end of the test's acts) to EOF */
-	long left_ms;   /* from EOF to no process left in the group */
+	long left_ms;   /* from EOF to no living process left in the group */
 	int status, reaped;
 };
 
@@ -442,7 +465,9 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 		pr->lines++;
 		if (!strncmp(line, "made ", 5))
 			pr->made++;
-		if (!p && (p = child_named(l, "rev17_prog")))
+		if (!p)
+			p = child_named(l, "rev17_prog");
+		if (p && !n)
 			n = (pid_t)notifier_pid_of(p); /* an orphan: by its table */
 		pr->n_seen |= n != 0;
 		if (how == STOPS_WHILE_MADE && pr->stops < 40 && pr->made >= 5) {
@@ -506,9 +531,9 @@ static void run_pipeline(struct __test_metadata *_metadata, const char *mode, en
 		waitpid(l, &pr->status, 0);
 	}
 	long long t = mono_ms();
-	while (kill(-l, 0) == 0 && mono_ms() - t < 10000)
+	while (group_lives(l) && mono_ms() - t < 10000)
 		usleep(1000);
-	pr->left_ms = kill(-l, 0) == 0 ? -1 : (long)(mono_ms() - t);
+	pr->left_ms = group_lives(l) ? -1 : (long)(mono_ms() - t);
 	if (pr->left_ms < 0)
 		kill(-l, SIGKILL);
 	TH_LOG("%s/%d: %ld lines, %ld threads made, N seen %ld, %ld stops; EOF %ld ms after the "
