@@ -3,7 +3,9 @@
  * line to stdout for each, and ends as argv[1] says: "exit" exit_group(7)
  * from a thread while the main thread makes threads; "mainexit" the main
  * thread pthread_exits while a thread makes 60 more, then the last ends;
- * "spin" never ends by itself (the test kills it). */
+ * "spin" does not end by itself (the test kills it); whatever the mode,
+ * SIGALRM ends it after 150 s, so that a test that died first (its
+ * timeout) leaves no program of 2,000 threads behind. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,7 @@ static void *maker(void *a)
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "spin";
+	alarm(150);
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);
 	printf("start\n");
