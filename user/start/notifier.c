@@ -5,6 +5,7 @@
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compat/compat.h"
@@ -29,11 +31,27 @@ long sandpit_clone_notifier(const struct sock_fprog *prog, int32_t words[2]);
  * program, which can read all of P's memory; the selftests find N by it. */
 int32_t sandpit_notifier_words[2];
 
-/* N wakes with FUTEX_WAKE_PRIVATE, all its filter lets it make */
-static void wait_while(int32_t *w, int32_t v)
+/* N's pid word: 0 once N has ended (the kernel clears it in N's exit,
+ * whether or not N's reaper ever reaps it) */
+static int n_gone(void)
 {
-	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == v)
-		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	return !__atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE);
+}
+
+/* N wakes with FUTEX_WAKE_PRIVATE, all its filter lets it make.  N can be
+ * killed from outside before it writes the word (nothing wakes us then):
+ * the wait is cut every 10 ms to see whether N still lives.  0 once the
+ * word has changed, -1 when N ended without changing it */
+static int wait_while(int32_t *w, int32_t v)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == v) {
+		/* N writes the word before it ends: read it again after */
+		if (n_gone())
+			return __atomic_load_n(w, __ATOMIC_ACQUIRE) == v ? -1 : 0;
+		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, &tick, NULL, 0);
+	}
+	return 0;
 }
 
 /* the kernel's wake at N's end (CLONE_CHILD_CLEARTID) is a shared one */
@@ -126,7 +144,10 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 		      WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : ECHILD);
 		return;
 	}
-	wait_while(&sandpit_notifier_words[1], INT32_MIN);
+	if (wait_while(&sandpit_notifier_words[1], INT32_MIN) < 0) {
+		debug("the notifier ended before its filter", ESRCH);
+		return;
+	}
 	int fd = __atomic_load_n(&sandpit_notifier_words[1], __ATOMIC_ACQUIRE);
 	if (fd < 0) {
 		wait_gone();
@@ -149,11 +170,32 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 	struct seccomp_notif n;
 	memset(&n, 0, sizeof(n));
 	int r = 0;
-	while (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
-		if (errno != EINTR) {
+	/* N may be killed from outside before its getppid: then no
+	 * notification ever comes (the listener's hang-up waits for N to be
+	 * reaped, by a reaper that may never reap), so the wait for one is
+	 * cut every 10 ms to see whether N still lives.  A notification of
+	 * N's killed after the poll is taken back: the receive is ENOENT */
+	for (;;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int k = poll(&pf, 1, 10);
+		if (k < 0 && errno != EINTR) {
 			r = errno;
 			break;
 		}
+		if (k > 0 && (pf.revents & POLLIN)) {
+			if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &n) == 0)
+				break;
+			if (errno != EINTR) {
+				r = errno;
+				break;
+			}
+			continue;
+		}
+		if (n_gone() || (k > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL)))) {
+			r = ESRCH;
+			break;
+		}
+	}
 	pid_t pid = __atomic_load_n(&sandpit_notifier_words[0], __ATOMIC_ACQUIRE);
 	if (!r && (!pid || n.pid != (uint32_t)pid || n.data.nr != __NR_getppid))
 		r = EPROTO;
