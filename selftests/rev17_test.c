@@ -126,13 +126,17 @@ TEST_F_TIMEOUT(r17, program_waits_with___WALL_never_see_the_notifier, 60)
 	EXPECT_EQ(ECHILD, o->blocking_e);
 }
 
-/* Where the program takes in orphans itself (a subreaper, or its pid
- * namespace's init), N, an orphan, would become its child and its waits
- * would find it again: there start-up makes no N and every slot's
- * eventfds at start.  Run as a subreaper (and, where this test may make a
- * pid namespace, as its init, pid 1) */
+/* A program that takes in orphans itself: a subreaper, or its pid
+ * namespace's init.  N, an orphan, would become its child and its waits
+ * would find it again.  A subreaper stops being one while sandpit makes
+ * its orphans (N through X, B through an intermediate child) and is one
+ * again after: it gets an N, and an orphan of its own made after the
+ * start (a grandchild of a child it forked before) is still its own.  A
+ * namespace's init takes in every orphan of its namespace: there start-up
+ * makes no N and every slot's eventfds at start */
 struct reaper_out {
-	long pid, reaper, notifier, held, block;
+	long pid, reaper, notifier, held, held_expected, block;
+	long go, orphan_ppid; /* the pre-start child's grandchild, its parent */
 };
 
 static int body_reaper(void *a)
@@ -143,12 +147,19 @@ static int body_reaper(void *a)
 	int lo = state_of(my_mailbox())->sp->fd_lo, hi = state_of(my_mailbox())->sp->fd_hi;
 	o->block = hi - lo + 1;
 	o->held = held_in(lo, hi);
+	o->held_expected = block_held_expected(lo, hi, 1);
+	/* the child forked before the start now orphans a grandchild */
+	__atomic_store_n(&o->go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 5000 && !__atomic_load_n(&o->orphan_ppid, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
 	return 0;
 }
 
 /* fn(arg) sandboxed in a child that first made itself a subreaper (ns 0)
- * or the init of a new pid namespace (ns 1); its status, -3 where no
- * pid namespace can be made here */
+ * or the init of a new pid namespace (ns 1), and, as a subreaper, forked a
+ * child that waits for arg->go, then forks a grandchild and ends: the
+ * grandchild writes its parent's pid into arg->orphan_ppid.  The status,
+ * -3 where no pid namespace can be made here */
 static int run_as_reaper(int ns, int (*fn)(void *), struct reaper_out *arg)
 {
 	struct sandpit_options opts = { .mode = suite_mode() };
@@ -171,8 +182,19 @@ static int run_as_reaper(int ns, int (*fn)(void *), struct reaper_out *arg)
 			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 			    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 				_exit(106);
-		} else if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
-			_exit(105);
+		} else {
+			if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+				_exit(105);
+			if (fork() == 0) {
+				for (int i = 0; i < 30000 && !__atomic_load_n(&arg->go, __ATOMIC_ACQUIRE); i++)
+					usleep(1000);
+				if (fork() == 0) {
+					usleep(100000); /* its parent gone: an orphan */
+					__atomic_store_n(&arg->orphan_ppid, getppid(), __ATOMIC_RELEASE);
+					_exit(0);
+				}
+				_exit(0);
+			}
 		}
 		int r = 0;
 		arg->reaper = prctl(PR_GET_CHILD_SUBREAPER, &r) == 0 ? r : -1;
@@ -195,7 +217,7 @@ static int run_as_reaper(int ns, int (*fn)(void *), struct reaper_out *arg)
 	return -2;
 }
 
-TEST_F_TIMEOUT(r17, a_program_that_takes_in_orphans_gets_no_notifier, 150)
+TEST_F_TIMEOUT(r17, a_subreaper_gets_a_notifier_and_stays_one_a_namespaces_init_gets_none, 150)
 {
 	if (!soft_1024())
 		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
@@ -209,13 +231,21 @@ TEST_F_TIMEOUT(r17, a_program_that_takes_in_orphans_gets_no_notifier, 150)
 			continue;
 		}
 		ASSERT_EQ(0, outcome(st)) TH_LOG("ns %d", ns);
-		TH_LOG("ns %d: pid %ld, subreaper %ld, N %ld, %ld of %ld held", ns, o->pid, o->reaper,
-		       o->notifier, o->held, o->block);
+		TH_LOG("ns %d: pid %ld, subreaper %ld, N %ld, %ld of %ld held, the orphan's parent %ld",
+		       ns, o->pid, o->reaper, o->notifier, o->held, o->block, o->orphan_ppid);
 		/* the case ran: a subreaper, or pid 1 */
 		EXPECT_TRUE(ns ? o->pid == 1 : o->reaper == 1);
-		EXPECT_EQ(0, o->notifier);
 		EXPECT_EQ(SM_NFDS, o->block);
-		EXPECT_EQ(SM_NFDS, o->held);
+		if (ns) {
+			EXPECT_EQ(0, o->notifier);
+			EXPECT_EQ(SM_NFDS, o->held);
+		} else {
+			EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->notifier != 0);
+			EXPECT_EQ(o->held_expected, o->held);
+			EXPECT_GT(SM_NFDS, o->held);
+			/* a subreaper still: the orphan made after the start is P's */
+			EXPECT_EQ(o->pid, o->orphan_ppid);
+		}
 		ran++;
 	}
 	EXPECT_LE(1, ran);

@@ -67,13 +67,16 @@ static long threads(int n)
 	return ok;
 }
 
-/* ---- 1. P, the init of a pid namespace, or a subreaper: N is its child ----
- * FOUND (these four fail at 7f90017, in both modes): X's end gives N to
- * the nearest subreaper or the namespace's init, which can be P itself;
- * the kernel sets N's exit signal to SIGCHLD as it takes N in, so even a
- * plain wait4(-1, 0) sees N (0 with WNOHANG, a blocking one never ends
- * while N lives).  The controls show B, made through an intermediate
- * child the same way in library mode, is found just the same. */
+/* ---- 1. P, the init of a pid namespace, or a subreaper ----
+ * FOUND at 7f90017 (these tests failed in both modes): X's end gave N to
+ * the nearest subreaper or the namespace's init, which can be P itself,
+ * and the kernel sets N's exit signal to SIGCHLD as it takes N in, so
+ * even a plain wait4(-1, 0) saw N (0 with WNOHANG, a blocking one never
+ * ended while N lived); B, made from the library through an intermediate
+ * child the same way, was found just the same.  Now a subreaper is none
+ * while sandpit's orphans are made (sandbox.c orphans_away), and a
+ * namespace's init gets no N; B stays its child, which no process can
+ * change (every orphan of a namespace is its init's: docs/LIMITS.md). */
 
 struct ns_out {
 	long started, ntid, my_pid;
@@ -169,12 +172,11 @@ static int pidns_run(struct ns_out *o)
 	       r, o->my_pid, o->ntid, o->w4all_r, o->w4all_e, o->w4_r, o->w4_e, o->w4n_r, o->w4n_e, \
 	       o->threads_ok, o->blocking_done, o->blocking_r, o->blocking_e)
 
-/* P runs as pid 1 of a new pid namespace, as a container's init would.
- * X's end reparents N to the namespace's reaper, which is P itself, and the
- * kernel sets N's exit signal to SIGCHLD as it does so: every wait of the
- * program's for any child should still be ECHILD, as natively, and
- * threads made as natively */
-TEST_F_TIMEOUT(r18, pid_namespace_init_program_waits_never_see_the_notifier, 60)
+/* P runs as pid 1 of a new pid namespace, as a container's init would,
+ * with N possible (soft RLIMIT_NOFILE 1024): start-up makes none, since
+ * N would be P's child; B is P's child (the documented limit): a wait for
+ * any child with WNOHANG answers 0, and a wait for N's pid (none) ECHILD */
+TEST_F_TIMEOUT(r18, pid_namespace_init_program_gets_no_notifier_b_its_child, 60)
 {
 	if (!soft_1024())
 		SKIP(return, "hard RLIMIT_NOFILE under %d", SM_FD_TOP + 1);
@@ -184,46 +186,16 @@ TEST_F_TIMEOUT(r18, pid_namespace_init_program_waits_never_see_the_notifier, 60)
 	ASSERT_NE(NULL, o);
 	int r = pidns_run(o);
 	NS_LOG(r);
-	/* the attack ran: P was pid 1 and had an N */
-	EXPECT_EQ(1, o->started);
-	EXPECT_EQ(1, o->my_pid);
-	EXPECT_EQ(want_n(), o->ntid != 0);
-	EXPECT_EQ(-1, o->w4all_r);
-	EXPECT_EQ(ECHILD, o->w4all_e);
-	EXPECT_EQ(-1, o->w4_r);
-	EXPECT_EQ(ECHILD, o->w4_e);
-	EXPECT_EQ(-1, o->w4n_r);
-	EXPECT_EQ(ECHILD, o->w4n_e);
-	EXPECT_EQ(20, o->threads_ok);
-	EXPECT_EQ(1, o->blocking_done);
-	EXPECT_EQ(-1, o->blocking_r);
-	EXPECT_EQ(ECHILD, o->blocking_e);
-	EXPECT_EQ(0, r);
-}
-
-/* the same pid-1 program where there is no N (the soft RLIMIT_NOFILE left
- * at the hard one: every slot's eventfds made at start-up): a control, that
- * tells a fault of N's from one of pid namespaces' */
-TEST_F_TIMEOUT(r18, pid_namespace_init_program_without_notifier_control, 60)
-{
-	if (geteuid())
-		SKIP(return, "needs root for CLONE_NEWPID");
-	struct rlimit rl;
-	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
-	rl.rlim_cur = rl.rlim_max;
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
-	struct ns_out *o = shared_page(sizeof(*o));
-	ASSERT_NE(NULL, o);
-	int r = pidns_run(o);
-	NS_LOG(r);
+	/* the case ran: P was pid 1, where N could have been */
 	EXPECT_EQ(1, o->started);
 	EXPECT_EQ(1, o->my_pid);
 	EXPECT_EQ(0, o->ntid);
-	EXPECT_EQ(-1, o->w4all_r);
-	EXPECT_EQ(ECHILD, o->w4all_e);
+	/* B, alive: the one child the program's waits find */
+	EXPECT_EQ(0, o->w4all_r);
+	EXPECT_EQ(0, o->w4_r);
+	EXPECT_EQ(-1, o->w4n_r);
+	EXPECT_EQ(ECHILD, o->w4n_e);
 	EXPECT_EQ(20, o->threads_ok);
-	EXPECT_EQ(1, o->blocking_done);
-	EXPECT_EQ(ECHILD, o->blocking_e);
 	EXPECT_EQ(0, r);
 }
 

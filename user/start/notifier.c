@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -98,11 +97,11 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 		debug("the policy lets the program raise its RLIMIT_NOFILE without the trusted process", 0);
 		return;
 	}
-	/* N is an orphan so that no wait of the program's finds it: where
-	 * the program itself takes in orphans, it would be the program's */
-	int reaper = 0;
-	if (getpid() == 1 || (prctl(PR_GET_CHILD_SUBREAPER, &reaper) == 0 && reaper)) {
-		debug("the program takes in orphans (its pid namespace's init, or a subreaper)", 0);
+	/* N is an orphan so that no wait of the program's finds it: the
+	 * init of a pid namespace takes in every orphan of it (a subreaper
+	 * stops being one while N is made: sandbox.c, orphans_away) */
+	if (getpid() == 1) {
+		debug("the program is its pid namespace's init, which takes in every orphan", 0);
 		return;
 	}
 	if (compat_state_unprobed(COMPAT_ADDFD) != COMPAT_PRESENT) {

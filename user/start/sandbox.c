@@ -463,6 +463,23 @@ static int drop_capabilities(void)
 	return 0;
 }
 
+/* sandpit's orphans (N, through X, and from the library B, through an
+ * intermediate child) go to init or the nearest subreaper above P, never
+ * to P, whose waits would find them: a program that is a subreaper stops
+ * being one while they are made (on), until both intermediates are
+ * reaped, and is one again after (off).  A namespace's init takes in
+ * every orphan of its namespace: there the notifier is not made
+ * (notifier.c), and B is the program's child (docs/LIMITS.md). */
+static void orphans_away(struct start *s, int on)
+{
+	int was = 0;
+	if (on)
+		s->reaper = prctl(PR_GET_CHILD_SUBREAPER, &was) == 0 && was &&
+			    prctl(PR_SET_CHILD_SUBREAPER, 0) == 0;
+	else if (s->reaper)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
 /* B: started before anything is patched, so it runs plain libc; it starts
  * up while P patches */
 static int fork_trusted_process(struct start *s)
@@ -481,6 +498,11 @@ static int fork_trusted_process(struct start *s)
 	tp.pass_fd = pass[1];
 	tp.pass_peer = pass[0];
 	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
+	if (s->mid > 0 && s->reaper) {
+		/* B an orphan before the program takes in orphans again */
+		int rr = trusted_process_reap(s->mid);
+		s->mid = rr < 0 ? rr : 0;
+	}
 	close(pass[1]);
 	/* N's listener is B's alone (or no one's, and N ends) */
 	start_notifier_close(&tp, s->mid < 0);
@@ -646,7 +668,8 @@ int sandpit_start(const struct sandpit_options *opts)
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = start_map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
-	    (start_notifier(&s, policy, &tp), r = fork_trusted_process(&s)) < 0 ||
+	    (orphans_away(&s, 1), start_notifier(&s, policy, &tp), r = fork_trusted_process(&s),
+	     orphans_away(&s, 0), r) < 0 ||
 	    (r = make_slot_descriptors(&s)) < 0) {
 		slots_restore_limit(&s.place);
 		return r;

@@ -37,6 +37,7 @@ struct start {
 	struct slots_place place;       /* where they are; the program's RLIMIT_NOFILE */
 	pid_t pid, tid;
 	pid_t mid;                      /* B's intermediate child, if any */
+	int reaper;                     /* a subreaper, not one while sandpit's orphans are made */
 	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
 	struct patch_config pc;
 	struct patch_stats ps;

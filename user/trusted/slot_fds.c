@@ -1,6 +1,7 @@
 /* B's half of slots on demand (user/trusted/slot_fds.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -134,8 +135,19 @@ int b_slot_fds_grow(void)
 
 void b_notifier_open(void)
 {
-	if (b_cfg()->notif_fd >= 0)
-		n_pidfd = (int)syscall(SYS_pidfd_open, b_cfg()->notif_pid, 0);
+	if (b_cfg()->notif_fd < 0)
+		return;
+	n_pidfd = (int)syscall(SYS_pidfd_open, b_cfg()->notif_pid, 0);
+	/* the pidfd holds the pid from now on; before it, N could have been
+	 * killed from outside and its pid given to another process: N's is
+	 * the one that shares P's descriptor table (P's threads do too, but
+	 * none of them is a process of its own that pidfd_open takes) */
+	errno = 0;
+	long same = n_pidfd < 0 ? 0 : syscall(SYS_kcmp, b_cfg()->pid, b_cfg()->notif_pid, KCMP_FILES, 0, 0);
+	if (same != 0 && !(same < 0 && errno == ENOSYS)) {
+		close(n_pidfd);
+		n_pidfd = -1;
+	}
 }
 
 void b_notifier_release(void)

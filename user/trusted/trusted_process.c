@@ -131,16 +131,20 @@ int trusted_process_check_ptrace(int fd)
 	return r;
 }
 
-pid_t trusted_process_started(pid_t mid, pid_t b, int fd)
+int trusted_process_reap(pid_t mid)
 {
 	int st;
+	if (waitpid(mid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
+}
+
+pid_t trusted_process_started(pid_t mid, pid_t b, int fd)
+{
 	pid_t got;
-	if (mid > 0) {
-		if (waitpid(mid, &st, 0) < 0)
-			return -errno;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			return -ECHILD;
-	}
+	int r = mid > 0 ? trusted_process_reap(mid) : 0;
+	if (r < 0)
+		return r;
 	if (fd < 0)
 		return -ECHILD;
 	if (read(fd, &got, sizeof(got)) != sizeof(got) || got <= 0 || (b > 0 && got != b))

@@ -25,6 +25,9 @@
  * when that is known), or -errno. */
 pid_t trusted_process_spawn(const struct trusted_process_config *cfg, int sibling, pid_t *b);
 pid_t trusted_process_started(pid_t mid, pid_t b, int fd);
+/* The intermediate child reaped now (its exit is B's orphaning): 0, or
+ * -errno / -ECHILD when it did not exit with 0 */
+int trusted_process_reap(pid_t mid);
 
 /* Strict mode without FSGSBASE (cfg->fs_by_ptrace): once P has named B
  * its ptracer, B must show that it can stop P's thread by ptrace, or
