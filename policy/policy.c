@@ -348,24 +348,31 @@ static struct known *known_add(struct policy *p, const char *path, size_t len, i
 	return &p->known[p->nknown++];
 }
 
-/* the entries of directory dir (known to be no link), each by its type;
- * an entry of unknown type stays unknown.  0, or -1 where it cannot be
- * listed */
+/* the entries of directory dir (known to be no link), each by its type.
+ * An entry of unknown type (file systems that give no d_type) stays
+ * unknown, and so the directory is not marked listed: a name missing from
+ * a listed directory is taken to be missing, and that entry may be a link
+ * (a deny through it would lose its alias).  0, or -1 where it cannot be
+ * listed whole */
 static int known_list(struct policy *p, struct known *dir)
 {
 	char path[PATH_MAX];
 	DIR *d = opendir(dir->path);
 	struct dirent *e;
 	size_t dl = strcmp(dir->path, "/") ? strlen(dir->path) : 0, at = (size_t)(dir - p->known);
+	int unknown = 0;
 
 	if (!d)
 		return -1;
 	memcpy(path, dir->path, dl);
 	while ((e = readdir(d))) {
 		size_t el = strlen(e->d_name);
-		if (e->d_type == DT_UNKNOWN || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    dl + 1 + el >= sizeof(path))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || dl + 1 + el >= sizeof(path))
 			continue;
+		if (e->d_type == DT_UNKNOWN) {
+			unknown = 1;
+			continue;
+		}
 		path[dl] = '/';
 		memcpy(path + dl + 1, e->d_name, el);
 		if (!known_find(p, path, dl + 1 + el) &&
@@ -375,6 +382,10 @@ static int known_list(struct policy *p, struct known *dir)
 	closedir(d);
 	if (e)
 		return -1;
+	if (unknown) {
+		p->known[at].misses = INT_MIN / 2; /* not listed again: readlink a child */
+		return -1;
+	}
 	p->known[at].kind = KNOWN_LISTED; /* by index: known_add may have moved it */
 	return 0;
 }
