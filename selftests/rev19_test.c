@@ -304,7 +304,7 @@ static long count_nspid(void)
 	return f;
 }
 
-TEST(proc_of_parent_pid_namespace_with_the_same_pid_passes_proc_is_ours_found)
+TEST(proc_of_parent_pid_namespace_with_the_same_pid_is_refused)
 {
 	if (getuid() != 0)
 		SKIP(return, "needs root for clone3 set_tid");
@@ -343,7 +343,7 @@ TEST(proc_of_parent_pid_namespace_with_the_same_pid_passes_proc_is_ours_found)
 				o->self_pid = strtol(b, NULL, 10);
 				o->nspid_fields = count_nspid();
 				o->r = sandpit_start(NULL);
-				/* a syscall(2) write is allowed by the default */
+				snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
 				_exit(o->r == 0 ? 0 : 3);
 			}
 			int s;
@@ -363,9 +363,11 @@ TEST(proc_of_parent_pid_namespace_with_the_same_pid_passes_proc_is_ours_found)
 	 * parent namespace's (NSpid shows two levels) */
 	ASSERT_EQ(o->pid, o->self_pid);
 	ASSERT_EQ(2, o->nspid_fields);
-	/* FOUND: sandpit_start accepts this /proc */
-	EXPECT_EQ(0, o->r);
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* found in rev19: sandpit_start accepted this /proc; now NSpid's
+	 * levels refuse it */
+	EXPECT_EQ(-EOPNOTSUPP, o->r);
+	EXPECT_EQ(3, WEXITSTATUS(st));
+	EXPECT_NE(NULL, strstr(o->err, "NSpid shows 2 levels"));
 }
 
 /* a tmpfs over /proc with a fake self link to a directory of this pid: no

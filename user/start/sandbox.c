@@ -174,6 +174,30 @@ static int proc_is_ours(void)
 				  "sandpit_start: /proc is of another pid namespace (it names this process "
 				  "%s, not %d): mount a /proc of this one (unshare --pid --fork --mount-proc)",
 				  b, (int)getpid());
+	/* the number alone can match: clone3's set_tid gives a process the
+	 * same pid in its namespace and the one above, whose /proc it may
+	 * still have (its threads' tids then differ).  NSpid lists this
+	 * process's pids from /proc's namespace down to its own: one field
+	 * when they are the same namespace (no line before Linux 4.1) */
+	char st[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : read(fd, st, sizeof(st) - 1);
+	if (fd >= 0)
+		close(fd);
+	st[got > 0 ? got : 0] = 0;
+	const char *ns = strstr(st, "\nNSpid:");
+	if (ns) {
+		ns += 7;
+		int fields = 0;
+		for (const char *c = ns; *c && *c != '\n'; c++)
+			if (*c != ' ' && *c != '\t' && (c == ns || c[-1] == ' ' || c[-1] == '\t'))
+				fields++;
+		if (fields != 1)
+			return start_fail(-EOPNOTSUPP,
+					  "sandpit_start: /proc is of another pid namespace (NSpid shows "
+					  "%d levels): mount a /proc of this one (unshare --pid --fork --mount-proc)",
+					  fields);
+	}
 	return 0;
 }
 
