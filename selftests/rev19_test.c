@@ -549,4 +549,59 @@ TEST(signals_32_33_never_reach_a_t_during_start_or_thread_creation)
 	EXPECT_EQ(0, o->h33);
 }
 
+/* a procfs of this pid namespace mounted again over /proc with hidepid
+ * and subset options: the same processes under the same numbers.  P
+ * must start, make threads (B watches them in /proc) and end with 0, or
+ * be refused at start with a reason; never killed */
+static void proc_opts_case(struct __test_metadata *_metadata, const char *opts)
+{
+	struct ns_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	o->r = 1;
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			_exit(80);
+		if (mount("proc", "/proc", "proc", 0, opts))
+			_exit(81);
+		o->pid = 1; /* reached */
+		o->r = sandpit_start(NULL);
+		snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
+		if (o->r)
+			_exit(3);
+		for (int i = 0; i < 10; i++) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, nothing, NULL) == 0 && !pthread_join(th, NULL))
+				o->tid++;
+		}
+		_exit(0);
+	}
+	int st;
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	TH_LOG("%s: status %#x; sandpit_start %ld (%s); threads %ld", opts, st, o->r, o->err, o->tid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 81)
+		SKIP(return, "mount proc -o %s refused", opts);
+	ASSERT_EQ(1, o->pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, o->r);
+	EXPECT_EQ(10, o->tid);
+}
+
+TEST(proc_with_hidepid_invisible)
+{
+	if (getuid() != 0)
+		SKIP(return, "needs root to mount");
+	proc_opts_case(_metadata, "hidepid=invisible");
+}
+
+TEST(proc_with_subset_pid)
+{
+	if (getuid() != 0)
+		SKIP(return, "needs root to mount");
+	proc_opts_case(_metadata, "subset=pid");
+}
+
 TEST_HARNESS_MAIN
