@@ -436,6 +436,28 @@ static char *real_path(struct policy *p, const char *norm, char *real)
 	return real;
 }
 
+int policy_resolve_existing(struct policy *p, const char *path, char *out)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	size_t cut = strlen(path);
+
+	if (cut >= sizeof(head) || path[0] != '/')
+		return -ENAMETOOLONG;
+	memcpy(head, path, cut + 1);
+	/* a head that cannot be read (EACCES) is cut too: B goes no further */
+	while (!real_path(p, cut ? head : "/", real)) {
+		if (!cut)
+			return -errno;
+		char *slash = strrchr(head, '/');
+		cut = slash ? (size_t)(slash - head) : 0;
+		head[cut] = 0;
+	}
+	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut) >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* A read grant is kept as written (normalised) and, when it names an
  * existing path through a symlink, also as its target: path_resolve hands
  * the checks resolved paths, so /lib must also grant /usr/lib.  A write
@@ -559,7 +581,10 @@ const char *policy_deny_pattern(const char *pattern, char *out, size_t outlen)
 /* As for grants, a pattern whose directory part leads through a symlink is
  * also kept with that part resolved (wildcards in the target quoted), since
  * B checks resolved paths: a deny of /usr/lib/ssl/private must also refuse
- * /etc/ssl/private, where it leads.  Nothing under /proc is resolved. */
+ * /etc/ssl/private, where it leads, and a deny of a file not made yet
+ * under a link refuses it where it will be made (the longest head that
+ * exists resolved, the rest as written).  Nothing under /proc is
+ * resolved. */
 int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen)
 {
 	char norm[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], alias[2 * PATH_MAX];
@@ -578,7 +603,7 @@ int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen)
 				cut--;
 		memcpy(dir, norm, cut);
 		dir[cut] = 0;
-		if (cut && real_path(p, dir, real) && strcmp(real, dir)) {
+		if (cut && !policy_resolve_existing(p, dir, real) && strcmp(real, dir)) {
 			size_t n = 0;
 			for (const char *c = real; *c && n + 3 < sizeof(alias); c++) {
 				if (strchr("*?[\\", *c))

@@ -163,6 +163,10 @@ int policy_grant(struct policy *p, const char *path, int writable, char *err, si
  * it is), 0 if not (nothing under /proc is resolved), or a negative errno
  * (not absolute, a loop, a component that cannot be read). */
 int policy_grant_target(const char *path, char *out, size_t outlen);
+/* path (absolute, normalised) with the longest head of it that exists
+ * resolved as realpath would, the rest as it is, in out (PATH_MAX): where
+ * B's resolution of the path ends.  0 or -errno */
+int policy_resolve_existing(struct policy *p, const char *path, char *out);
 int policy_deny(struct policy *p, const char *pattern, char *err, size_t errlen);
 /* Checks a deny pattern and writes it normalised: absolute, no '.' or '..'
  * component, no "**", every '[' closed within its component, no '\' at

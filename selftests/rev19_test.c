@@ -181,10 +181,11 @@ TEST_F(pol, link_made_between_two_denies_is_not_seen_found)
 }
 
 /* a literal deny of a file that does not exist (yet) under a linked
- * directory: the whole path is resolved, fails, and no alias is kept, so
- * the file made later at the target is not denied (as before 88c4ee5:
- * realpath of the whole path) */
-TEST_F(pol, literal_deny_of_a_missing_file_through_a_link_has_no_alias_found)
+ * directory: found in rev19 (and so since denies had aliases), the whole
+ * path was resolved, failed, and no alias was kept, so the file made
+ * later at the target was not denied.  Now the longest head that exists
+ * is resolved and the rest kept */
+TEST_F(pol, literal_deny_of_a_missing_file_through_a_link_has_its_alias)
 {
 	char l[PATH_MAX], t[PATH_MAX], pat[2 * PATH_MAX], want[2 * PATH_MAX];
 	struct policy *p;
@@ -203,7 +204,7 @@ TEST_F(pol, literal_deny_of_a_missing_file_through_a_link_has_no_alias_found)
 	ASSERT_EQ(0, policy_new(&q));
 	ASSERT_EQ(0, policy_deny(q, pat, NULL, 0));
 	EXPECT_EQ(1, has_deny(q, want));
-	EXPECT_EQ(0, missing); /* FOUND */
+	EXPECT_EQ(1, missing);
 	policy_free(p);
 	policy_free(q);
 }
@@ -372,7 +373,8 @@ TEST(proc_of_parent_pid_namespace_with_the_same_pid_is_refused)
 }
 
 /* a tmpfs over /proc with a fake self link to a directory of this pid: no
- * procfs at all.  Does sandpit_start refuse it, and at which step? */
+ * procfs at all.  Found in rev19 refused only by luck, at /proc/self/maps
+ * (the self link passed); now refused first, as no procfs */
 TEST(tmpfs_over_proc_with_a_fake_self)
 {
 	if (getuid() != 0)
@@ -411,9 +413,9 @@ TEST(tmpfs_over_proc_with_a_fake_self)
 	TH_LOG("status %#x; pid %ld, fake /proc/self %ld; sandpit_start %ld: %s", st, o->pid,
 	       o->self_pid, o->r, o->err);
 	ASSERT_TRUE(WIFEXITED(st));
-	ASSERT_EQ(o->pid, o->self_pid); /* proc_is_ours' test passes */
-	EXPECT_GT(0, o->r);             /* refused, by a later step */
-	EXPECT_EQ(NULL, strstr(o->err, "another pid namespace"));
+	ASSERT_EQ(o->pid, o->self_pid); /* the fake self link names this process */
+	EXPECT_EQ(-EOPNOTSUPP, o->r);
+	EXPECT_NE(NULL, strstr(o->err, "/proc is no procfs"));
 }
 
 /* ---- 2. process-directed signals 32 and 33 (glibc's own, which its
@@ -424,7 +426,9 @@ TEST(tmpfs_over_proc_with_a_fake_self)
  * P must end with 0 and find both pending */
 struct sig_out {
 	long started, threads, pending, sent, handled, h32, h33;
+	long live32; /* 32s handled so far (the sender keeps at most 12 outstanding) */
 };
+static struct sig_out *sig_o;
 
 static void *nothing(void *a)
 {
@@ -439,6 +443,8 @@ static long handled[2];
 static void count_sig(int sig)
 {
 	__atomic_add_fetch(&handled[sig - 32], 1, __ATOMIC_RELAXED);
+	if (sig == 32)
+		__atomic_add_fetch(&sig_o->live32, 1, __ATOMIC_RELEASE);
 }
 void rev19_restore_rt(void);
 __asm__(".text\n.globl rev19_restore_rt\nrev19_restore_rt:\n\tmov $15, %eax\n\tsyscall\n\thlt\n");
@@ -460,6 +466,7 @@ static void sig_case(struct __test_metadata *_metadata, int how, struct sig_out 
 	/* how: 0 no signal, 1 signals until sandpit_start returned, 2 on
 	 * through thread creation */
 	volatile long *go = (volatile long *)((char *)o + 512);
+	sig_o = o;
 	fflush(NULL);
 	pid_t c = fork();
 	ASSERT_LE(0, c);
@@ -470,7 +477,7 @@ static void sig_case(struct __test_metadata *_metadata, int how, struct sig_out 
 		if (raw_handler(32) || raw_handler(33))
 			_exit(4);
 		*go = 1;
-		while (how && __atomic_load_n(&o->sent, __ATOMIC_ACQUIRE) < 20)
+		while (how && __atomic_load_n(&o->sent, __ATOMIC_ACQUIRE) < 10)
 			;
 		if (!getenv("REV19_NATIVE") && sandpit_start(NULL))
 			_exit(3);
@@ -492,7 +499,12 @@ static void sig_case(struct __test_metadata *_metadata, int how, struct sig_out 
 	while (!*go)
 		;
 	for (;;) {
-		if (how == 2 || (how == 1 && !__atomic_load_n(&o->started, __ATOMIC_ACQUIRE))) {
+		/* at most 12 not yet handled: a thread inside one of sandpit's
+		 * calls holds 16 signals that come meanwhile and loses the next
+		 * (docs/LIMITS.md), where the kernel would queue them */
+		int room = __atomic_load_n(&o->sent, __ATOMIC_ACQUIRE) -
+				   __atomic_load_n(&o->live32, __ATOMIC_ACQUIRE) < 12;
+		if ((how == 2 && room) || (how == 1 && !__atomic_load_n(&o->started, __ATOMIC_ACQUIRE))) {
 			kill(c, 32);
 			kill(c, 33);
 			__atomic_add_fetch(&o->sent, 1, __ATOMIC_RELEASE);
@@ -521,7 +533,7 @@ TEST(signals_32_33_only_during_start)
 	sig_case(_metadata, 1, o, &st);
 	TH_LOG("status %#x; sent %ld; threads %ld; handled %ld (32: %ld, 33: %ld); pending %#lx", st,
 	       o->sent, o->threads, o->handled, o->h32, o->h33, o->pending);
-	EXPECT_LE(20, o->sent);
+	EXPECT_LE(10, o->sent);
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
 	EXPECT_EQ(40, o->threads);
@@ -543,9 +555,10 @@ TEST(signals_32_33_never_reach_a_t_during_start_or_thread_creation)
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
 	EXPECT_EQ(40, o->threads);
-	/* on the new threads' U, the program's handler (the last pair may
-	 * come after P's exit) */
-	EXPECT_LE(o->sent - 2, o->h32);
+	/* on the new threads' U, the program's handler (the last 12, the
+	 * most the sender keeps outstanding, may come after the last thread
+	 * that opens 32, or after P's exit) */
+	EXPECT_LE(o->sent - 12, o->h32);
 	EXPECT_EQ(0, o->h33);
 }
 

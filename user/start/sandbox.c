@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -23,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,6 +167,12 @@ static struct trusted_process_config tp;
 static int proc_is_ours(void)
 {
 	char b[32];
+	struct statfs sf;
+	/* a procfs at all (a tmpfs there could hold any self link) */
+	int bad = statfs("/proc", &sf) < 0 ? errno : sf.f_type != PROC_SUPER_MAGIC ? -1 : 0;
+	if (bad)
+		return start_fail(-EOPNOTSUPP, "sandpit_start: /proc is no procfs (%s)",
+				  bad > 0 ? strerror(bad) : "another file system");
 	ssize_t n = readlink("/proc/self", b, sizeof(b) - 1);
 	if (n < 0)
 		return start_fail(-errno, "sandpit_start: /proc/self: %s", strerror(errno));

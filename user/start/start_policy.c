@@ -31,29 +31,6 @@ static int deny_exactly(struct policy *pol, const char *path, char *err, size_t 
 	return policy_deny(pol, pat, err, errlen);
 }
 
-/* path with the longest head of it that resolves (realpath) resolved, the
- * rest as it is: where B's resolution of the path ends (B follows the same
- * links, and cannot go further where realpath could not). */
-static int resolve_existing(const char *path, char *out)
-{
-	char head[PATH_MAX], real[PATH_MAX];
-	size_t cut = strlen(path);
-
-	if (cut >= sizeof head)
-		return -ENAMETOOLONG;
-	memcpy(head, path, cut + 1);
-	while (!realpath(cut ? head : "/", real)) {
-		char *slash = strrchr(head, '/');
-
-		cut = slash ? (size_t)(slash - head) : 0;
-		head[cut] = 0;
-	}
-	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut) >=
-	    PATH_MAX)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 int deny_plan_cache(struct policy *pol, char *err, size_t errlen)
 {
 	char dirs[PLAN_CACHE_DIRS][PLAN_PATH_MAX], norm[PATH_MAX], real[PATH_MAX];
@@ -66,7 +43,7 @@ int deny_plan_cache(struct policy *pol, char *err, size_t errlen)
 	for (int i = 0; i < n && !r; i++) {
 		r = path_normalise(dirs[i], norm, sizeof norm);
 		r = r ? r : deny_exactly(pol, norm, err, errlen);
-		r = r ? r : resolve_existing(norm, real);
+		r = r ? r : policy_resolve_existing(pol, norm, real);
 		if (!r && strcmp(real, norm))
 			r = deny_exactly(pol, real, err, errlen);
 		if (r < 0 && !err[0])
