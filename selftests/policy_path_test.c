@@ -242,22 +242,6 @@ TEST_F(tmpdir, symlink_out_of_a_write_grant_resolves_to_its_target_and_is_refuse
  * (policy.c remembers the components it found to be no link): a plain
  * directory first, then a link beside and below it, a link to it, a
  * missing component, a wildcard under a link, a file that is a link */
-static int has_deny(const struct policy *p, const char *pattern)
-{
-	for (size_t i = 0; i < policy_ndenies(p); i++)
-		if (!strcmp(policy_deny_at(p, i)->pattern, pattern))
-			return 1;
-	return 0;
-}
-
-static int has_grant(const struct policy *p, const char *path)
-{
-	for (size_t i = 0; i < policy_ngrants(p); i++)
-		if (!strcmp(policy_grant_at(p, i)->path, path))
-			return 1;
-	return 0;
-}
-
 TEST_F(tmpdir, aliases_through_links_are_realpaths_once_components_are_known)
 {
 	char a[PATH_MAX], l[PATH_MAX], f[PATH_MAX], fl[PATH_MAX], t[2 * PATH_MAX + 32],

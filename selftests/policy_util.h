@@ -24,6 +24,23 @@ static inline void collect(void *ctx, const char *msg)
 	snprintf(m->text + len, sizeof(m->text) - len, "%s\n", msg);
 }
 
+/* whether a policy keeps exactly this deny pattern, this grant path */
+static inline int has_deny(const struct policy *p, const char *pattern)
+{
+	for (size_t i = 0; i < policy_ndenies(p); i++)
+		if (!strcmp(policy_deny_at(p, i)->pattern, pattern))
+			return 1;
+	return 0;
+}
+
+static inline int has_grant(const struct policy *p, const char *path)
+{
+	for (size_t i = 0; i < policy_ngrants(p); i++)
+		if (!strcmp(policy_grant_at(p, i)->path, path))
+			return 1;
+	return 0;
+}
+
 static inline int nr_of(const char *name)
 {
 	return seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);

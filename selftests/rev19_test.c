@@ -29,6 +29,7 @@
 #include <kselftest_harness.h>
 #include "sandpit.h"
 #include "policy/policy.h"
+#include "policy_util.h"
 
 /* ---- readdir as a file system without d_type gives it (xfs without
  * ftype, some FUSE and network file systems): every entry DT_UNKNOWN
@@ -59,21 +60,6 @@ static const char *at(char *buf, const char *dir, const char *name)
 	return buf;
 }
 
-static int has_deny(const struct policy *p, const char *pattern)
-{
-	for (size_t i = 0; i < policy_ndenies(p); i++)
-		if (!strcmp(policy_deny_at(p, i)->pattern, pattern))
-			return 1;
-	return 0;
-}
-
-static int has_grant(const struct policy *p, const char *path)
-{
-	for (size_t i = 0; i < policy_ngrants(p); i++)
-		if (!strcmp(policy_grant_at(p, i)->path, path))
-			return 1;
-	return 0;
-}
 
 static void rm_rf(const char *d)
 {
