@@ -6,10 +6,10 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <linux/magic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -156,8 +156,6 @@ static struct policy *policy;
 static struct trusted_process_config tp;
 
 
-/* Single call, single thread, a mode that can run, grants the kernel can
- * keep. */
 /* B reads P and its threads in /proc under the numbers they see as their
  * pids, and a grant of /proc/self means /proc/<P's pid>: a /proc of
  * another pid namespace (one made without a /proc of its own) shows other
@@ -209,6 +207,8 @@ static int proc_is_ours(void)
 	return 0;
 }
 
+/* Single call, single thread, a mode that can run, grants the kernel can
+ * keep, a /proc of this process's own. */
 static int check_caller(struct start *s)
 {
 	const struct sandpit_options *opts = s->opts;
