@@ -242,7 +242,8 @@ TEST_F_TIMEOUT(r17, a_subreaper_gets_a_notifier_and_stays_one_a_namespaces_init_
 		} else {
 			EXPECT_EQ(kernel_has_addfd() && !kernel_addfd_forced_off(), o->notifier != 0);
 			EXPECT_EQ(o->held_expected, o->held);
-			EXPECT_GT(SM_NFDS, o->held);
+			if (o->notifier)
+				EXPECT_GT(SM_NFDS, o->held); /* only slot 0's made */
 			/* a subreaper still: the orphan made after the start is P's */
 			EXPECT_EQ(o->pid, o->orphan_ppid);
 		}
