@@ -173,7 +173,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libsandpit.so
 # the run_*_test binaries drive `sandpit run`: the command, and an attacker
 # program linked both ways
 $(RUN_TESTS): $(BUILD)/sandpit $(BUILD)/bench_static_true $(BUILD)/selftests/attack_dyn $(BUILD)/selftests/attack_static \
-	$(BUILD)/selftests/tiny
+	$(BUILD)/selftests/tiny $(BUILD)/selftests/rev17_prog
 # net_test runs `sandpit run` on curl with and without a connect grant
 $(BUILD)/selftests/net_test $(BUILD)/selftests/rev12_test: $(BUILD)/sandpit
 # selfexe_test runs a program that looks at its own /proc/self/exe, linked

@@ -226,6 +226,30 @@ TEST_F(run, true_false_echo)
 	SAME(NULL, NULL, "echo", "hello", "world");
 }
 
+/* A program whose threads have 64 KiB stacks, started forty times: each
+ * run makes threads until one of them exits with 7.  A new thread's TLS
+ * pointer could lie where B's copy of a request was on B's stack (B's
+ * stacks are where P maps small stacks later), and B moved it into S: the
+ * thread started with %fs in S and died at its first TLS access, about one
+ * run in twenty (core_request_test's
+ * only_arguments_b_pointed_into_its_copy_move_into_s). */
+TEST_F(run, threads_with_small_stacks_start_every_time)
+{
+	char prog[PATH_MAX];
+	snprintf(prog, sizeof(prog), "%s/selftests/rev17_prog", bindir);
+	char *argv[] = { prog, "exit", NULL };
+	int sevens = 0;
+	for (int i = 0; i < 40; i++) {
+		struct result r;
+		ASSERT_EQ(0, sandboxed(variant->mode, NULL, argv, NULL, NULL, NULL, &r));
+		sevens += r.status == 7;
+		if (r.status != 7)
+			TH_LOG("run %d: status %d", i, r.status);
+		free(r.out);
+	}
+	EXPECT_EQ(40, sevens);
+}
+
 TEST_F(run, ls_la) { SAME(NULL, NULL, "ls", "-la", "/usr/include/linux"); }
 TEST_F(run, sha256sum_md5sum_large_file)
 {

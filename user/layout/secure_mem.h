@@ -240,7 +240,11 @@ struct secure_page {
 	uint64_t cpu_masks; /* uint64_t[SM_CPU_ALL + 1], or 0 */
 	int32_t maps_fd;
 	uint32_t started;
-	uint64_t pad0[5];
+	/* B's own, in its copy (never published): bit i when args[i] points
+	 * into that copy's data (b_arg_into_data), which publish points into
+	 * S's data instead */
+	uint64_t data_args;
+	uint64_t pad0[4];
 	uint64_t table, mailbox, new_sp, glibc_ctid, nranges;
 	struct { uint64_t lo, hi; } ranges[SM_MAX_RANGES];
 	uint64_t altstack[3];

@@ -47,8 +47,8 @@ static long open_beneath_no_links(struct secure_page *sp, size_t pathlen, long f
 	memcpy(sp->data + at, &how, sizeof(how));
 	sp->nr = SYS_openat2;
 	sp->args[0] = (uint64_t)(int64_t)AT_FDCWD;
-	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
-	sp->args[2] = (uint64_t)(uintptr_t)(sp->data + at);
+	b_arg_into_data(sp, 1, sp->data);
+	b_arg_into_data(sp, 2, sp->data + at);
 	sp->args[3] = sizeof(how);
 	sp->args[4] = sp->args[5] = 0;
 	return 0;
@@ -107,7 +107,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 			return b_exe_readlink(s, pa, sp, path);
 		if (on_the_descriptor(pa, sp, access)) {
 			sp->data[0] = 0;
-			sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
+			b_arg_into_data(sp, pa->path_arg, sp->data);
 			return 0;
 		}
 		return -ENOENT;
@@ -178,7 +178,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	if (len > SP_DATA_SIZE)
 		return -ENAMETOOLONG;
 	memcpy(sp->data, resolved, len);
-	sp->args[pa->path_arg] = (uint64_t)(uintptr_t)sp->data;
+	b_arg_into_data(sp, pa->path_arg, sp->data);
 	if (pa->dirfd_arg >= 0)
 		sp->args[pa->dirfd_arg] = (uint64_t)(int64_t)AT_FDCWD;
 	if (pa->access == PA_OPEN) {
@@ -218,7 +218,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
 		if (n < 0)
 			return n == -ENAMETOOLONG ? -ERANGE : n;
-		sp->args[1] = (uint64_t)(uintptr_t)name;
+		b_arg_into_data(sp, 1, name);
 	}
 	return 0;
 }
@@ -280,6 +280,6 @@ long b_check_sigaction(struct secure_page *sp)
 			rec->handler = act.handler;
 	}
 	memcpy(sp->data, &act, sizeof(act));
-	sp->args[1] = (uint64_t)(uintptr_t)sp->data;
+	b_arg_into_data(sp, 1, sp->data);
 	return 0;
 }

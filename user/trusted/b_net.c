@@ -119,7 +119,7 @@ static long check_connect(int s, struct secure_page *sp)
 		if (r < 0)
 			return r;
 	}
-	sp->args[1] = (uint64_t)(uintptr_t)sa;
+	b_arg_into_data(sp, 1, sa);
 	sp->args[2] = len;
 	return 0;
 }
@@ -235,7 +235,7 @@ static long check_sendmsg(int s, struct secure_page *sp)
 		m.msg_control = NULL;
 	}
 	memcpy(hdr, &m, sizeof(m));
-	sp->args[1] = (uint64_t)(uintptr_t)hdr;
+	b_arg_into_data(sp, 1, hdr);
 	return 0;
 }
 

@@ -337,11 +337,8 @@ static void publish(int s, const struct secure_page *out)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sp->verdict = out->verdict;
 	sp->nr = out->nr;
-	/* the checks point arguments into out's data: S's, once published */
-	for (int i = 0; i < 6; i++) {
-		uint64_t a = out->args[i], lo = (uintptr_t)out->data;
-		sp->args[i] = a >= lo && a < lo + sizeof(out->data) ? (uintptr_t)sp->data + (a - lo) : a;
-	}
+	for (int i = 0; i < 6; i++)
+		sp->args[i] = b_arg_for_s(out, i, sp);
 	sp->new_sp = out->new_sp;
 	memcpy(sp->data, out->data, sizeof(sp->data));
 	__atomic_store_n(&sp->seq, seq + 2, __ATOMIC_RELEASE);

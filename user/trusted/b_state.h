@@ -68,6 +68,27 @@ void b_wake_all(uint32_t *w);
  * thread went), EPROTO when it has no name in parentheses. */
 const char *b_stat_fields(const char *path, char *buf, size_t len);
 
+/* A check's argument i pointed at `at`, in the data of B's copy of the
+ * page (sp): marked so, publish points it at the same place in S's data,
+ * where T makes the call (if the argument still points there).  Only
+ * marked arguments move: a value of the program's that happens to be an
+ * address in B's copy (on B's stack, which B made where P's memory may
+ * have the program's: a new thread's TLS, say) is the program's. */
+static inline void b_arg_into_data(struct secure_page *sp, int i, const void *at)
+{
+	sp->data_args |= 1u << i;
+	sp->args[i] = (uint64_t)(uintptr_t)at;
+}
+
+/* argument i of B's copy out as publish writes it into S (s) */
+static inline uint64_t b_arg_for_s(const struct secure_page *out, int i, const struct secure_page *s)
+{
+	uint64_t a = out->args[i], lo = (uintptr_t)out->data;
+	if ((out->data_args & (1u << i)) && a >= lo && a < lo + sizeof(out->data))
+		return (uintptr_t)s->data + (a - lo);
+	return a;
+}
+
 /* P killed (by its pidfd, else by pid) */
 void b_kill_p(void);
 /* one line on stderr: fmt with one long */
