@@ -394,20 +394,50 @@ static int known_list(struct policy *p, struct known *dir)
  * which is its own real path when no component is a symbolic link.  A
  * component not yet known is read (readlink), or, from the second such
  * child of one directory on, found in that directory's listing; a missing
- * one fails as in realpath, and a link or any doubt goes to realpath. */
-static char *real_path(struct policy *p, const char *norm, char *real)
+ * one fails as in realpath.  A link is read and its target put in its
+ * place (the components before it are real, so a target without '..' is
+ * resolved the same way, from what is known); a target with '..', one
+ * too long, or the 40th link in a row goes to realpath, as does any
+ * doubt. */
+static char *real_path_at(struct policy *p, const char *norm, char *real, int links);
+
+static char *follow_link(struct policy *p, const char *norm, size_t i, const char *target,
+			 char *real, int links)
+{
+	char raw[2 * PATH_MAX], next[PATH_MAX];
+	size_t dir = i;
+	while (dir > 0 && norm[dir - 1] != '/')
+		dir--; /* the link's directory: norm[0, dir) */
+	int n = target[0] == '/'
+			? snprintf(raw, sizeof(raw), "%s%s", target, norm + i)
+			: snprintf(raw, sizeof(raw), "%.*s%s%s", (int)dir, norm, target, norm + i);
+	if (links >= 40 || strstr(target, "..") || n < 0 || (size_t)n >= sizeof(raw) ||
+	    path_normalise(raw, next, sizeof(next)) < 0)
+		return realpath(norm, real);
+	return real_path_at(p, next, real, links + 1);
+}
+
+static char *real_path_at(struct policy *p, const char *norm, char *real, int links)
 {
 	size_t n = strlen(norm);
-	char c;
+	char target[PATH_MAX];
 
 	if (n >= PATH_MAX || norm[0] != '/')
 		return realpath(norm, real);
 	for (size_t i = 1; i <= n; i++) {
 		if (norm[i] && norm[i] != '/')
 			continue;
+		char head[PATH_MAX];
+		memcpy(head, norm, i);
+		head[i] = 0;
 		struct known *k = known_find(p, norm, i);
-		if (k && k->kind == KNOWN_LINK)
-			return realpath(norm, real);
+		if (k && k->kind == KNOWN_LINK) {
+			ssize_t t = readlink(head, target, sizeof(target) - 1);
+			if (t < 0)
+				return realpath(norm, real);
+			target[t] = 0;
+			return follow_link(p, norm, i, target, real, links);
+		}
 		if (k)
 			continue;
 		size_t pl = i;
@@ -422,11 +452,13 @@ static char *real_path(struct policy *p, const char *norm, char *real)
 			i = pl - 1; /* this component again, from the listing */
 			continue;
 		}
-		char head[PATH_MAX];
-		memcpy(head, norm, i);
-		head[i] = 0;
-		if (readlink(head, &c, 1) >= 0)
-			return realpath(norm, real);
+		ssize_t t = readlink(head, target, sizeof(target) - 1);
+		if (t >= 0) {
+			target[t] = 0;
+			if (!known_add(p, norm, i, KNOWN_LINK))
+				return realpath(norm, real);
+			return follow_link(p, norm, i, target, real, links);
+		}
 		if (errno == ENOENT || errno == ENOTDIR)
 			return NULL; /* as realpath: a component is missing */
 		if (errno != EINVAL || !known_add(p, norm, i, KNOWN_PLAIN))
@@ -434,6 +466,11 @@ static char *real_path(struct policy *p, const char *norm, char *real)
 	}
 	memcpy(real, norm, n + 1);
 	return real;
+}
+
+static char *real_path(struct policy *p, const char *norm, char *real)
+{
+	return real_path_at(p, norm, real, 0);
 }
 
 int policy_resolve_existing(struct policy *p, const char *path, char *out)

@@ -3,6 +3,7 @@
  * and what B decides from the registers. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -293,6 +294,86 @@ TEST_F(tmpdir, aliases_through_links_are_realpaths_once_components_are_known)
 	ASSERT_EQ(0, policy_grant(p, t, 0, NULL, 0));
 	EXPECT_EQ(before + 1, policy_ngrants(p));
 	policy_free(p);
+}
+
+/* what policy_resolve_existing must give: realpath of the longest head of
+ * path that resolves, the rest as written */
+static int resolved_by_realpath(const char *path, char *out)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	size_t cut = strlen(path);
+
+	memcpy(head, path, cut + 1);
+	while (!realpath(cut ? head : "/", real)) {
+		char *slash = strrchr(head, '/');
+		cut = slash ? (size_t)(slash - head) : 0;
+		head[cut] = 0;
+	}
+	snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut);
+	return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* policy.c follows a link itself, from what it already knows, instead of
+ * handing the path to realpath: absolute and relative targets, a chain
+ * of links through a link, '.' and '..' in targets, a loop, a dangling
+ * link, a file in the way, each asked twice (the second time from what
+ * the first learned) and by a fresh policy in the other order */
+TEST_F(tmpdir, links_followed_from_what_is_known_resolve_as_realpath)
+{
+	static const char *const links[][2] = {
+		{ "abs", NULL }, /* to dir/r, absolute (below) */
+		{ "rel", "r" },
+		{ "r/up", "../r/real" },
+		{ "chain1", "chain2" },
+		{ "chain2", "rel/real" },
+		{ "r/real/selfdir", "." },
+		{ "loopa", "loopb" },
+		{ "loopb", "loopa" },
+		{ "r/real/deep/fl", "../../real/deep/f" },
+		{ "r/real/deep/slash", "/" },
+		{ "dangling", "none/there" },
+	};
+	static const char *const asked[] = {
+		"abs/real/deep/f", "rel/real/deep", "r/up/deep/f", "chain1/deep/f",
+		"r/real/selfdir/deep/f", "loopa/x", "dangling", "dangling/x",
+		"rel/real/deep/fl", "rel/real/deep/slash/tmp", "rel/missing/x",
+		"abs/real/deep/f/x", "chain1", "rel", "r/real/deep/fl/x",
+	};
+	const size_t na = sizeof(asked) / sizeof(asked[0]);
+	char t[PATH_MAX], u[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+	struct policy *p, *q;
+
+	ASSERT_EQ(0, mkdir(at(t, self->dir, "r"), 0700));
+	ASSERT_EQ(0, mkdir(at(t, self->dir, "r/real"), 0700));
+	ASSERT_EQ(0, mkdir(at(t, self->dir, "r/real/deep"), 0700));
+	ASSERT_EQ(0, close(open(at(t, self->dir, "r/real/deep/f"), O_CREAT | O_WRONLY, 0600)));
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		ASSERT_EQ(0, symlink(links[i][1] ? links[i][1] : at(u, self->dir, "r"),
+				     at(t, self->dir, links[i][0])));
+	ASSERT_EQ(0, policy_new(&p));
+	ASSERT_EQ(0, policy_new(&q));
+	int compared = 0;
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < na; i++) {
+			const char *name = asked[round == 2 ? na - 1 - i : i];
+			at(t, self->dir, name);
+			ASSERT_EQ(0, resolved_by_realpath(t, want));
+			ASSERT_EQ(0, policy_resolve_existing(round == 2 ? q : p, t, got));
+			EXPECT_STREQ(want, got) TH_LOG("%s (round %d)", name, round);
+			compared++;
+		}
+	}
+	EXPECT_EQ(3 * (int)na, compared);
+	policy_free(p);
+	policy_free(q);
+	nftw(self->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	mkdir(self->dir, 0700); /* for the teardown's rmdir */
 }
 
 TEST_F(tmpdir, a_write_grant_through_a_symlink_is_refused_naming_its_target)

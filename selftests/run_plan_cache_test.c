@@ -89,6 +89,8 @@ static char *site_list(const char *err)
 	return out;
 }
 
+static char *file_state(const char *path);
+
 static char *plan_sh_argv[] = { "/bin/sh", "-c", "echo planned-ok >&2", NULL };
 
 /* A cold run computes and writes every plan (the libc ld.so maps inside
@@ -314,6 +316,50 @@ TEST_F(plan_cache, every_library_a_run_used_stays_in_the_programs_list)
 	EXPECT_EQ(1, count(err, "_json.cpython-311-x86_64-linux-gnu.so: plan from cache (verified)")) TH_LOG("%s", err);
 	EXPECT_EQ(1, count(err, "libc.so.6: plan from cache (verified)")) TH_LOG("%s", err);
 	free(err);
+}
+
+/* the one list (*.needs) in the cache: its state (file_state), or "" */
+static char *needs_state(struct __test_metadata *_metadata, const char *cache)
+{
+	char cmd[PATH_MAX], name[PATH_MAX] = "";
+	snprintf(cmd, sizeof cmd, "ls %s/*.needs 2>/dev/null", cache);
+	FILE *p = popen(cmd, "r");
+	EXPECT_NE(NULL, p);
+	if (p && fgets(name, sizeof name, p))
+		name[strcspn(name, "\n")] = 0;
+	EXPECT_EQ(NULL, p ? fgets(cmd, sizeof cmd, p) : NULL) TH_LOG("more than one list");
+	if (p)
+		pclose(p);
+	return file_state(name);
+}
+
+/* A run whose every library was on its list, in the list's order, each
+ * plan taken from what the child preloaded, leaves the list as it is (the
+ * parent opens nothing); one that needed another library rewrites it. */
+TEST_F(plan_cache, a_run_that_needed_what_its_list_says_leaves_the_list_alone)
+{
+	char *json[] = { "/usr/bin/python3", "-S", "-c", "import _json", NULL };
+	char *bz2[] = { "/usr/bin/python3", "-S", "-c", "import _bz2", NULL };
+	int st;
+	free(plan_run(variant->mode, json, &st)); /* cold: the list made */
+	ASSERT_EQ(0, st);
+	free(plan_run(variant->mode, json, &st)); /* warm: every plan preloaded */
+	ASSERT_EQ(0, st);
+	char *before = needs_state(_metadata, self->cache);
+	ASSERT_NE(0, before[0]);
+	char *err = plan_run(variant->mode, json, &st);
+	ASSERT_EQ(0, st);
+	EXPECT_EQ(0, count(err, "plan computed")) TH_LOG("%s", err);
+	char *after = needs_state(_metadata, self->cache);
+	EXPECT_STREQ(before, after);
+	free(err), free(after);
+	/* another library: the list is written again, with it */
+	err = plan_run(variant->mode, bz2, &st);
+	ASSERT_EQ(0, st);
+	after = needs_state(_metadata, self->cache);
+	EXPECT_STRNE(before, after);
+	EXPECT_NE(NULL, strstr(after, "_bz2.cpython-311-x86_64-linux-gnu.so")) TH_LOG("%s", after);
+	free(err), free(before), free(after);
 }
 
 /* The sandboxed program cannot write the cache: no grant reaches it, and

@@ -182,14 +182,51 @@ static int cache_dirs(struct cache_dir d[3], int *in_use)
  * the last one with no group or other access at all.  -1 (and *why) if
  * there is none to use; *why is NULL when the cache is simply off or
  * absent. */
+/* The directory held open between plan_cache_hold and plan_cache_let_go
+ * (one start-up: each plan it reads or writes would open it anew, about
+ * ten calls a time), or -1. */
+static bool holding;
+static int held = -1;
+
+void plan_cache_hold(void)
+{
+	holding = true;
+}
+
+void plan_cache_let_go(void)
+{
+	holding = false;
+	if (held >= 0)
+		close(held);
+	held = -1;
+}
+
+void plan_cache_dir_done(int fd)
+{
+	if (fd >= 0 && fd != held)
+		close(fd);
+}
+
+static int open_dir(bool create, const char **why);
+
 int plan_cache_open_dir(bool create, const char **why)
+{
+	*why = NULL;
+	if (held >= 0)
+		return held;
+	int fd = open_dir(create, why);
+	if (holding)
+		held = fd;
+	return fd;
+}
+
+static int open_dir(bool create, const char **why)
 {
 	struct cache_dir d[3];
 	char *dir, *own[2], root[] = "/", dot[] = ".";
 	struct stat st;
 	int in_use, fd;
 
-	*why = NULL;
 	cache_dirs(d, &in_use);
 	if (in_use < 0)
 		return -1;
@@ -250,7 +287,7 @@ int plan_cache_dirs(char dirs[][PLAN_PATH_MAX], int max)
 	/* the one in use made now, so that the directories above it exist
 	 * for the program too (it may make no name on the way to a deny) */
 	if (in_use >= 0 && (fd = plan_cache_open_dir(true, &why)) >= 0)
-		close(fd);
+		plan_cache_dir_done(fd);
 	if (n > max)
 		return -EINVAL;
 	for (int i = 0; i < n; i++) {
@@ -302,7 +339,7 @@ int plan_cache_get(const struct plan_key *k, const char *path, struct plan_file 
 	}
 	plan_cache_file_name(k, name, sizeof name);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	close(dfd);
+	plan_cache_dir_done(dfd);
 	if (fd < 0) {
 		if (errno == ELOOP) {
 			plan_cache_note(path, "cache refused", "its file is a symbolic link");
@@ -388,6 +425,6 @@ void plan_cache_put(const struct plan_key *k, const char *path, const struct pla
 			plan_cache_note(path, "cache not written", "write or rename failed");
 		}
 	}
-	close(dfd);
+	plan_cache_dir_done(dfd);
 	free(buf);
 }

@@ -61,8 +61,17 @@ void plan_cache_note(const char *path, const char *what, const char *why);
 /* For plan_run.c: the GNU build-id note of mod into k (read through its
  * view); the name of k's file in the directory ("DEV-INO.plan"); and the
  * directory itself, opened (made 0700 where missing if create): its
- * descriptor, or -1 with *why when it is refused (NULL: off or absent). */
+ * descriptor, or -1 with *why when it is refused (NULL: off or absent),
+ * given back with plan_cache_dir_done. */
 void plan_cache_build_id(const struct module *mod, const struct maps *m, struct plan_key *k);
 void plan_cache_file_name(const struct plan_key *k, char *name, size_t n);
 int plan_cache_open_dir(bool create, const char **why);
+void plan_cache_dir_done(int fd);
+
+/* From plan_cache_hold to plan_cache_let_go the directory, once opened,
+ * stays open (one start-up, whose every plan would open it anew).
+ * sandpit_start lets it go before the program can run: the descriptor is
+ * never the program's. */
+void plan_cache_hold(void);
+void plan_cache_let_go(void);
 #endif

@@ -23,6 +23,7 @@
 static const uint8_t *preload;
 static size_t preload_len;
 static struct plan_hints *hints;
+static const char *needs_line[PLAN_MAX_HINTS]; /* the list read, a line each */
 
 static uint64_t dev_of(unsigned major, unsigned minor)
 {
@@ -92,6 +93,8 @@ void plan_cache_hint(const char *path, bool planned)
 	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
 	if (i >= PLAN_MAX_HINTS)
 		return;
+	if (i >= hints->needs || strcmp(needs_line[i], path))
+		hints->differs = 1;
 	memcpy(hints->path[i], path, len + 1);
 	if (planned)
 		__atomic_fetch_or(&hints->planned, 1u << i, __ATOMIC_RELAXED);
@@ -178,14 +181,16 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 	if (env && !strcmp(env, "off"))
 		return;
 	hints = hint_page;
+	plan_cache_hold(); /* for the start-up that follows, which lets it go */
 	if (fstat(prog_fd, &st) || (dfd = plan_cache_open_dir(false, &why)) < 0)
 		return;
 	if (!(buf = malloc(PLAN_MAX_FILE))) {
-		close(dfd);
+		plan_cache_dir_done(dfd);
 		return;
 	}
 	needs_name(&st, name, sizeof name);
 	n = read_cached(dfd, name, needs, sizeof needs - 1, &why);
+	uint32_t lines = 0, preloaded = 0;
 	for (char *l = (char *)needs, *nl; n > 0 && (nl = memchr(l, '\n', (char *)needs + n - l));
 	     l = nl + 1) {
 		struct plan_file f;
@@ -194,6 +199,9 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 		long got;
 
 		*nl = 0;
+		if (lines < PLAN_MAX_HINTS)
+			needs_line[lines] = l;
+		lines++;
 		if (l[0] != '/' || lstat(l, &ls) || !S_ISREG(ls.st_mode))
 			continue;
 		got = cached_plan_of(dfd, &ls, buf, &f, &why);
@@ -205,12 +213,15 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 			memcpy(block + len, &g, 4);
 			memcpy(block + len + 4, buf, (size_t)got);
 			len += 4 + (size_t)got;
+			preloaded++;
 		} else if (why) {
 			plan_cache_note(l, "cache refused", why);
 		}
 	}
+	if (lines && lines == preloaded && lines <= PLAN_MAX_HINTS)
+		hints->needs = lines;
 	free(buf);
-	close(dfd);
+	plan_cache_dir_done(dfd);
 	preload = block;
 	preload_len = len;
 }
@@ -243,12 +254,15 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 
 	/* one copy of what the sandboxed program may have written: names only */
 	memcpy(&h, hint_page, sizeof h);
+	/* every name the list's, in its order, each plan taken from it */
+	if (h.n == h.needs && !h.planned && !h.differs)
+		return;
 	if (h.n > PLAN_MAX_HINTS)
 		h.n = PLAN_MAX_HINTS;
 	if (!h.n || stat(prog, &st) || (dfd = plan_cache_open_dir(true, &why)) < 0)
 		return;
 	if (!(buf = malloc(PLAN_MAX_FILE))) {
-		close(dfd);
+		plan_cache_dir_done(dfd);
 		return;
 	}
 	needs_name(&st, name, sizeof name);
@@ -294,7 +308,7 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 	free(buf);
 	/* nothing, or the same list as last time: nothing to write */
 	if (!len || (n_last == (long)len && !memcmp(last, out, len))) {
-		close(dfd);
+		plan_cache_dir_done(dfd);
 		return;
 	}
 	snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
@@ -306,5 +320,5 @@ void plan_cache_run_parent(const char *prog, const void *hint_page,
 		if (!ok || renameat(dfd, tmp, dfd, name))
 			unlinkat(dfd, tmp, 0);
 	}
-	close(dfd);
+	plan_cache_dir_done(dfd);
 }

@@ -21,6 +21,11 @@
 struct plan_hints {
 	uint32_t n;
 	uint32_t planned; /* bit i: path[i] was planned in the sandbox, not taken from the cache */
+	/* the lines of the list the child read, when it preloaded a plan for
+	 * each (else 0), and whether a name differs from the line of its
+	 * number: when all match, the list stays as it is (names only: a
+	 * hostile child can only keep its own list from being rewritten) */
+	uint32_t needs, differs;
 	char path[PLAN_MAX_HINTS][PLAN_HINT_LEN];
 };
 

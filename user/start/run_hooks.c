@@ -8,6 +8,8 @@
 #include "user/patch/plan_run.h"
 #include "user/start/sandbox.h"
 
+_Static_assert(sizeof(struct plan_hints) <= SANDPIT_PLAN_HINT_BYTES, "the hint page holds the hints");
+
 void sandpit_plan_cache_child(int prog_fd, void *hint_page)
 {
 	plan_cache_run_child(prog_fd, hint_page);

@@ -39,6 +39,7 @@
 #include "user/start/caps.h"
 #include "user/start/notifier.h"
 #include "user/patch/patch.h"
+#include "user/patch/plan_cache.h"
 #include "user/untrusted/runtime.h"
 #include "user/start/sandbox.h"
 #include "user/trusted/fs_base.h"
@@ -161,8 +162,9 @@ static struct trusted_process_config tp;
  * another pid namespace (one made without a /proc of its own) shows other
  * processes under those numbers, the grant would reach them, and B would
  * watch them.  The kernel's /proc/self link says which number /proc gives
- * this process. */
-static int proc_is_ours(void)
+ * this process.  *threads: its threads, from the status file it reads (0
+ * where it has no Threads line). */
+static int proc_is_ours(int *threads)
 {
 	char b[32];
 	struct statfs sf;
@@ -191,6 +193,9 @@ static int proc_is_ours(void)
 	if (fd >= 0)
 		close(fd);
 	st[got > 0 ? got : 0] = 0;
+	/* the threads, from the same read (else counted in /proc/self/task) */
+	const char *th = strstr(st, "\nThreads:\t");
+	*threads = th ? atoi(th + 10) : 0;
 	const char *ns = strstr(st, "\nNSpid:");
 	if (ns) {
 		ns += 7;
@@ -227,10 +232,11 @@ static int check_caller(struct start *s)
 		return start_fail(-EOPNOTSUPP, "write grants (%s) need openat2, which this kernel %s",
 			    opts->allow_write[0],
 			    getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)" : "lacks");
-	if ((r = proc_is_ours()) < 0)
+	int threads = 0;
+	if ((r = proc_is_ours(&threads)) < 0)
 		return r;
 	/* a failure to count (no /proc, no descriptor left) is not a count */
-	if ((r = count_threads()) < 0)
+	if ((r = threads > 0 ? threads : count_threads()) < 0)
 		return start_fail(r, "sandpit_start: cannot count this process's threads in /proc/self/task: %s",
 			    strerror(-r));
 	if (r != 1)
@@ -697,6 +703,7 @@ int sandpit_start(const struct sandpit_options *opts)
 	int r;
 
 	start_errbuf[0] = 0;
+	plan_cache_hold(); /* until T: after it, never a descriptor of sandpit's below the block */
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = start_map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
@@ -704,12 +711,21 @@ int sandpit_start(const struct sandpit_options *opts)
 	     orphans_away(&s, 0), r) < 0 ||
 	    (r = make_slot_descriptors(&s)) < 0) {
 		slots_restore_limit(&s.place);
+		plan_cache_let_go();
 		return r;
 	}
 	start_protect_ranges(&s);
 	start_patch_code(&s);
-	if ((r = trusted_process_ready(&s)) < 0 || (r = start_finish_patching(&s)) < 0)
+	r = trusted_process_ready(&s);
+	if (r >= 0)
+		r = start_finish_patching(&s);
+	plan_cache_let_go();
+	if (r >= 0 && trusted_process_t_next(s.tb_fd) < 0)
+		r = start_fail(-EPIPE, "the trusted process is gone");
+	if (r < 0) {
+		close(s.tb_fd); /* B sees P's end go and exits */
 		return r;
+	}
 	if ((r = clone_trusted_thread(&s)) < 0)
 		return r;
 	/* ---- point of no return: T runs */

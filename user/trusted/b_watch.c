@@ -59,6 +59,16 @@ void b_watch_wake(void)
 	b_wake_all(&watch_gen);
 }
 
+/* slot 0 is starting from B's start, but its T is cloned only when P has
+ * patched: until P says so the watchers leave it alone */
+static int slot0_armed;
+
+void b_watch_arm_slot0(void)
+{
+	__atomic_store_n(&slot0_armed, 1, __ATOMIC_RELEASE);
+	b_watch_wake();
+}
+
 /* how often a starting slot is looked at: nothing wakes the watcher when
  * the kernel writes a new thread's tid or puts it in seccomp, and the
  * thread that made it waits for B to know it (.Lclone_known).  Every
@@ -238,6 +248,8 @@ static void watch_step(int s, struct watch_wait *w)
 	struct mailbox *mb = &b_cfg()->mb[s];
 	uint32_t u, t;
 	int m;
+	if (s == 0 && !__atomic_load_n(&slot0_armed, __ATOMIC_ACQUIRE))
+		return;
 	for (;;) {
 		switch (watch[s].step) {
 		case W_IDLE:

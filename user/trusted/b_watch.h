@@ -26,6 +26,8 @@ void *b_watch_p(void *arg);
  * the watchers to look. */
 void b_watch_starting(int s, int by);
 void b_watch_wake(void);
+/* P is about to clone slot 0's T: the watchers look at slot 0 from now */
+void b_watch_arm_slot0(void);
 
 /* The kernel says thread tid of P is gone (no such thread, or the leader
  * a zombie). */

@@ -70,8 +70,13 @@ static void __attribute__((noreturn)) run(void)
 	/* but for the waits made on U's behalf (b_wait_begin) */
 	b_wait_install();
 	b_serve_init(); /* B's CPUs, its threads' stacks */
-	/* ready: P patches while B starts its threads (a failure here ends B,
-	 * which T sees as B hanging up) */
+	/* slot 0's server and watcher before ready, while P patches: T finds
+	 * its server waiting (a bell rung with no one waiting is rung again,
+	 * a sched_yield each time), and the watcher looks at slot 0 only
+	 * from P's word that T is next (below) */
+	if (b_serve_start(0) < 0)
+		_exit(1);
+	/* ready (a failure after it ends B, which T sees as B hanging up) */
 	pid_t me = getpid();
 	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
@@ -85,7 +90,13 @@ static void __attribute__((noreturn)) run(void)
 		if (write(cfg->fd, &r, sizeof(r)) != sizeof(r) || r < 0)
 			_exit(1);
 	}
-	if (b_serve_start(0) < 0 || b_thread(b_watch_p, NULL) != 0)
+	/* P has patched and clones T next (trusted_process_t_next); P's end
+	 * closed instead: its start failed, and B has nothing to serve */
+	char next;
+	if (read(cfg->fd, &next, 1) != 1)
+		_exit(0);
+	b_watch_arm_slot0();
+	if (b_thread(b_watch_p, NULL) != 0)
 		_exit(1);
 	for (;;)
 		pause();
@@ -129,6 +140,12 @@ int trusted_process_check_ptrace(int fd)
 	if (write(fd, &go, 1) != 1 || read(fd, &r, sizeof(r)) != sizeof(r))
 		return -EPIPE;
 	return r;
+}
+
+int trusted_process_t_next(int fd)
+{
+	char next = 'T';
+	return write(fd, &next, 1) == 1 ? 0 : -EPIPE;
 }
 
 int trusted_process_reap(pid_t mid)

@@ -35,4 +35,9 @@ int trusted_process_reap(pid_t mid);
  * 0 or -errno. */
 int trusted_process_check_ptrace(int fd);
 
+/* P's word on its end of cfg->fd that it has patched and clones slot 0's
+ * T next: until it, B's watchers leave slot 0 alone (nothing of it runs
+ * while P patches).  0 or -EPIPE. */
+int trusted_process_t_next(int fd);
+
 #endif
