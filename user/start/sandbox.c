@@ -474,7 +474,7 @@ static int configure(struct start *s)
 					      .exe_fd = program_fd, .notif_fd = -1 };
 	const char *fmt = getenv("SANDPIT_LOG_FORMAT");
 	tp.log_json = fmt && !strcmp(fmt, "json");
-	slot_init(&tp, 0);
+	slot_init(sp, mb, s->fd_lo, 0);
 	struct u_state *st = (struct u_state *)mb->u_state;
 	sp->u_tid = s->tid;
 	/* the U tid table's first U: this thread, known before it is

@@ -135,10 +135,10 @@ static long answer_readlink(int fd, const struct secure_page *sp, struct sp_answ
  * link in B's own /proc/self/fd is one: the walk jumps to the
  * descriptor's object and stops there, link or not, and nothing of U's
  * is on the way.  A value longer than the answer's room goes to T (0). */
-static long answer_xattr(int fd, struct secure_page *sp, struct sp_answer *a)
+static long answer_xattr(int s, int fd, struct secure_page *sp, struct sp_answer *a)
 {
 	char name[256], proc[40];
-	long n = b_read_string(name, sizeof(name), sp->args[1]);
+	long n = b_read_string(s, name, sizeof(name), sp->args[1]);
 	if (n < 0)
 		return n == -ENAMETOOLONG ? -ERANGE : n; /* longer than XATTR_NAME_MAX */
 	size_t size = (size_t)sp->args[3];
@@ -158,7 +158,7 @@ static long answer_xattr(int fd, struct secure_page *sp, struct sp_answer *a)
 /* The answer about the object B checked: fd's own (leaf ""), or, for a
  * stat or statx of one component not followed, fd's entry leaf (fd the
  * directory: b_resolve). */
-long b_answer(enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp)
+long b_answer(int s, enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp)
 {
 	struct sp_answer *a = (struct sp_answer *)sp->data; /* zeroed: B's `out` */
 	switch (kind) {
@@ -194,7 +194,7 @@ long b_answer(enum answer_kind kind, int fd, const char *leaf, struct secure_pag
 	case ANSWER_READLINK:
 		return answer_readlink(fd, sp, a);
 	case ANSWER_XATTR:
-		return answer_xattr(fd, sp, a);
+		return answer_xattr(s, fd, sp, a);
 	case ANSWER_NONE:
 		break;
 	}

@@ -27,9 +27,9 @@ enum answer_kind b_answer_kind(long nr);
 /* The EINVALs the kernel gives before it looks at the path (path_read 0)
  * or just after reading it (1): -EINVAL, or 0 */
 long b_einval_first(const struct secure_page *sp, int path_read);
-/* The answer about the object B checked, written into sp's data:
- * -SP_ANSWERED, a -errno, or 0 when T makes the call after all. */
-long b_answer(enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp);
+/* The answer to slot s's call about the object B checked, written into
+ * sp's data: -SP_ANSWERED, a -errno, or 0 when T makes the call after all. */
+long b_answer(int s, enum answer_kind kind, int fd, const char *leaf, struct secure_page *sp);
 /* An answer B worked out itself: the call's result and len bytes for the
  * program's buffer, argument arg (len 0: none).  -SP_ANSWERED. */
 long b_answered(struct secure_page *sp, long result, const void *bytes, uint32_t len,

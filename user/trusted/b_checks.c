@@ -102,8 +102,8 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 		 * exe link (the kernel names it by the link's text) */
 		char held[PATH_MAX], what[32];
 		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		if (sp->nr == SYS_readlinkat && dirfd >= 0 && b_cfg()->exe_fd >= 0 &&
-		    b_proc_link(held, sizeof(held), what) == 0 && b_exe_link(held))
+		if (sp->nr == SYS_readlinkat && dirfd >= 0 && b_proc_of_slot(s)->exe_fd >= 0 &&
+		    b_proc_link(s, held, sizeof(held), what) == 0 && b_exe_link(s, held))
 			return b_exe_readlink(s, pa, sp, path);
 		if (on_the_descriptor(pa, sp, access)) {
 			sp->data[0] = 0;
@@ -115,7 +115,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	enum answer_kind kind = b_answer_kind((long)sp->nr);
 	int fd = -1;
 	const char *leaf = "";
-	int r = b_resolve(dirfd, path, !policy_proc_follow(pa, sp->args), resolved,
+	int r = b_resolve(s, dirfd, path, !policy_proc_follow(pa, sp->args), resolved,
 			  kind != ANSWER_NONE ? &fd : NULL,
 			  kind == ANSWER_STAT || kind == ANSWER_STATX ? &leaf : NULL);
 	if (r < 0)
@@ -123,24 +123,26 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	/* P's exe link is the program's file, not the sandpit command: B
 	 * answers for it from that file (b_exe.c), whatever the grants of
 	 * /proc; the link itself (lstat, O_NOFOLLOW) is /proc's as before */
-	if (b_exe_link(resolved) && (policy_proc_follow(pa, sp->args) || kind == ANSWER_READLINK)) {
+	if (b_exe_link(s, resolved) &&
+	    (policy_proc_follow(pa, sp->args) || kind == ANSWER_READLINK)) {
 		if (fd >= 0)
 			close(fd);
 		return kind == ANSWER_READLINK ? b_exe_readlink(s, pa, sp, path)
 					       : b_exe_call(s, pa, sp, path);
 	}
-	r = policy_check_path(b_cfg()->policy, b_cfg()->pid, resolved, access);
+	pid_t pid = b_proc_of_slot(s)->pid;
+	r = policy_check_path(b_cfg()->policy, pid, resolved, access);
 	/* the directories on the way to a grant may be looked at, as a program
 	 * that resolves its paths by hand does (sqlite, rm -r's "/") */
 	if (r == -EACCES && pa->access == PA_READ &&
-	    policy_check_ancestor(b_cfg()->policy, b_cfg()->pid, resolved) == 0)
+	    policy_check_ancestor(b_cfg()->policy, pid, resolved) == 0)
 		r = 0;
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);
 		if (r == -EACCES)
 			b_path_denial(s, pa, sp, path, resolved, access,
-				      policy_path_denied(b_cfg()->policy, b_cfg()->pid, resolved));
+				      policy_path_denied(b_cfg()->policy, pid, resolved));
 		return r;
 	}
 	/* U's trailing slash asks the kernel for a directory (EISDIR for a
@@ -168,7 +170,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 				return o;
 			fd = (int)o;
 		}
-		long v = b_answer(kind, fd, leaf, sp);
+		long v = b_answer(s, kind, fd, leaf, sp);
 		close(fd);
 		if (v)
 			return v;
@@ -197,7 +199,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 			const char *why;
 			int fd = b_write_open(s, resolved, flags, (long)sp->args[pa->flags_arg + 1], &why);
 			if (fd >= 0)
-				return b_hand_over(sp, fd, flags);
+				return b_hand_over(s, sp, fd, flags);
 			if (fd == -EACCES && why)
 				b_path_refused(s, pa, sp, path, resolved, why);
 			return fd;
@@ -215,7 +217,8 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
 	if (sp->nr == SYS_getxattr || sp->nr == SYS_lgetxattr) {
 		/* the attribute's name is memory the kernel reads: B's copy too */
 		char *name = (char *)sp->data + len;
-		n = b_read_string(name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256, sp->args[1]);
+		n = b_read_string(s, name, SP_DATA_SIZE - len < 256 ? SP_DATA_SIZE - len : 256,
+				  sp->args[1]);
 		if (n < 0)
 			return n == -ENAMETOOLONG ? -ERANGE : n;
 		b_arg_into_data(sp, 1, name);
@@ -238,7 +241,7 @@ long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *s
  * action: the kernel keeps sandpit's handler (DESIGN §6), which calls the
  * program's for the program's own signals; a query of one is answered by
  * U from the table.  What is recorded is what the kernel would report. */
-long b_check_sigaction(struct secure_page *sp)
+long b_check_sigaction(int s, struct secure_page *sp)
 {
 	struct k_sigaction act;
 	int sig = (int)sp->args[0];
@@ -247,14 +250,14 @@ long b_check_sigaction(struct secure_page *sp)
 	int kept = (SANDPIT_KEPT_SIGNALS & SANDPIT_SIGBIT(sig)) != 0;
 	if (!sp->args[1])
 		return kept ? SP_V_ACK : 0;
-	if (b_read_mem(&act, sp->args[1], sizeof(act)))
+	if (b_read_mem(s, &act, sp->args[1], sizeof(act)))
 		return -EFAULT;
-	if ((act.handler > 1 && b_in_protected(act.handler)) ||
-	    ((act.flags & SANDPIT_SA_RESTORER) && b_in_protected(act.restorer)))
+	if ((act.handler > 1 && b_in_protected(s, act.handler)) ||
+	    ((act.flags & SANDPIT_SA_RESTORER) && b_in_protected(s, act.restorer)))
 		return -EPERM;
 	act.flags &= UAPI_SA_FLAGS;
 	act.mask &= ~(SANDPIT_SIGBIT(SIGKILL) | SANDPIT_SIGBIT(SIGSTOP));
-	struct k_sigaction *rec = &b_cfg()->sigtab->act[sig];
+	struct k_sigaction *rec = &b_proc_of_slot(s)->sigtab->act[sig];
 	if (kept) {
 		*rec = act;
 		return SP_V_ACK;

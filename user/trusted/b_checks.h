@@ -10,7 +10,7 @@ struct secure_page;
  * kernel will, checked; the resolved absolute path handed to T in sp, or
  * the call answered or opened by B.  The verdict, or -errno. */
 long b_check_path(int s, const struct policy_proc_arg *pa, struct secure_page *sp);
-/* rt_sigaction: the handler and restorer checked and recorded, the
- * kernel's action rewritten in sp.  The verdict, or -errno. */
-long b_check_sigaction(struct secure_page *sp);
+/* slot s's rt_sigaction: the handler and restorer checked and recorded,
+ * the kernel's action rewritten in sp.  The verdict, or -errno. */
+long b_check_sigaction(int s, struct secure_page *sp);
 #endif

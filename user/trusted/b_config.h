@@ -1,6 +1,7 @@
 /* The configuration the trusted process B is started with: filled by
- * start-up in P (user/start/sandbox.c), read by every file of B.  B's own
- * copy is held by user/trusted/b_state.c (b_cfg). */
+ * start-up in P (user/start/sandbox.c).  B makes its record of P from the
+ * fields that are P's (user/trusted/b_state.h, struct b_proc) and reads
+ * the rest, the tree's, through b_cfg. */
 #ifndef SANDPIT_B_CONFIG_H
 #define SANDPIT_B_CONFIG_H
 #include <stdint.h>

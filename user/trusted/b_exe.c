@@ -5,7 +5,7 @@
  * unprivileged process change it.  B answers for that link instead
  * (policy/path.c's walk stops at it, path_proc_exe names it): from the
  * descriptor of the program's file the loader opened and mapped, which B
- * inherited at its start (cfg->exe_fd) and P closed before the program
+ * inherited at its start (its record's exe_fd) and P closed before the program
  * ran.  Never from a name: the file may be renamed, replaced or swapped
  * for a link after start, and a name opened again would then be another
  * file, maybe one no grant lets the program read; the descriptor is the
@@ -41,22 +41,23 @@
 
 static const char write_why[] = "the program's own file is only ever opened for reading";
 
-int b_exe_link(const char *resolved)
+int b_exe_link(int s, const char *resolved)
 {
-	return b_cfg()->exe_fd >= 0 && path_proc_exe(b_cfg()->pid, resolved);
+	const struct b_proc *p = b_proc_of_slot(s);
+	return p->exe_fd >= 0 && path_proc_exe(p->pid, resolved);
 }
 
 /* B's own magic link to the file: nothing of U's on the way */
-static void own_link(char *proc, size_t len)
+static void own_link(int s, char *proc, size_t len)
 {
-	snprintf(proc, len, "/proc/self/fd/%d", b_cfg()->exe_fd);
+	snprintf(proc, len, "/proc/self/fd/%d", b_proc_of_slot(s)->exe_fd);
 }
 
 /* the kernel's name of the file now, as /proc/<pid>/exe shows it */
-static long exe_name(char *name, size_t len)
+static long exe_name(int s, char *name, size_t len)
 {
 	char proc[40];
-	own_link(proc, sizeof(proc));
+	own_link(s, proc, sizeof(proc));
 	ssize_t n = readlink(proc, name, len - 1);
 	if (n < 0)
 		return -errno;
@@ -68,7 +69,7 @@ static long exe_name(char *name, size_t len)
 static long denied(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
 		   const char *path, const char *name)
 {
-	const char *deny = policy_path_denied(b_cfg()->policy, b_cfg()->pid, name);
+	const char *deny = policy_path_denied(b_cfg()->policy, b_proc_of_slot(s)->pid, name);
 	if (!deny)
 		return 0;
 	b_path_denial(s, pa, sp, path, name, PA_READ, deny);
@@ -79,7 +80,7 @@ long b_exe_readlink(int s, const struct policy_proc_arg *pa, struct secure_page 
 		    const char *path)
 {
 	char name[PATH_MAX];
-	long n = exe_name(name, sizeof(name));
+	long n = exe_name(s, name, sizeof(name));
 	if (n < 0)
 		return n;
 	long r = denied(s, pa, sp, path, name);
@@ -96,7 +97,7 @@ long b_exe_readlink(int s, const struct policy_proc_arg *pa, struct secure_page 
 long b_exe_call(int s, const struct policy_proc_arg *pa, struct secure_page *sp, const char *path)
 {
 	char name[PATH_MAX], proc[40];
-	long r = exe_name(name, sizeof(name));
+	long r = exe_name(s, name, sizeof(name));
 	if (r < 0)
 		return r;
 	if ((r = denied(s, pa, sp, path, name)))
@@ -105,8 +106,8 @@ long b_exe_call(int s, const struct policy_proc_arg *pa, struct secure_page *sp,
 		b_path_refused(s, pa, sp, path, name, write_why);
 		return -EACCES;
 	}
-	own_link(proc, sizeof(proc));
-	int fd = b_cfg()->exe_fd;
+	own_link(s, proc, sizeof(proc));
+	int fd = b_proc_of_slot(s)->exe_fd;
 	switch (sp->nr) {
 	case SYS_open:
 	case SYS_openat: {
@@ -116,7 +117,7 @@ long b_exe_call(int s, const struct policy_proc_arg *pa, struct secure_page *sp,
 		int f = open(proc, (int)flags | O_CLOEXEC);
 		if (f < 0)
 			return -errno;
-		return b_hand_over(sp, f, flags);
+		return b_hand_over(s, sp, f, flags);
 	}
 	case SYS_access:
 	case SYS_faccessat:
@@ -149,7 +150,7 @@ long b_exe_call(int s, const struct policy_proc_arg *pa, struct secure_page *sp,
 	}
 	enum answer_kind kind = b_answer_kind((long)sp->nr);
 	if (kind == ANSWER_STAT || kind == ANSWER_STATX || kind == ANSWER_XATTR) {
-		r = b_answer(kind, fd, "", sp);
+		r = b_answer(s, kind, fd, "", sp);
 		/* T has no way to this file: what B cannot answer is refused */
 		return r ? r : -EACCES;
 	}

@@ -7,9 +7,9 @@
 struct policy_proc_arg;
 struct secure_page;
 
-/* 1 if B answers for P's exe link (b_cfg()->exe_fd is open) and the
- * resolved text is that link (path_proc_exe) */
-int b_exe_link(const char *resolved);
+/* 1 if B answers for the exe link of slot s's process (its record's
+ * exe_fd is open) and the resolved text is that link (path_proc_exe) */
+int b_exe_link(int s, const char *resolved);
 /* readlink(at) of P's exe link: the name of the program's file, as the
  * kernel names a descriptor's file (" (deleted)" once it is removed),
  * truncated to the program's bufsiz.  -SP_ANSWERED or -errno. */

@@ -31,14 +31,14 @@
  * this look changes no more than the errno it gets, since no number
  * outside the block can become sandpit's (dup2 onto it and SCM_RIGHTS of
  * it are refused). */
-static long check_fd(int fd)
+static long check_fd(int s, int fd)
 {
-	const struct trusted_process_config *cfg = b_cfg();
-	if (fd >= cfg->fd_lo && fd <= cfg->fd_hi)
+	const struct b_proc *p = b_proc_of_slot(s);
+	if (fd >= p->fd_lo && fd <= p->fd_hi)
 		return -EBADF;
 	char link[64];
 	struct stat st;
-	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)cfg->pid, fd);
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)p->pid, fd);
 	if (stat(link, &st) < 0)
 		return errno == ENOENT ? -EBADF : 0; /* the kernel says */
 	return S_ISSOCK(st.st_mode) ? 0 : -ENOTSOCK;
@@ -104,12 +104,12 @@ static long check_connect(int s, struct secure_page *sp)
 {
 	uint64_t len = (uint32_t)sp->args[2];
 	uint8_t *sa = sp->data;
-	long bad = check_fd((int)sp->args[0]);
+	long bad = check_fd(s, (int)sp->args[0]);
 	if (bad < 0)
 		return bad;
 	if (len < sizeof(sa_family_t) || len > ADDR_MAX)
 		return -EINVAL;
-	if (b_read_mem(sa, sp->args[1], len))
+	if (b_read_mem(s, sa, sp->args[1], len))
 		return -EFAULT;
 	b_copied();
 	sa_family_t fam;
@@ -157,7 +157,7 @@ static long route_denial(int s, const struct secure_page *sp, const char *what)
  * may be one of sandpit's (invariant 3): EBADF, as for a number not open. */
 static long check_control(int s, const struct secure_page *sp, const uint8_t *ctl, size_t len)
 {
-	const struct trusted_process_config *cfg = b_cfg();
+	const struct b_proc *p = b_proc_of_slot(s);
 	for (size_t off = 0; off + sizeof(struct cmsghdr) <= len;) {
 		struct cmsghdr h;
 		memcpy(&h, ctl + off, sizeof(h));
@@ -171,7 +171,7 @@ static long check_control(int s, const struct secure_page *sp, const uint8_t *ct
 			for (size_t i = 0; i < n; i++) {
 				int fd;
 				memcpy(&fd, ctl + off + CMSG_LEN(0) + i * sizeof(int), sizeof(fd));
-				if (fd >= cfg->fd_lo && fd <= cfg->fd_hi) {
+				if (fd >= p->fd_lo && fd <= p->fd_hi) {
 					b_denial(s, sp, -EBADF, "SCM_RIGHTS of one of sandpit's descriptors");
 					return -EBADF;
 				}
@@ -188,10 +188,10 @@ static long check_control(int s, const struct secure_page *sp, const uint8_t *ct
 static long check_sendmsg(int s, struct secure_page *sp)
 {
 	struct msghdr m;
-	long bad = check_fd((int)sp->args[0]);
+	long bad = check_fd(s, (int)sp->args[0]);
 	if (bad < 0)
 		return bad;
-	if (b_read_mem(&m, sp->args[1], sizeof(m)))
+	if (b_read_mem(s, &m, sp->args[1], sizeof(m)))
 		return -EFAULT;
 	b_copied();
 	/* S's data: the header, then the address, then the control data;
@@ -199,7 +199,7 @@ static long check_sendmsg(int s, struct secure_page *sp)
 	uint8_t *hdr = sp->data, *name = hdr + sizeof(m), *ctl = name + ADDR_MAX;
 	_Static_assert(sizeof(struct msghdr) + ADDR_MAX + CONTROL_MAX <= SP_DATA_SIZE,
 		       "a message header, its address and its control data fit in S");
-	uintptr_t in_s = (uintptr_t)b_cfg()->sp[s].data;
+	uintptr_t in_s = (uintptr_t)b_proc_of_slot(s)->sp[s].data;
 	/* the kernel's reading of the header (__copy_msghdr): no name
 	 * without both a pointer and a length, a negative length EINVAL, a
 	 * longer one cut to sockaddr_storage's */
@@ -210,7 +210,7 @@ static long check_sendmsg(int s, struct secure_page *sp)
 	if (m.msg_name && m.msg_namelen) {
 		if (m.msg_namelen < sizeof(sa_family_t))
 			return -EINVAL;
-		if (b_read_mem(name, (uintptr_t)m.msg_name, m.msg_namelen))
+		if (b_read_mem(s, name, (uintptr_t)m.msg_name, m.msg_namelen))
 			return -EFAULT;
 		long r = check_address(s, sp, name, m.msg_namelen);
 		if (r < 0)
@@ -225,7 +225,7 @@ static long check_sendmsg(int s, struct secure_page *sp)
 			b_denial(s, sp, -ENOBUFS, "more control data than sandpit copies (1200 bytes)");
 			return -ENOBUFS;
 		}
-		if (b_read_mem(ctl, (uintptr_t)m.msg_control, m.msg_controllen))
+		if (b_read_mem(s, ctl, (uintptr_t)m.msg_control, m.msg_controllen))
 			return -EFAULT;
 		long r = check_control(s, sp, ctl, m.msg_controllen);
 		if (r < 0)
@@ -244,7 +244,7 @@ static long check_sendmsg(int s, struct secure_page *sp)
  * read: B decides from the registers alone) */
 static long check_setsockopt(int s, const struct secure_page *sp)
 {
-	long bad = check_fd((int)sp->args[0]);
+	long bad = check_fd(s, (int)sp->args[0]);
 	if (bad < 0)
 		return bad;
 	const char *route = source_route((int)sp->args[1], (int)sp->args[2], 0);

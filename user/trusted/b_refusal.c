@@ -13,12 +13,24 @@
 #include "user/untrusted/runtime.h"
 
 
+/* slot s's U-side state, in its mailbox (U's to write) */
+static const struct u_state *slot_u_state(int s)
+{
+	return (const struct u_state *)b_proc_of_slot(s)->mb[s].u_state;
+}
+
 /* the caller of slot s's call in progress, as U's entry wrote it: only
  * shown, never decided on */
 static uint64_t slot_caller(int s)
 {
-	const struct u_state *st = (const struct u_state *)b_cfg()->mb[s].u_state;
-	return __atomic_load_n(&st->caller, __ATOMIC_RELAXED);
+	return __atomic_load_n(&slot_u_state(s)->caller, __ATOMIC_RELAXED);
+}
+
+/* slot s's refusal d, of slot s's process */
+static void note(int s, struct denial *d)
+{
+	d->pid = b_proc_of_slot(s)->pid;
+	denial_note(b_cfg(), d);
 }
 
 /* a path the policy refuses (deny: the `path deny` pattern that did, or
@@ -30,7 +42,7 @@ void b_path_denial(int s, const struct policy_proc_arg *pa, const struct secure_
 			    .caller = slot_caller(s), .pa = pa, .path = path,
 			    .resolved = resolved, .access = access, .deny = deny };
 	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(b_cfg(), &d);
+	note(s, &d);
 }
 
 void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure_page *sp,
@@ -40,7 +52,7 @@ void b_path_refused(int s, const struct policy_proc_arg *pa, const struct secure
 			    .caller = slot_caller(s), .pa = pa, .path = path,
 			    .resolved = resolved, .access = PA_WRITE, .why = why };
 	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(b_cfg(), &d);
+	note(s, &d);
 }
 
 /* a refusal by one of B's own checks of a memory argument */
@@ -50,7 +62,7 @@ void b_denial_hint(int s, const struct secure_page *sp, long r, const char *why,
 	struct denial d = { .nr = (int)sp->nr, .result = r, .rule = -1,
 			    .caller = slot_caller(s), .why = why, .allow = allow };
 	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(b_cfg(), &d);
+	note(s, &d);
 }
 
 void b_denial(int s, const struct secure_page *sp, long r, const char *why)
@@ -65,14 +77,14 @@ void b_killed(int s, const struct secure_page *sp)
 	struct denial d = { .nr = (int)sp->nr, .result = 0, .rule = -1, .caller = slot_caller(s),
 			    .killed = 1 };
 	memcpy(d.args, sp->args, sizeof(d.args));
-	denial_note(b_cfg(), &d);
+	note(s, &d);
 }
 
 /* A refusal U's entry or T made, reported by U (SANDPIT_NR_DENIED): one
  * copy of the report, checked for range, used to count and explain only */
 long b_reported_denial(int s)
 {
-	const struct u_state *st = (const struct u_state *)b_cfg()->mb[s].u_state;
+	const struct u_state *st = slot_u_state(s);
 	struct u_denial u;
 	memcpy(&u, (const void *)&st->denial, sizeof(u));
 	b_copied();
@@ -88,6 +100,6 @@ long b_reported_denial(int s)
 	if (d.rule < 0)
 		d.rule = policy_rule_for_errno(b_cfg()->policy, d.nr, (int)-d.result);
 	memcpy(d.args, u.args, sizeof(d.args));
-	denial_note(b_cfg(), &d);
+	note(s, &d);
 	return SP_V_ACK;
 }

@@ -16,10 +16,10 @@
 #include "user/trusted/b_resolve.h"
 #include "user/trusted/b_state.h"
 
-int b_proc_link(char *out, size_t len, const char *what)
+int b_proc_link(int s, char *out, size_t len, const char *what)
 {
 	char link[64];
-	snprintf(link, sizeof(link), "/proc/%d/%s", (int)b_cfg()->pid, what);
+	snprintf(link, sizeof(link), "/proc/%d/%s", (int)b_proc_of_slot(s)->pid, what);
 	ssize_t n = readlink(link, out, len - 1);
 	if (n < 0)
 		return -errno;
@@ -67,13 +67,13 @@ static int dir_name(int dir, char *out, size_t len)
  * slow way (no pidfd_getfd or openat2, ".." or /proc/self in the name, a
  * link on the way, a directory removed, any other error, so that every
  * answer but these is the slow way's). */
-static int resolve_from_dir_object(int dirfd, const char *name, int how, char *out, int *fd,
-				   const char **leaf)
+static int resolve_from_dir_object(const struct b_proc *p, int dirfd, const char *name, int how,
+				   char *out, int *fd, const char **leaf)
 {
-	if (!(how & PATH_OPENAT2) || b_pidfd() < 0 || !compat_has(COMPAT_PIDFD_GETFD) ||
+	if (!(how & PATH_OPENAT2) || p->pidfd < 0 || !compat_has(COMPAT_PIDFD_GETFD) ||
 	    !path_name_beneath(name))
 		return -EAGAIN;
-	int dir = (int)syscall(SYS_pidfd_getfd, b_pidfd(), dirfd, 0);
+	int dir = (int)syscall(SYS_pidfd_getfd, p->pidfd, dirfd, 0);
 	if (dir < 0)
 		return errno == EBADF ? -EBADF : -EAGAIN;
 	char text[PATH_MAX];
@@ -99,8 +99,10 @@ static int resolve_from_dir_object(int dirfd, const char *name, int how, char *o
 	return r;
 }
 
-int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, const char **leaf)
+int b_resolve(int s, int dirfd, const char *path, int nofollow, char *out, int *fd,
+	      const char **leaf)
 {
+	const struct b_proc *p = b_proc_of_slot(s);
 	if (fd)
 		*fd = -1;
 	if (leaf)
@@ -108,22 +110,22 @@ int b_resolve(int dirfd, const char *path, int nofollow, char *out, int *fd, con
 	char base[PATH_MAX];
 	int r;
 	int how = (nofollow ? PATH_NOFOLLOW : 0) | (compat_has(COMPAT_OPENAT2) ? PATH_OPENAT2 : 0) |
-		  (b_cfg()->exe_fd >= 0 ? PATH_OWN_EXE : 0);
+		  (p->exe_fd >= 0 ? PATH_OWN_EXE : 0);
 	if (path[0] != '/' && dirfd != AT_FDCWD) {
-		r = resolve_from_dir_object(dirfd, path, how, out, fd, leaf);
+		r = resolve_from_dir_object(p, dirfd, path, how, out, fd, leaf);
 		if (r != -EAGAIN)
 			return r;
 	}
 	if (path[0] == '/')
 		r = 0, strcpy(base, "/");
 	else if (dirfd == AT_FDCWD)
-		r = b_proc_link(base, sizeof(base), "cwd");
+		r = b_proc_link(s, base, sizeof(base), "cwd");
 	else {
 		char what[32];
 		snprintf(what, sizeof(what), "fd/%d", dirfd);
-		r = b_proc_link(base, sizeof(base), what);
+		r = b_proc_link(s, base, sizeof(base), what);
 	}
 	if (r < 0)
 		return r == -ENOENT ? -EBADF : r;
-	return path_resolve_fd(b_cfg()->pid, base, path, how, out, PATH_MAX, fd);
+	return path_resolve_fd(p->pid, base, path, how, out, PATH_MAX, fd);
 }

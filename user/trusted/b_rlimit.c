@@ -45,7 +45,8 @@ long b_check_rlimit(int s, struct secure_page *sp)
 	}
 	/* limits are the process's: its own pid, or 0; never another's
 	 * (B's, T's threads' and every other process's alike) */
-	if (pid != 0 && pid != b_cfg()->pid) {
+	pid_t own = b_proc_of_slot(s)->pid;
+	if (pid != 0 && pid != own) {
 		b_denial(s, sp, -EPERM, "the limits of another process");
 		return -EPERM;
 	}
@@ -53,21 +54,21 @@ long b_check_rlimit(int s, struct secure_page *sp)
 		return -EINVAL;
 	struct k_rlimit want, cur, old;
 	if (newp) {
-		if (b_read_mem(&want, newp, sizeof(want)))
+		if (b_read_mem(s, &want, newp, sizeof(want)))
 			return -EFAULT;
 		b_copied();
 		if (want.cur > want.max)
 			return -EINVAL;
 	}
 	pthread_mutex_lock(&rlimit_lock);
-	long r = syscall(SYS_prlimit64, b_cfg()->pid, (int)res, NULL, &cur);
+	long r = syscall(SYS_prlimit64, own, (int)res, NULL, &cur);
 	if (r == 0 && newp) {
 		if (want.cur > cur.cur || want.max > cur.max) {
 			pthread_mutex_unlock(&rlimit_lock);
 			b_denial(s, sp, -EPERM, "a limit raised (it may only be lowered or kept)");
 			return -EPERM;
 		}
-		r = syscall(SYS_prlimit64, b_cfg()->pid, (int)res, &want, &old);
+		r = syscall(SYS_prlimit64, own, (int)res, &want, &old);
 	} else {
 		old = cur;
 	}

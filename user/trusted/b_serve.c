@@ -40,28 +40,29 @@
 #include "user/untrusted/runtime.h"
 
 /* with the lock held: the lowest free slot whose eventfds P has */
-static int free_slot(void)
+static int free_slot(const struct b_proc *p)
 {
-	int made = b_slots_made();
+	int made = b_slots_made(p);
 	for (int s = 1; s < made; s++)
-		if (b_slots[s].state == SLOT_FREE)
+		if (p->slots[s].state == SLOT_FREE)
 			return s;
 	return -1;
 }
 
-static int starting_slots(void)
+static int starting_slots(const struct b_proc *p)
 {
 	int n = 0;
 	for (int s = 0; s < SM_NSLOTS; s++)
-		n += b_slots[s].state == SLOT_STARTING;
+		n += p->slots[s].state == SLOT_STARTING;
 	return n;
 }
 
-static int exiting_slots(void)
+static int exiting_slots(const struct b_proc *p)
 {
 	int n = 0;
 	for (int s = 1; s < SM_NSLOTS; s++)
-		n += b_slots[s].state != SLOT_FREE && __atomic_load_n(&b_slots[s].exiting, __ATOMIC_ACQUIRE);
+		n += p->slots[s].state != SLOT_FREE &&
+		     __atomic_load_n(&p->slots[s].exiting, __ATOMIC_ACQUIRE);
 	return n;
 }
 
@@ -124,7 +125,7 @@ int b_serve_start(intptr_t s)
 	    (pthread_create(&w, &thread_attr, b_watch_slot, (void *)s) != 0 ||
 	     pthread_create(&w, &thread_attr, exit_bell_slot, (void *)s) != 0)) {
 		b_say("sandpit: cannot start the watcher of slot %ld; killing the process\n", (long)s);
-		b_kill_p();
+		b_kill_p(b_proc_of_slot((int)s));
 		_exit(1);
 	}
 	slot_threads[s] = 1;
@@ -156,11 +157,12 @@ static long check_clone(int parent, struct secure_page *sp)
 		return -EPERM;
 	if (!stack || stack < 4096)
 		return -EINVAL;
-	if ((flags & CLONE_CHILD_CLEARTID) && b_in_protected(ctid))
+	if ((flags & CLONE_CHILD_CLEARTID) && b_in_protected(parent, ctid))
 		return -EPERM;
-	if ((flags & CLONE_PARENT_SETTID) && b_in_protected(sp->args[2]))
+	if ((flags & CLONE_PARENT_SETTID) && b_in_protected(parent, sp->args[2]))
 		return -EPERM;
 
+	struct b_proc *p = b_proc_of_slot(parent);
 	pthread_mutex_lock(&b_lock);
 	/* a thread that has exited gives its slot back a moment later: wait
 	 * for that rather than fail a create-join loop with EAGAIN.  Slots
@@ -174,15 +176,15 @@ static long check_clone(int parent, struct secure_page *sp)
 		/* a start ends when the kernel shows how (watch_step): that
 		 * takes as long as the new thread takes to be scheduled, and
 		 * longer while P is stopped, so no clock cuts it short */
-		while (starting_slots())
+		while (starting_slots(p))
 			pthread_cond_wait(&b_slot_freed, &b_lock);
-		s = free_slot();
-		if (s < 0 && b_slots_made() < b_cfg()->nslots) {
+		s = free_slot(p);
+		if (s < 0 && b_slots_made(p) < p->nslots) {
 			/* the next slot made in P (slot_fds.c), the lock
 			 * let go meanwhile: N may have to wait for P to go on
 			 * from a stop */
 			pthread_mutex_unlock(&b_lock);
-			int r = b_slot_fds_grow();
+			int r = b_slot_fds_grow(p);
 			pthread_mutex_lock(&b_lock);
 			if (r == 0 || r == -ENOSPC)
 				continue;
@@ -193,37 +195,37 @@ static long check_clone(int parent, struct secure_page *sp)
 			b_denial(parent, sp, -EAGAIN, why);
 			return -EAGAIN;
 		}
-		if (s >= 0 || !exiting_slots())
+		if (s >= 0 || !exiting_slots(p))
 			break;
 		if (pthread_cond_timedwait(&b_slot_freed, &b_lock, &until) == ETIMEDOUT) {
-			s = starting_slots() ? -1 : free_slot();
+			s = starting_slots(p) ? -1 : free_slot(p);
 			break;
 		}
 	}
 	if (s < 0 || b_serve_start(s) < 0) {
-		int busy = starting_slots();
+		int busy = starting_slots(p);
 		pthread_mutex_unlock(&b_lock);
 		char why[64];
 		snprintf(why, sizeof(why), s < 0 && !busy ? "all %d thread slots are in use"
 							   : "no thread slot of %d came free in time",
-			 b_cfg()->nslots);
+			 p->nslots);
 		b_denial(parent, sp, -EAGAIN, why);
 		return -EAGAIN;
 	}
-	denial_slot_reused(b_cfg(), s); /* before its state is cleared */
-	slot_init(b_cfg(), s);
-	struct secure_page *child = &b_cfg()->sp[s];
-	struct mailbox *cmb = &b_cfg()->mb[s];
+	denial_slot_reused(b_cfg(), &p->mb[s]); /* before its state is cleared */
+	slot_init(p->sp, p->mb, p->fd_lo, s);
+	struct secure_page *child = &p->sp[s];
+	struct mailbox *cmb = &p->mb[s];
 	child->glibc_ctid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
-	memcpy(cmb->clone_regs, b_cfg()->mb[parent].clone_regs, CR_SIZE);
+	memcpy(cmb->clone_regs, p->mb[parent].clone_regs, CR_SIZE);
 	cmb->clone_regs[CR_RSP / 8] = stack - 128 - 8;
 	cmb->ctid = START_MARK;
 	cmb->t_ctid = START_MARK;
-	b_slots[s].exiting = 0;
-	b_slots[s].state = SLOT_STARTING;
+	p->slots[s].exiting = 0;
+	p->slots[s].state = SLOT_STARTING;
 	b_watch_starting(s, parent);
-	b_slots[s].intr_pending = 0;
-	b_publish_tids(); /* the new slot's T needs the list too */
+	p->slots[s].intr_pending = 0;
+	b_publish_tids(p); /* the new slot's T needs the list too */
 	b_watch_wake();
 	pthread_mutex_unlock(&b_lock);
 
@@ -243,6 +245,7 @@ static long check_fs_base(int s, const struct secure_page *req)
 {
 	int code = (int)req->args[0];
 	uint64_t addr = req->args[1], base = addr;
+	pid_t pid = b_proc_of_slot(s)->pid;
 	if (!b_cfg()->fs_by_ptrace)
 		return -ENOSYS;
 	/* the slot's U as the kernel confirmed it; slot 0's first call (ld.so's)
@@ -255,19 +258,19 @@ static long check_fs_base(int s, const struct secure_page *req)
 	if (code == 0x1002 /* ARCH_SET_FS */) {
 		if (addr >= b_cfg()->task_size)
 			return -EPERM;
-		long r = fs_base_ptrace(b_cfg()->pid, tid, 1, 1, &base);
+		long r = fs_base_ptrace(pid, tid, 1, 1, &base);
 		return r < 0 ? r : SP_V_ACK;
 	}
 	if (code != 0x1003 /* ARCH_GET_FS */)
 		return -EINVAL;
-	if (b_in_protected(addr) || b_in_protected(addr + 7))
+	if (b_in_protected(s, addr) || b_in_protected(s, addr + 7))
 		return -EFAULT;
-	long r = fs_base_ptrace(b_cfg()->pid, tid, 1, 0, &base);
+	long r = fs_base_ptrace(pid, tid, 1, 0, &base);
 	if (r < 0)
 		return r;
 	struct iovec local = { &base, sizeof(base) };
 	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(base) };
-	if (process_vm_writev(b_cfg()->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(base))
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(base))
 		return -EFAULT;
 	return SP_V_ACK;
 }
@@ -302,7 +305,7 @@ static long check(int s, struct secure_page *out)
 	case PK_PATH:
 		return b_check_path(s, pa, out);
 	case PK_SIGACTION: {
-		long r = b_check_sigaction(out);
+		long r = b_check_sigaction(s, out);
 		if (r == -EPERM)
 			b_denial(s, out, r, "a handler or restorer in sandpit's memory");
 		return r;
@@ -314,7 +317,7 @@ static long check(int s, struct secure_page *out)
 		return r;
 	}
 	case PK_PATH_OP:
-		return path_op(b_cfg(), s, pa, out);
+		return path_op(s, pa, out);
 	case PK_RLIMIT:
 		return b_check_rlimit(s, out);
 	case PK_NET:
@@ -330,8 +333,9 @@ static long check(int s, struct secure_page *out)
  * a half-written verdict or one meant for an earlier request. */
 static void publish(int s, const struct secure_page *out)
 {
-	struct secure_page *sp = &b_cfg()->sp[s];
-	struct mailbox *mb = &b_cfg()->mb[s];
+	struct b_proc *p = b_proc_of_slot(s);
+	struct secure_page *sp = &p->sp[s];
+	struct mailbox *mb = &p->mb[s];
 	uint64_t seq = sp->seq & ~(uint64_t)1;
 	__atomic_store_n(&sp->seq, seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -363,11 +367,12 @@ static void wait_exit_site(int s, int32_t tid)
 	struct timespec until, now;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += EXIT_SITE_S;
+	const struct b_proc *p = b_proc_of_slot(s);
 	for (int i = 0;; i++) {
-		int r = exit_check_waits_at(b_cfg()->pid, tid, (uintptr_t)sandpit_exit_site);
+		int r = exit_check_waits_at(p->pid, tid, (uintptr_t)sandpit_exit_site);
 		if (r > 0)
 			return;
-		if (r == -ESRCH || (r == 0 && b_thread_gone(tid)))
+		if (r == -ESRCH || (r == 0 && b_thread_gone(p, tid)))
 			b_slot_alarm("a sandboxed thread ended without exit (killed by the kernel for a "
 				   "system call that escaped the sandbox?)",
 				   s);
@@ -400,28 +405,30 @@ static void wait_exit_site(int s, int32_t tid)
 static void accept_exit(int s)
 {
 	struct secure_page out;
+	struct b_proc *p = b_proc_of_slot(s);
 	pthread_mutex_lock(&b_lock);
 	/* only the slot's T rings its exit bell, so its U is in seccomp and
 	 * the watcher is about to confirm the start: however long the machine
 	 * takes for that */
-	while (b_slots[s].state == SLOT_STARTING)
+	while (p->slots[s].state == SLOT_STARTING)
 		pthread_cond_wait(&b_slot_freed, &b_lock);
-	int32_t tid = b_slots[s].state == SLOT_ACTIVE ? b_slots[s].u_tid : 0;
+	int32_t tid = p->slots[s].state == SLOT_ACTIVE ? p->slots[s].u_tid : 0;
 	pthread_mutex_unlock(&b_lock);
 	if (!tid)
 		b_slot_alarm("a thread asked to exit before its start was confirmed", s);
 	wait_exit_site(s, tid);
 	pthread_mutex_lock(&b_lock);
-	__atomic_store_n(&b_slots[s].exiting, 1, __ATOMIC_RELEASE);
-	b_publish_tids();
+	__atomic_store_n(&p->slots[s].exiting, 1, __ATOMIC_RELEASE);
+	b_publish_tids(p);
 	int last = 1; /* no U is left to make a thread: N's work is done */
 	for (int i = 0; i < SM_NSLOTS && last; i++)
-		last = b_slots[i].state == SLOT_FREE ||
-		       (b_slots[i].state == SLOT_ACTIVE && __atomic_load_n(&b_slots[i].exiting, __ATOMIC_ACQUIRE));
+		last = p->slots[i].state == SLOT_FREE ||
+		       (p->slots[i].state == SLOT_ACTIVE &&
+			__atomic_load_n(&p->slots[i].exiting, __ATOMIC_ACQUIRE));
 	pthread_mutex_unlock(&b_lock);
 	if (last)
-		b_notifier_release();
-	__atomic_store_n(&b_cfg()->sp[s].exiting, 1, __ATOMIC_RELEASE);
+		b_notifier_release(p);
+	__atomic_store_n(&p->sp[s].exiting, 1, __ATOMIC_RELEASE);
 	memset(&out, 0, sizeof(out)); /* nothing of B's stack reaches S */
 	out.verdict = SP_V_EXIT;
 	out.nr = SANDPIT_NR_THREAD_EXIT;
@@ -432,7 +439,7 @@ static void accept_exit(int s)
 static void *exit_bell_slot(void *arg)
 {
 	int s = (int)(intptr_t)arg;
-	struct mailbox *mb = &b_cfg()->mb[s];
+	struct mailbox *mb = &b_proc_of_slot(s)->mb[s];
 	for (;;) {
 		uint32_t v = __atomic_load_n(&mb->exit_bell, __ATOMIC_RELAXED);
 		if (syscall(SYS_futex, &mb->exit_bell, FUTEX_WAIT, v, NULL, NULL, 0) == 0)
@@ -450,8 +457,9 @@ static void *exit_bell_slot(void *arg)
 static void *serve(void *arg)
 {
 	int s = (int)(intptr_t)arg;
-	struct secure_page *sp = &b_cfg()->sp[s];
-	struct mailbox *mb = &b_cfg()->mb[s];
+	struct b_proc *p = b_proc_of_slot(s);
+	struct secure_page *sp = &p->sp[s];
+	struct mailbox *mb = &p->mb[s];
 	int waitv = compat_has(COMPAT_FUTEX_WAITV);
 	/* this thread's malloc arena, made now: the first malloc maps one
 	 * (mmap, munmap, mprotect), which the first request would wait for */
@@ -493,7 +501,7 @@ static void *serve(void *arg)
 		b_wait_answered(s);
 		publish(s, &out);
 		if (out.verdict == SP_V_RECV)
-			b_hand_over_done();
+			b_hand_over_done(s);
 	}
 	return NULL;
 }

@@ -1,5 +1,5 @@
 /* The bottom of the trusted process B (user/trusted/b_state.h): its
- * configuration, P's pidfd, the record of the slots and the alarm. */
+ * configuration, its record of P and P's slots, and the alarm. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,24 +21,33 @@
 
 const struct trusted_process_config *b_config;
 
-void b_set_cfg(const struct trusted_process_config *c)
+/* the one process of the sandbox */
+static struct b_proc proc;
+
+struct b_proc *b_set_cfg(const struct trusted_process_config *c)
 {
 	b_config = c;
+	proc = (struct b_proc){ .pid = c->pid, .pidfd = -1, .fd = c->fd, .pass_fd = c->pass_fd,
+				.fd_lo = c->fd_lo, .fd_hi = c->fd_hi, .nslots = c->nslots,
+				.sp = c->sp, .mb = c->mb, .sigtab = c->sigtab,
+				.exe_fd = c->exe_fd, .notif_fd = c->notif_fd,
+				.notif_pid = c->notif_pid, .notif_pidfd = -1,
+				.notif_id = c->notif_id,
+				.slots_made = c->notif_fd < 0 ? c->nslots : c->slots_made };
+	return &proc;
 }
 
-static int pidfd = -1;
-
-int b_pidfd(void)
+struct b_proc *b_proc_of_slot(int s)
 {
-	return pidfd;
+	(void)s;
+	return &proc;
 }
 
-void b_open_pidfd(void)
+void b_open_pidfd(struct b_proc *p)
 {
-	pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, b_cfg()->pid, 0) : -1;
+	p->pidfd = compat_has(COMPAT_PIDFD) ? (int)syscall(SYS_pidfd_open, p->pid, 0) : -1;
 }
 
-struct b_slot b_slots[SM_NSLOTS];
 pthread_mutex_t b_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t b_slot_freed = PTHREAD_COND_INITIALIZER;
 
@@ -62,18 +71,19 @@ int32_t b_slot_u_tid(int s)
 {
 	if (s < 0 || s >= SM_NSLOTS)
 		return 0;
+	const struct b_slot *slot = &b_proc_of_slot(s)->slots[s];
 	pthread_mutex_lock(&b_lock);
-	int32_t t = b_slots[s].state == SLOT_ACTIVE ? b_slots[s].u_tid : 0;
+	int32_t t = slot->state == SLOT_ACTIVE ? slot->u_tid : 0;
 	pthread_mutex_unlock(&b_lock);
 	return t;
 }
 
-void b_kill_p(void)
+void b_kill_p(const struct b_proc *p)
 {
-	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
+	if (p->pidfd >= 0 && syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0)
 		return;
-	if (pidfd < 0)
-		kill(b_cfg()->pid, SIGKILL);
+	if (p->pidfd < 0)
+		kill(p->pid, SIGKILL);
 }
 
 void b_say(const char *fmt, long a)
@@ -116,10 +126,10 @@ static int gone_errno(int e)
 
 /* stat's flags of P's thread tid (a name in /proc/P/task) have PF_EXITING,
  * or the thread is gone */
-static int thread_exiting(const char *tid)
+static int thread_exiting(const struct b_proc *p, const char *tid)
 {
 	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)b_cfg()->pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)p->pid, tid);
 	const char *f = b_stat_fields(path, buf, sizeof(buf));
 	unsigned long flags = 0;
 	/* state, ppid, pgrp, session, tty_nr, tpgid, flags */
@@ -134,10 +144,10 @@ static int thread_exiting(const char *tid)
  * does that: SIGKILL cannot be sent to one thread.  What B cannot look at
  * (no descriptor left, which the program can bring about) is not dying:
  * the alarm then comes after 200 ms, as for a thread seen running. */
-static int p_threads_dying(void)
+static int p_threads_dying(const struct b_proc *p)
 {
 	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)b_cfg()->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(path);
 	if (!d)
 		return gone_errno(errno); /* no threads to look at: P is gone */
@@ -145,8 +155,7 @@ static int p_threads_dying(void)
 	for (struct dirent *e; dying && (errno = 0, e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)b_cfg()->pid,
-			 e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)p->pid, e->d_name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 		int err = n < 0 ? errno : ESRCH;
@@ -161,7 +170,8 @@ static int p_threads_dying(void)
 		const char *st = strstr(buf, "\nState:\t");
 		unsigned long long pending = pnd ? strtoull(pnd + 9, NULL, 16) : 0;
 		int zombie = st && (st[8] == 'Z' || st[8] == 'X');
-		if (!zombie && !(pending & (1ULL << (SIGKILL - 1))) && !thread_exiting(e->d_name))
+		if (!zombie && !(pending & (1ULL << (SIGKILL - 1))) &&
+		    !thread_exiting(p, e->d_name))
 			dying = 0;
 	}
 	if (dying && errno && !gone_errno(errno))
@@ -176,13 +186,13 @@ static int p_threads_dying(void)
  * longer than 200 ms: while every thread left is dying, wait on, up to
  * 5 s.  A thread the kernel killed alone (a call that escaped the sandbox)
  * leaves the others running: the answer comes after 200 ms. */
-static int p_is_exiting(void)
+static int p_is_exiting(const struct b_proc *p)
 {
-	struct pollfd p = { .fd = b_cfg()->fd, .events = POLLRDHUP };
+	struct pollfd pf = { .fd = p->fd, .events = POLLRDHUP };
 	for (int waited = 0; waited < 5000; waited += 200) {
-		if (poll(&p, 1, 200) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+		if (poll(&pf, 1, 200) == 1 && (pf.revents & (POLLHUP | POLLRDHUP | POLLERR)))
 			return 1;
-		if (!p_threads_dying())
+		if (!p_threads_dying(p))
 			return 0;
 	}
 	return 0;
@@ -199,13 +209,14 @@ void b_wake_all(uint32_t *w)
  * accepts its exit, 0 otherwise; a slot that is starting keeps what it
  * has: 0, or for slot 0 the thread that started the sandbox, which
  * sandpit_start wrote.  With the lock held. */
-void b_publish_tids(void)
+void b_publish_tids(struct b_proc *p)
 {
-	int32_t *tab = (int32_t *)(uintptr_t)b_cfg()->sp[0].tids;
+	int32_t *tab = (int32_t *)(uintptr_t)p->sp[0].tids;
 	for (int s = 0; s < SM_NSLOTS; s++) {
-		if (b_slots[s].state == SLOT_STARTING)
+		const struct b_slot *slot = &p->slots[s];
+		if (slot->state == SLOT_STARTING)
 			continue;
-		int32_t v = b_slots[s].state == SLOT_ACTIVE && !b_slots[s].exiting ? b_slots[s].u_tid : 0;
+		int32_t v = slot->state == SLOT_ACTIVE && !slot->exiting ? slot->u_tid : 0;
 		if (__atomic_load_n(&tab[s], __ATOMIC_RELAXED) != v)
 			__atomic_store_n(&tab[s], v, __ATOMIC_RELEASE);
 	}
@@ -216,8 +227,9 @@ void b_publish_tids(void)
  * thread's tid (.Lclone_known in trusted_thread.S) */
 void b_slot_start_decided(int s)
 {
-	__atomic_add_fetch(&b_cfg()->sp[s].started, 1, __ATOMIC_RELEASE);
-	b_wake_all(&b_cfg()->sp[s].started);
+	struct secure_page *sp = &b_proc_of_slot(s)->sp[s];
+	__atomic_add_fetch(&sp->started, 1, __ATOMIC_RELEASE);
+	b_wake_all(&sp->started);
 }
 
 void __attribute__((noreturn)) b_slot_alarm(const char *why, int s)
@@ -229,13 +241,14 @@ void __attribute__((noreturn)) b_slot_alarm(const char *why, int s)
 	if (__atomic_exchange_n(&raised, 1, __ATOMIC_SEQ_CST))
 		for (;;)
 			pause();
-	if (p_is_exiting()) {
-		denial_final(b_cfg(), b_slot_ever_ran);
+	const struct b_proc *p = b_proc_of_slot(s);
+	if (p_is_exiting(p)) {
+		denial_final(b_cfg(), p->mb, b_slot_ever_ran);
 		_exit(0);
 	}
 	char msg[320]; /* the longest reason whole */
 	snprintf(msg, sizeof(msg), "sandpit: %s (slot %%ld); killing the process\n", why);
 	b_say(msg, s);
-	b_kill_p();
+	b_kill_p(p);
 	_exit(0);
 }

@@ -126,7 +126,7 @@ static int thread_pidfd(int32_t tid)
  * has exited; a pidfd, unlike a tid, is never reused), or there is no such
  * thread of P, or (the leader, whose tid is P's and who stays a zombie
  * until the whole group ends) its state is Z or X. */
-static int thread_gone_fd(int32_t tid, int pidfd)
+static int thread_gone_fd(const struct b_proc *p, int32_t tid, int pidfd)
 {
 	if (pidfd >= 0) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
@@ -135,19 +135,19 @@ static int thread_gone_fd(int32_t tid, int pidfd)
 	}
 	/* a leader that ended before its group stays a zombie its pidfd does
 	 * not report on every kernel: ask /proc as well */
-	return b_thread_gone(tid);
+	return b_thread_gone(p, tid);
 }
 
-int b_thread_gone(int32_t tid)
+int b_thread_gone(const struct b_proc *p, int32_t tid)
 {
 	if (tid <= 0)
 		return 0;
-	if (syscall(SYS_tgkill, b_cfg()->pid, tid, 0) < 0 && errno == ESRCH)
+	if (syscall(SYS_tgkill, p->pid, tid, 0) < 0 && errno == ESRCH)
 		return 1;
-	if (tid != b_cfg()->pid)
+	if (tid != p->pid)
 		return 0;
 	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)b_cfg()->pid, (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
 	const char *f = b_stat_fields(path, buf, sizeof(buf));
 	if (!f)
 		return errno == ENOENT || errno == ESRCH;
@@ -155,18 +155,18 @@ int b_thread_gone(int32_t tid)
 }
 
 /* with the lock held: tid is some slot's U or T already */
-static int tid_recorded(int32_t tid)
+static int tid_recorded(const struct b_proc *p, int32_t tid)
 {
 	for (int s = 0; s < SM_NSLOTS; s++)
-		if (b_slots[s].u_tid == tid || b_slots[s].t_tid == tid)
+		if (p->slots[s].u_tid == tid || p->slots[s].t_tid == tid)
 			return 1;
 	return 0;
 }
 
 /* with the lock held: a live thread of P that no slot records */
-static int new_thread(int32_t tid)
+static int new_thread(const struct b_proc *p, int32_t tid)
 {
-	return tid > 0 && !tid_recorded(tid) && !b_thread_gone(tid);
+	return tid > 0 && !tid_recorded(p, tid) && !b_thread_gone(p, tid);
 }
 
 /* with the lock held: the live threads of P that no slot records, as the
@@ -175,16 +175,16 @@ static int new_thread(int32_t tid)
  * read may be missing from it); up to max of them in tids, how many in
  * all returned.  Slots start one at a time (check_clone), so these are
  * the starting slot's U and T, those of them the kernel has made. */
-static int new_threads(int32_t *tids, int max, uint32_t u, uint32_t t)
+static int new_threads(const struct b_proc *p, int32_t *tids, int max, uint32_t u, uint32_t t)
 {
 	char path[64];
 	int n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)b_cfg()->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(path);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
 		int32_t tid = (int32_t)atoi(e->d_name);
-		if (!new_thread(tid))
+		if (!new_thread(p, tid))
 			continue;
 		if (n < max)
 			tids[n] = tid;
@@ -197,7 +197,7 @@ static int new_threads(int32_t *tids, int max, uint32_t u, uint32_t t)
 		int32_t tid = (int32_t)words[i], known = 0;
 		for (int j = 0; j < n && j < max; j++)
 			known |= tids[j] == tid;
-		if (words[i] == START_MARK || known || !new_thread(tid))
+		if (words[i] == START_MARK || known || !new_thread(p, tid))
 			continue;
 		if (n < max)
 			tids[n] = tid;
@@ -211,13 +211,13 @@ static int new_threads(int32_t *tids, int max, uint32_t u, uint32_t t)
  * that asked, as B recorded it) waits, as the kernel shows it, at
  * sandpit_clone_failed_site on slot s's count of starts: where it goes
  * only after a clone into slot s that made no thread, until B decides */
-static int clone_failed(int s)
+static int clone_failed(const struct b_proc *p, int s)
 {
-	int32_t tc = b_slots[watch[s].by].t_tid;
+	int32_t tc = p->slots[watch[s].by].t_tid;
 	if (tc <= 0)
 		return 0;
-	int r = exit_check_call_at(b_cfg()->pid, tc, (uintptr_t)sandpit_clone_failed_site, SYS_futex,
-				   (unsigned long)(uintptr_t)&b_cfg()->sp[s].started);
+	int r = exit_check_call_at(p->pid, tc, (uintptr_t)sandpit_clone_failed_site, SYS_futex,
+				   (unsigned long)(uintptr_t)&p->sp[s].started);
 	if (r < 0 && r != -ESRCH) {
 		char why[160];
 		snprintf(why, sizeof(why),
@@ -245,7 +245,9 @@ static char thread_state(int32_t tid)
 /* Fills *w when the slot has something to wait for; leaves it alone if not. */
 static void watch_step(int s, struct watch_wait *w)
 {
-	struct mailbox *mb = &b_cfg()->mb[s];
+	struct b_proc *p = b_proc_of_slot(s);
+	struct b_slot *slot = &p->slots[s];
+	struct mailbox *mb = &p->mb[s];
 	uint32_t u, t;
 	int m;
 	if (s == 0 && !__atomic_load_n(&slot0_armed, __ATOMIC_ACQUIRE))
@@ -254,7 +256,7 @@ static void watch_step(int s, struct watch_wait *w)
 		switch (watch[s].step) {
 		case W_IDLE:
 			pthread_mutex_lock(&b_lock);
-			int busy = b_slots[s].state != SLOT_FREE;
+			int busy = slot->state != SLOT_FREE;
 			pthread_mutex_unlock(&b_lock);
 			if (!busy)
 				return;
@@ -277,7 +279,8 @@ static void watch_step(int s, struct watch_wait *w)
 				 * at a time (check_clone), so a live thread of P that no
 				 * slot records is this slot's U or T. */
 				pthread_mutex_lock(&b_lock);
-				if (u == t || !new_thread((int32_t)u) || !new_thread((int32_t)t))
+				if (u == t || !new_thread(p, (int32_t)u) ||
+				    !new_thread(p, (int32_t)t))
 					b_slot_alarm("a new thread's ids are not the kernel's", s);
 				pthread_mutex_unlock(&b_lock);
 				watch[s].u = (int32_t)u;
@@ -293,9 +296,9 @@ static void watch_step(int s, struct watch_wait *w)
 			}
 			int32_t nt[2];
 			pthread_mutex_lock(&b_lock);
-			int n = new_threads(nt, 2, u, t), sealed = 0;
+			int n = new_threads(p, nt, 2, u, t), sealed = 0;
 			for (int i = 0; i < n && i < 2; i++)
-				sealed += task_status(b_cfg()->pid, nt[i], "Seccomp:") > 0;
+				sealed += task_status(p->pid, nt[i], "Seccomp:") > 0;
 			if (sealed) {
 				/* U is in seccomp: the kernel wrote both words before
 				 * that, so a word still unwritten was written back */
@@ -318,11 +321,11 @@ static void watch_step(int s, struct watch_wait *w)
 					b_slot_alarm("a new thread's ids are not the kernel's", s);
 				break;
 			}
-			if (n == 0 && s != 0 && clone_failed(s)) {
+			if (n == 0 && s != 0 && clone_failed(p, s)) {
 				/* no new thread, and the T that cloned waits where it
 				 * waits only after a clone into this slot that made none:
 				 * the clone failed and the slot never came to life */
-				b_slots[s].state = SLOT_FREE;
+				slot->state = SLOT_FREE;
 				b_slot_start_decided(s);
 				pthread_cond_broadcast(&b_slot_freed);
 				pthread_mutex_unlock(&b_lock);
@@ -343,9 +346,9 @@ static void watch_step(int s, struct watch_wait *w)
 			 * been swapped.  A U not in seccomp yet is in the nursery
 			 * (stopped, say, or waiting for a CPU): wait, as long as the
 			 * one named T is not in seccomp and still there */
-			m = task_status(b_cfg()->pid, watch[s].u, "Seccomp:");
+			m = task_status(p->pid, watch[s].u, "Seccomp:");
 			if (m == 0) {
-				if (task_status(b_cfg()->pid, watch[s].t, "Seccomp:") != 0)
+				if (task_status(p->pid, watch[s].t, "Seccomp:") != 0)
 					b_slot_alarm("a new thread's ids are not the kernel's", s);
 				/* U is a few instructions from seccomp, and then the
 				 * program runs in it (slot 0's at once) while B has not
@@ -358,24 +361,25 @@ static void watch_step(int s, struct watch_wait *w)
 				*w = start_wait(s, &mb->ctid, __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE));
 				return;
 			}
-			if (m == -1 || (m != -2 && task_status(b_cfg()->pid, watch[s].t, "Seccomp:") != 0))
+			if (m == -1 ||
+			    (m != -2 && task_status(p->pid, watch[s].t, "Seccomp:") != 0))
 				b_slot_alarm("a new thread's ids are not the kernel's", s);
 			pthread_mutex_lock(&b_lock);
-			b_slots[s].state = SLOT_ACTIVE;
+			slot->state = SLOT_ACTIVE;
 			b_slot_ran(s);
-			b_slots[s].u_tid = watch[s].u;
-			b_slots[s].t_tid = watch[s].t;
-			u_pidfds[s] = thread_pidfd(b_slots[s].u_tid);
-			t_pidfds[s] = thread_pidfd(b_slots[s].t_tid);
-			if (b_slots[s].intr_pending) {
-				b_slots[s].intr_pending = 0;
-				syscall(SYS_tgkill, b_cfg()->pid, b_slots[s].t_tid, SANDPIT_SIG_INTR);
+			slot->u_tid = watch[s].u;
+			slot->t_tid = watch[s].t;
+			u_pidfds[s] = thread_pidfd(slot->u_tid);
+			t_pidfds[s] = thread_pidfd(slot->t_tid);
+			if (slot->intr_pending) {
+				slot->intr_pending = 0;
+				syscall(SYS_tgkill, p->pid, slot->t_tid, SANDPIT_SIG_INTR);
 			}
 			/* U in the table first: its T serves it once it sees its
 			 * tid here, the creating T returns it once the count moves */
-			b_publish_tids();
-			__atomic_store_n(&b_cfg()->sp[s].u_tid, watch[s].u, __ATOMIC_RELEASE);
-			b_wake_all((uint32_t *)&b_cfg()->sp[s].u_tid);
+			b_publish_tids(p);
+			__atomic_store_n(&p->sp[s].u_tid, watch[s].u, __ATOMIC_RELEASE);
+			b_wake_all((uint32_t *)&p->sp[s].u_tid);
 			b_slot_start_decided(s);
 			pthread_cond_broadcast(&b_slot_freed); /* the next slot may start */
 			pthread_mutex_unlock(&b_lock);
@@ -384,10 +388,10 @@ static void watch_step(int s, struct watch_wait *w)
 		case W_U:
 			/* T first: T ends only after U, so T gone while U lives (asked
 			 * in that order) is a T that died (invariant 5) */
-			m = thread_gone_fd(b_slots[s].t_tid, t_pidfds[s]);
+			m = thread_gone_fd(p, slot->t_tid, t_pidfds[s]);
 			u = __atomic_load_n(&mb->ctid, __ATOMIC_ACQUIRE);
-			if (thread_gone_fd(b_slots[s].u_tid, u_pidfds[s])) {
-				if (!__atomic_load_n(&b_slots[s].exiting, __ATOMIC_ACQUIRE))
+			if (thread_gone_fd(p, slot->u_tid, u_pidfds[s])) {
+				if (!__atomic_load_n(&slot->exiting, __ATOMIC_ACQUIRE))
 					b_slot_alarm("a sandboxed thread ended without exit (killed by the "
 						   "kernel for a system call that escaped the sandbox?)",
 						   s);
@@ -402,7 +406,7 @@ static void watch_step(int s, struct watch_wait *w)
 			*w = (struct watch_wait){ &mb->ctid, u, u ? 200000000 : 1000000 };
 			return;
 		case W_T:
-			if (!thread_gone_fd(b_slots[s].t_tid, t_pidfds[s])) {
+			if (!thread_gone_fd(p, slot->t_tid, t_pidfds[s])) {
 				t = __atomic_load_n(&mb->t_ctid, __ATOMIC_ACQUIRE);
 				*w = (struct watch_wait){ &mb->t_ctid, t, t ? 200000000 : 1000000 };
 				return;
@@ -410,15 +414,15 @@ static void watch_step(int s, struct watch_wait *w)
 			/* both gone, as the kernel says: only now may the slot go to
 			 * another thread */
 			pthread_mutex_lock(&b_lock);
-			b_slots[s].u_tid = b_slots[s].t_tid = 0;
+			slot->u_tid = slot->t_tid = 0;
 			if (u_pidfds[s] >= 0)
 				close(u_pidfds[s]);
 			if (t_pidfds[s] >= 0)
 				close(t_pidfds[s]);
 			u_pidfds[s] = t_pidfds[s] = -1;
-			b_slots[s].exiting = 0;
-			b_slots[s].state = SLOT_FREE;
-			b_publish_tids();
+			slot->exiting = 0;
+			slot->state = SLOT_FREE;
+			b_publish_tids(p);
 			pthread_cond_broadcast(&b_slot_freed);
 			pthread_mutex_unlock(&b_lock);
 			watch[s].step = W_IDLE;
@@ -478,7 +482,7 @@ void *b_watch_group(void *arg)
 		    errno != ETIMEDOUT && errno != EINTR) {
 			/* it worked when probed: no watching without it */
 			b_say("sandpit: futex_waitv failed (errno %ld); killing the process\n", (long)errno);
-			b_kill_p();
+			b_kill_p(b_proc_of_slot(lo));
 			_exit(1);
 		}
 	}
@@ -495,31 +499,32 @@ void *b_watch_group(void *arg)
  * as the program could by queueing real-time signals to itself. */
 void *b_watch_p(void *arg)
 {
-	(void)arg;
+	struct b_proc *p = arg;
 	/* slot numbers are u16 (a stream: one may come in two reads) */
 	unsigned char buf[128];
 	size_t have = 0;
 	/* with the notifier, P's end also when its pidfd says so: N holds P's
 	 * descriptor table, so P's end of the pair hangs up only once B has
 	 * let N go */
-	struct pollfd pf[2] = { { .fd = b_cfg()->fd, .events = POLLIN },
-				{ .fd = b_cfg()->notif_fd >= 0 ? b_pidfd() : -1, .events = POLLIN } };
+	struct pollfd pf[2] = { { .fd = p->fd, .events = POLLIN },
+				{ .fd = p->notif_fd >= 0 ? p->pidfd : -1, .events = POLLIN } };
 	for (;;) {
 		if (pf[1].fd >= 0) {
 			if (poll(pf, 2, -1) < 0 && errno != EINTR)
 				pf[1].fd = -1; /* B out of resources: the read alone, as without N */
 			if (pf[1].fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-				b_notifier_release();
+				b_notifier_release(p);
 				pf[1].fd = -1;
 			}
 			if (pf[1].fd >= 0 && !pf[0].revents)
 				continue;
 		}
-		ssize_t n = read(b_cfg()->fd, buf + have, sizeof(buf) - have);
+		ssize_t n = read(p->fd, buf + have, sizeof(buf) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			denial_final(b_cfg(), b_slot_ever_ran); /* P is gone: the command gets the count */
+			/* P is gone: the command gets the count */
+			denial_final(b_cfg(), p->mb, b_slot_ever_ran);
 			_exit(0);
 		}
 		have += (size_t)n;
@@ -531,10 +536,10 @@ void *b_watch_p(void *arg)
 				continue;
 			if (b_wait_asked(s))
 				continue; /* B waited for U, T for B's answer: B's wait ended */
-			if (b_slots[s].state == SLOT_STARTING)
-				b_slots[s].intr_pending = 1;
-			else if (b_slots[s].t_tid)
-				syscall(SYS_tgkill, b_cfg()->pid, b_slots[s].t_tid, SANDPIT_SIG_INTR);
+			if (p->slots[s].state == SLOT_STARTING)
+				p->slots[s].intr_pending = 1;
+			else if (p->slots[s].t_tid)
+				syscall(SYS_tgkill, p->pid, p->slots[s].t_tid, SANDPIT_SIG_INTR);
 		}
 		pthread_mutex_unlock(&b_lock);
 		if (have & 1)

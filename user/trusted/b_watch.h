@@ -9,6 +9,8 @@
 
 #include "user/layout/secure_mem.h"
 
+struct b_proc;
+
 /* futex_waitv takes at most 128 words: a watcher per WATCH_GROUP slots (a
  * word each and the idle word), started when its first slot is used */
 #define WATCH_GROUP 127
@@ -16,7 +18,8 @@
 
 /* Thread functions: with futex_waitv one watcher for the slots of group
  * (intptr_t)arg, without it one per slot (intptr_t)arg; and the one
- * watcher of P's socket pair, which ends B when P is gone. */
+ * watcher of P's socket pair (arg: P's record), which ends B when P is
+ * gone. */
 void *b_watch_group(void *arg);
 void *b_watch_slot(void *arg);
 void *b_watch_p(void *arg);
@@ -29,7 +32,7 @@ void b_watch_wake(void);
 /* P is about to clone slot 0's T: the watchers look at slot 0 from now */
 void b_watch_arm_slot0(void);
 
-/* The kernel says thread tid of P is gone (no such thread, or the leader
- * a zombie). */
-int b_thread_gone(int32_t tid);
+/* The kernel says thread tid of p's process is gone (no such thread, or
+ * the leader a zombie). */
+int b_thread_gone(const struct b_proc *p, int32_t tid);
 #endif

@@ -287,7 +287,7 @@ static void write_line(const struct trusted_process_config *cfg, const struct de
 		return;
 	if (cfg->log_json) {
 		fprintf(f, "{\"sandpit\":\"%s\",\"pid\":%d", d->killed ? "killed" : "denied",
-			(int)cfg->pid);
+			(int)d->pid);
 		put_json_str(f, "call", name, 1);
 		fprintf(f, ",\"nr\":%d,\"args\":[", d->nr);
 		for (int i = 0, n = nargs(d); i < n; i++) {
@@ -417,30 +417,31 @@ void denial_note(const struct trusted_process_config *cfg, const struct denial *
 	}
 	if (cfg->log || d->killed) {
 		struct caller c;
-		find_caller(cfg->pid, d->caller, &c);
+		find_caller(d->pid, d->caller, &c);
 		write_line(cfg, d, name, call, &w, &c, allow);
 	}
 }
 
 /* What a slot's entry counted without asking B (U's word: it can only
  * leave out refusals its own entry reported, never one B made) */
-static uint64_t unreported(const struct trusted_process_config *cfg, int s)
+static uint64_t unreported(const struct mailbox *mb)
 {
-	const struct u_state *st = (const struct u_state *)cfg->mb[s].u_state;
+	const struct u_state *st = (const struct u_state *)mb->u_state;
 	uint64_t n = __atomic_load_n(&st->unreported, __ATOMIC_RELAXED);
 	return n < (1ULL << 40) ? n : 0;
 }
 
-void denial_slot_reused(const struct trusted_process_config *cfg, int s)
+void denial_slot_reused(const struct trusted_process_config *cfg, const struct mailbox *mb)
 {
 	if (cfg->report_fd < 0)
 		return;
 	pthread_mutex_lock(&report_lock);
-	report.count += unreported(cfg, s);
+	report.count += unreported(mb);
 	pthread_mutex_unlock(&report_lock);
 }
 
-void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int slot))
+void denial_final(const struct trusted_process_config *cfg, const struct mailbox *mb,
+		  int (*ever_ran)(int slot))
 {
 	static int done; /* B ends from the thread that first sees P end */
 	if (cfg->report_fd < 0)
@@ -452,7 +453,7 @@ void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int 
 	}
 	for (int s = 0; s < SM_NSLOTS; s++)
 		if (ever_ran(s))
-			report.count += unreported(cfg, s);
+			report.count += unreported(&mb[s]);
 	if (report.count) {
 		report.magic = DENIAL_REPORT_MAGIC;
 		report.size = sizeof(report);

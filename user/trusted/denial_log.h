@@ -7,10 +7,12 @@
 
 #include "user/trusted/b_config.h"
 
+struct mailbox;
 struct policy_proc_arg;
 
 /* One refusal, as B or T checked it. */
 struct denial {
+	pid_t pid;                   /* the process that made the call */
 	int nr;
 	uint64_t args[6];            /* for a path call, B's copy */
 	long result;                 /* -errno */
@@ -31,11 +33,13 @@ struct denial {
  * policy kills is explained whatever --log says, P's last words. */
 void denial_note(const struct trusted_process_config *cfg, const struct denial *d);
 /* P has ended: the count, with what U's entries only counted (u_state's
- * `unreported`) in the slots where a thread has run (ever_ran, B's
- * record: asking the others would make the kernel allocate their pages),
- * goes to the command, once. */
-void denial_final(const struct trusted_process_config *cfg, int (*ever_ran)(int slot));
-/* slot s is handed to a new thread: what its last one only counted is kept */
-void denial_slot_reused(const struct trusted_process_config *cfg, int s);
+ * `unreported`) in P's mailboxes mb of the slots where a thread has run
+ * (ever_ran, B's record: asking the others would make the kernel allocate
+ * their pages), goes to the command, once. */
+void denial_final(const struct trusted_process_config *cfg, const struct mailbox *mb,
+		  int (*ever_ran)(int slot));
+/* a slot (its mailbox mb) is handed to a new thread: what its last one
+ * only counted is kept */
+void denial_slot_reused(const struct trusted_process_config *cfg, const struct mailbox *mb);
 
 #endif

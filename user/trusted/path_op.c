@@ -28,10 +28,10 @@
 #include "compat/compat.h"
 #include "policy/policy.h"
 #include "user/trusted/fs_base.h"
-#include "user/trusted/b_config.h"
 #include "user/trusted/b_read.h"
 #include "user/trusted/b_refusal.h"
 #include "user/trusted/b_resolve.h"
+#include "user/trusted/b_state.h"
 #include "user/trusted/path_op.h"
 
 #ifndef SYS_fchmodat2
@@ -109,10 +109,10 @@ struct end {
  * SEEN_EXISTING, a name it needs (ENOENT if it is not). */
 enum { SEEN_NONE, SEEN_CREATE, SEEN_EXISTING };
 
-static long read_end(const struct secure_page *sp, int dirfd_arg, int path_arg, int nofollow,
+static long read_end(int s, const struct secure_page *sp, int dirfd_arg, int path_arg, int nofollow,
 		     struct end *e)
 {
-	long n = b_read_string(e->path, sizeof(e->path), sp->args[path_arg]);
+	long n = b_read_string(s, e->path, sizeof(e->path), sp->args[path_arg]);
 	if (n < 0)
 		return n;
 	if (n == 0)
@@ -125,7 +125,7 @@ static long read_end(const struct secure_page *sp, int dirfd_arg, int path_arg, 
 	e->dot = (e->path + n - last == 1 && last[0] == '.') ||
 		 (e->path + n - last == 2 && last[0] == '.' && last[1] == '.');
 	int dirfd = dirfd_arg == N ? AT_FDCWD : (int)sp->args[dirfd_arg];
-	int r = b_resolve(dirfd, e->path, nofollow, e->res, NULL, NULL);
+	int r = b_resolve(s, dirfd, e->path, nofollow, e->res, NULL, NULL);
 	if (r < 0)
 		return r;
 	char *slash = strrchr(e->res, '/');
@@ -211,10 +211,10 @@ long path_open_no_links(const char *path, int oflags)
 
 /* The policy refuses e.  Where U may see the path (a read grant) and the
  * kernel's answer does not depend on permission, that answer; else EACCES. */
-static long refused(const struct trusted_process_config *cfg, const struct end *e, int seen)
+static long refused(const struct b_proc *p, const struct end *e, int seen)
 {
 	struct stat st;
-	if (seen == SEEN_NONE || policy_check_path(cfg->policy, cfg->pid, e->res, PA_READ) < 0)
+	if (seen == SEEN_NONE || policy_check_path(b_cfg()->policy, p->pid, e->res, PA_READ) < 0)
 		return -EACCES;
 	if (lstat(e->res, &st) == 0)
 		return seen == SEEN_CREATE ? -EEXIST : -EACCES;
@@ -227,9 +227,10 @@ static long refused(const struct trusted_process_config *cfg, const struct end *
 	return S_ISDIR(st.st_mode) ? -EACCES : -ENOTDIR;
 }
 
-mode_t path_p_umask(const struct trusted_process_config *cfg)
+mode_t path_p_umask(int s)
 {
-	int m = task_status(cfg->pid, cfg->pid, "Umask:");
+	pid_t pid = b_proc_of_slot(s)->pid;
+	int m = task_status(pid, pid, "Umask:");
 	return m < 0 ? 077 : (mode_t)m & 0777; /* a kernel before 4.7: the strictest */
 }
 
@@ -240,13 +241,13 @@ static const char device_why[] = "a device node's metadata",
 /* Why no grant added would let a metadata call on path (refused by
  * policy_check_metadata) through: a grant's root, or a file under a file
  * grant; NULL where one would. */
-static const char *metadata_refusal(const struct trusted_process_config *cfg, const char *path)
+static const char *metadata_refusal(const struct b_proc *p, const char *path)
 {
-	if (policy_path_denied(cfg->policy, cfg->pid, path))
+	if (policy_path_denied(b_cfg()->policy, p->pid, path))
 		return NULL; /* the deny says it */
-	if (policy_path_holds_grant(cfg->policy, cfg->pid, path))
+	if (policy_path_holds_grant(b_cfg()->policy, p->pid, path))
 		return root_why;
-	if (policy_check_path(cfg->policy, cfg->pid, path, PA_WRITE) == 0)
+	if (policy_check_path(b_cfg()->policy, p->pid, path, PA_WRITE) == 0)
 		return file_why;
 	return NULL;
 }
@@ -276,13 +277,13 @@ struct xattr_args {
 	size_t size;
 };
 
-static long read_xattr_args(const struct secure_page *sp, int op, struct xattr_args *x)
+static long read_xattr_args(int s, const struct secure_page *sp, int op, struct xattr_args *x)
 {
 	x->value = NULL;
 	x->size = 0;
 	if (op != OP_SETXATTR && op != OP_REMOVEXATTR)
 		return 0;
-	long n = b_read_string(x->name, sizeof(x->name), sp->args[1]);
+	long n = b_read_string(s, x->name, sizeof(x->name), sp->args[1]);
 	if (n < 0)
 		return n == -ENAMETOOLONG ? -ERANGE : n;
 	if (n == 0)
@@ -294,7 +295,7 @@ static long read_xattr_args(const struct secure_page *sp, int op, struct xattr_a
 		x->value = malloc(x->size);
 		if (!x->value)
 			return -ENOMEM;
-		if (b_read_mem(x->value, sp->args[2], x->size)) {
+		if (b_read_mem(s, x->value, sp->args[2], x->size)) {
 			free(x->value);
 			x->value = NULL;
 			return -EFAULT;
@@ -308,24 +309,24 @@ static long read_xattr_args(const struct secure_page *sp, int op, struct xattr_a
  * /proc/P/fd/N, so that a dup2 over N after the check cannot change what
  * is acted on, checks the path of what it holds as chmod's, and makes the
  * change on what it holds: done here, never by T on U's number. */
-static long meta_fd(const struct trusted_process_config *cfg, int s,
-		    const struct policy_proc_arg *pa, const struct secure_page *sp, int op,
+static long meta_fd(int s, const struct policy_proc_arg *pa, const struct secure_page *sp, int op,
 		    uint64_t val, uint64_t val2, const struct timespec *tsp)
 {
+	const struct b_proc *p = b_proc_of_slot(s);
 	char link[64], path[PATH_MAX];
 	int fd = (int)sp->args[0];
 	if (fd == AT_FDCWD)
 		return op == OP_UTIMENS ? -EFAULT : -EBADF;
-	if (fd >= cfg->fd_lo && fd <= cfg->fd_hi)
+	if (fd >= p->fd_lo && fd <= p->fd_hi)
 		return -EBADF; /* sandpit's, as if not open (invariant 3) */
-	if (op != OP_UTIMENS && path_only(cfg->pid, fd))
+	if (op != OP_UTIMENS && path_only(p->pid, fd))
 		return -EBADF;
 	struct xattr_args x;
-	long xr = read_xattr_args(sp, op, &x);
+	long xr = read_xattr_args(s, sp, op, &x);
 	if (xr < 0)
 		return xr;
 	void *value = x.value;
-	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)cfg->pid, fd);
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)p->pid, fd);
 	int mine = open(link, O_PATH | O_CLOEXEC);
 	if (mine < 0) {
 		free(value);
@@ -338,11 +339,11 @@ static long meta_fd(const struct trusted_process_config *cfg, int s,
 	const char *why = NULL;
 	if (n > 0) {
 		path[n] = '\0';
-		r = path[0] == '/' ? policy_check_metadata(cfg->policy, cfg->pid, path) : -EACCES;
+		r = path[0] == '/' ? policy_check_metadata(b_cfg()->policy, p->pid, path) : -EACCES;
 		if (r == -EINVAL)
 			r = -EACCES;
 		else if (r == -EACCES)
-			why = metadata_refusal(cfg, path);
+			why = metadata_refusal(p, path);
 	}
 	if (r == 0 && (fstat(mine, &st) < 0 || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
 		r = -EACCES, why = device_why; /* its metadata are the machine's */
@@ -350,7 +351,7 @@ static long meta_fd(const struct trusted_process_config *cfg, int s,
 		b_path_refused(s, pa, sp, path, path, why);
 	else if (r == -EACCES)
 		b_path_denial(s, pa, sp, n > 0 ? path : "", NULL, PA_WRITE,
-			      n > 0 ? policy_path_denied(cfg->policy, cfg->pid, path) : NULL);
+			      n > 0 ? policy_path_denied(b_cfg()->policy, p->pid, path) : NULL);
 	if (r == 0) {
 		int done;
 		switch (op) {
@@ -401,10 +402,9 @@ static int held(const struct end *a, int link_ok, struct stat *st, int *device)
 	return fd;
 }
 
-static long act(const struct trusted_process_config *cfg, const struct op_call *c,
-		const struct secure_page *sp, struct end *a, struct end *b, uint64_t flags,
-		uint64_t val, uint64_t val2, const struct timespec *tsp, const struct xattr_args *x,
-		int *device)
+static long act(int s, const struct op_call *c, const struct secure_page *sp, struct end *a,
+		struct end *b, uint64_t flags, uint64_t val, uint64_t val2,
+		const struct timespec *tsp, const struct xattr_args *x, int *device)
 {
 	char target[PATH_MAX], proc[64];
 	struct stat st;
@@ -413,13 +413,13 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 
 	switch (c->op) {
 	case OP_MKDIR:
-		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~path_p_umask(cfg));
+		return mkdirat(a->dfd, a->name, (mode_t)val & 07777 & ~path_p_umask(s));
 	case OP_MKNOD:
 		/* a FIFO, or a regular file (type 0 is one, as natively), never
 		 * with a set-id bit (as OP_CHMOD) */
 		return mknodat(a->dfd, a->name,
 			       (((mode_t)val & S_IFMT) == S_IFIFO ? S_IFIFO : S_IFREG) |
-				       ((mode_t)val & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(cfg)),
+				       ((mode_t)val & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(s)),
 			       0);
 	case OP_UNLINK:
 		return unlinkat(a->dfd, a->name, (int)flags);
@@ -428,7 +428,7 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 	case OP_LINK:
 		return linkat(a->dfd, a->name, b->dfd, b->name, 0);
 	case OP_SYMLINK:
-		r = b_read_string(target, sizeof(target), sp->args[c->val]);
+		r = b_read_string(s, target, sizeof(target), sp->args[c->val]);
 		if (r < 0)
 			return errno = (int)-r, -1;
 		if (r == 0)
@@ -502,9 +502,9 @@ static long act(const struct trusted_process_config *cfg, const struct op_call *
 	return errno = ENOSYS, -1;
 }
 
-long path_op(const struct trusted_process_config *cfg, int s, const struct policy_proc_arg *pa,
-	     struct secure_page *sp)
+long path_op(int s, const struct policy_proc_arg *pa, struct secure_page *sp)
 {
+	const struct b_proc *p = b_proc_of_slot(s);
 	const struct op_call *c = NULL;
 	for (size_t i = 0; i < sizeof(op_calls) / sizeof(op_calls[0]); i++)
 		if (op_calls[i].nr == (int)sp->nr)
@@ -557,14 +557,14 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 		if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL;
 		if (val) {
-			long r = b_read_mem(ts, val, 2 * sizeof(*ts));
+			long r = b_read_mem(s, ts, val, 2 * sizeof(*ts));
 			if (r < 0)
 				return r;
 			tsp = ts;
 		}
 		nofollow = !!(flags & AT_SYMLINK_NOFOLLOW);
 		if (c->path != N && !sp->args[c->path])
-			return meta_fd(cfg, s, pa, sp, OP_UTIMENS, 0, 0, tsp);
+			return meta_fd(s, pa, sp, OP_UTIMENS, 0, 0, tsp);
 		break;
 	case OP_CHOWN:
 		if (flags & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
@@ -582,21 +582,21 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	}
 	uint64_t val2 = c->val == N ? 0 : sp->args[c->val + 1]; /* chown's group */
 	if (c->path == N)
-		return meta_fd(cfg, s, pa, sp, c->op, val, val2, tsp);
+		return meta_fd(s, pa, sp, c->op, val, val2, tsp);
 
 	struct end *e = calloc(2, sizeof(*e)); /* 24 KiB: off B's 64 KiB stacks */
 	if (!e)
 		return -ENOMEM;
 	struct end *a = &e[0], *b = c->path2 == N ? NULL : &e[1];
 	e[0].dfd = e[1].dfd = -1;
-	long r = read_end(sp, c->dirfd, c->path, nofollow, a);
+	long r = read_end(s, sp, c->dirfd, c->path, nofollow, a);
 	if (r == -ENOENT && (c->op == OP_UTIMENS || c->op == OP_CHOWN) && (flags & AT_EMPTY_PATH) &&
 	    !a->path[0]) {
 		free(e);
-		return meta_fd(cfg, s, pa, sp, c->op, val, val2, tsp);
+		return meta_fd(s, pa, sp, c->op, val, val2, tsp);
 	}
 	if (r == 0 && b)
-		r = read_end(sp, c->dirfd2, c->path2, 1, b);
+		r = read_end(s, sp, c->dirfd2, c->path2, 1, b);
 	if (r < 0)
 		goto out;
 	/* "." and "..": never made, removed or renamed (as the kernel) */
@@ -609,19 +609,20 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	int meta = c->op == OP_TRUNCATE || c->op == OP_CHMOD || c->op == OP_UTIMENS ||
 		   c->op == OP_CHOWN || c->op == OP_SETXATTR || c->op == OP_REMOVEXATTR;
 	if (meta)
-		r = policy_check_metadata(cfg->policy, cfg->pid, a->res);
+		r = policy_check_metadata(b_cfg()->policy, p->pid, a->res);
 	else
-		r = policy_check_namespace(cfg->policy, cfg->pid, a->res, b ? b->res : NULL);
+		r = policy_check_namespace(b_cfg()->policy, p->pid, a->res, b ? b->res : NULL);
 	if (r == -EACCES) {
-		int a_in = !meta && policy_check_namespace(cfg->policy, cfg->pid, a->res, NULL) == 0;
+		int a_in = !meta &&
+			   policy_check_namespace(b_cfg()->policy, p->pid, a->res, NULL) == 0;
 		struct end *bad = a_in ? b : a;
-		r = refused(cfg, bad, a_in ? seen_b : seen_a);
+		r = refused(p, bad, a_in ? seen_b : seen_a);
 		/* where no grant added would let it through, the log says why
 		 * instead of naming one */
-		const char *deny = policy_path_holds_denied(cfg->policy, cfg->pid, bad->res);
+		const char *deny = policy_path_holds_denied(b_cfg()->policy, p->pid, bad->res);
 		const char *why = deny ? NULL
-			: meta ? metadata_refusal(cfg, a->res)
-			: policy_path_holds_grant(cfg->policy, cfg->pid, bad->res) ? root_why
+			: meta ? metadata_refusal(p, a->res)
+			: policy_path_holds_grant(b_cfg()->policy, p->pid, bad->res) ? root_why
 										    : NULL;
 		if (r == -EACCES && why)
 			b_path_refused(s, pa, sp, bad->path, bad->res, why);
@@ -640,9 +641,9 @@ long path_op(const struct trusted_process_config *cfg, int s, const struct polic
 	int device = 0;
 	struct xattr_args x = { .value = NULL };
 	if (r == 0)
-		r = read_xattr_args(sp, c->op, &x);
+		r = read_xattr_args(s, sp, c->op, &x);
 	if (r == 0)
-		r = act(cfg, c, sp, a, b, flags, val, val2, tsp, &x, &device) < 0 ? -errno : SP_V_ACK;
+		r = act(s, c, sp, a, b, flags, val, val2, tsp, &x, &device) < 0 ? -errno : SP_V_ACK;
 	free(x.value);
 	if (device)
 		b_path_refused(s, pa, sp, a->path, a->res, device_why);

@@ -10,10 +10,10 @@
 #include "user/trusted/slot_init.h"
 #include "user/untrusted/runtime.h"
 
-void slot_init(const struct trusted_process_config *c, int s)
+void slot_init(struct secure_page *pages, struct mailbox *mbs, int fd_lo, int s)
 {
-	struct secure_page *sp = &c->sp[s], *sp0 = &c->sp[0];
-	struct mailbox *mb = &c->mb[s];
+	struct secure_page *sp = &pages[s], *sp0 = &pages[0];
+	struct mailbox *mb = &mbs[s];
 	uint64_t seq = sp->seq;
 	uint32_t started = sp->started;
 	if (s != 0)
@@ -22,8 +22,8 @@ void slot_init(const struct trusted_process_config *c, int s)
 	sp->started = started; /* a T may wait for it to move (slot_start_decided) */
 	sp->verdict = 0;
 	sp->slot = (uint32_t)s;
-	sp->t_fd = slots_t_fd(c->fd_lo, s);
-	sp->u_fd = slots_u_fd(c->fd_lo, s);
+	sp->t_fd = slots_t_fd(fd_lo, s);
+	sp->u_fd = slots_u_fd(fd_lo, s);
 	sp->mailbox = (uint64_t)(uintptr_t)mb;
 	sp->u_tid = 0;
 	sp->glibc_ctid = 0;
@@ -48,7 +48,7 @@ void slot_init(const struct trusted_process_config *c, int s)
 	st->slot = s;
 	st->sp = sp;
 	/* T's alternate stack: its slot's in the region below the secure pages */
-	uintptr_t region = (uintptr_t)c->sp - SM_ALT_REGION;
+	uintptr_t region = (uintptr_t)pages - SM_ALT_REGION;
 	sp->altstack[0] = region + (uintptr_t)s * SM_ALT_SIZE;
 	sp->altstack[1] = 0;
 	sp->altstack[2] = SM_ALT_SIZE;

@@ -4,9 +4,12 @@
  * thread's slot (b_serve.c). */
 #ifndef SANDPIT_SLOT_INIT_H
 #define SANDPIT_SLOT_INIT_H
-#include "user/trusted/b_config.h"
+
+struct mailbox;
+struct secure_page;
 
 /* Fill slot `slot`'s secure page configuration and U-side state from slot
- * 0's (which sandpit_start writes). */
-void slot_init(const struct trusted_process_config *cfg, int slot);
+ * 0's (which sandpit_start writes), among a process's secure pages and
+ * mailboxes, its descriptor block from fd_lo. */
+void slot_init(struct secure_page *pages, struct mailbox *mbs, int fd_lo, int slot);
 #endif

@@ -8,8 +8,9 @@
  * the resolution of paths, b_resolve.c, the memory reads of P, b_read.c,
  * and the refusals recorded, b_refusal.c); b_watch.c's watchers follow
  * each slot's threads and P; b_wait.c ends B's waits on U's behalf.  At
- * the bottom, b_state.c holds B's configuration and record of the slots,
- * and denial_log.c explains and counts refusals, calling nothing of B's. */
+ * the bottom, b_state.c holds B's configuration and its record of P and
+ * P's slots, and denial_log.c explains and counts refusals, calling
+ * nothing of B's. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,7 +28,7 @@
 #include "user/trusted/slot_fds.h"
 #include "user/trusted/trusted_process.h"
 
-static void __attribute__((noreturn)) run(void)
+static void __attribute__((noreturn)) run(struct b_proc *p)
 {
 	const struct trusted_process_config *cfg = b_cfg();
 	/* B keeps only its sockets and stderr: holding P's stdin/stdout open
@@ -37,9 +38,9 @@ static void __attribute__((noreturn)) run(void)
 	/* and the command's count of refusals (denial_log.h), if it gave one,
 	 * the program's file (b_exe.c), under `sandpit run`, and the notifier
 	 * thread's listener (slot_fds.c) */
-	int keep[5] = { cfg->fd, cfg->pass_fd, cfg->report_fd >= 3 ? cfg->report_fd : cfg->fd,
-			cfg->exe_fd >= 3 ? cfg->exe_fd : cfg->fd,
-			cfg->notif_fd >= 3 ? cfg->notif_fd : cfg->fd };
+	int keep[5] = { p->fd, p->pass_fd, cfg->report_fd >= 3 ? cfg->report_fd : p->fd,
+			p->exe_fd >= 3 ? p->exe_fd : p->fd,
+			p->notif_fd >= 3 ? p->notif_fd : p->fd };
 	for (int i = 0; i < 5; i++)
 		for (int j = i + 1; j < 5; j++)
 			if (keep[j] < keep[i]) {
@@ -60,9 +61,9 @@ static void __attribute__((noreturn)) run(void)
 	umask(0); /* B creates only for U, with U's umask applied (path_op.c) */
 	signal(SIGPIPE, SIG_IGN);
 	/* without pidfds (before 5.3) kill(2) by pid */
-	b_open_pidfd();
-	b_notifier_open();
-	b_slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */
+	b_open_pidfd(p);
+	b_notifier_open(p);
+	p->slots[0].state = SLOT_STARTING; /* sandpit_start makes slot 0's U and T */
 
 	sigset_t all;
 	sigfillset(&all);
@@ -78,25 +79,25 @@ static void __attribute__((noreturn)) run(void)
 		_exit(1);
 	/* ready (a failure after it ends B, which T sees as B hanging up) */
 	pid_t me = getpid();
-	if (write(cfg->fd, &me, sizeof(me)) != sizeof(me))
+	if (write(p->fd, &me, sizeof(me)) != sizeof(me))
 		_exit(1);
 	if (cfg->fs_by_ptrace) {
 		/* P names B its ptracer, then asks: can B stop P's thread? */
 		char go;
 		uint64_t base;
-		if (read(cfg->fd, &go, 1) != 1)
+		if (read(p->fd, &go, 1) != 1)
 			_exit(1);
-		int r = fs_base_ptrace(cfg->pid, cfg->sp[0].u_tid, -1, 0, &base);
-		if (write(cfg->fd, &r, sizeof(r)) != sizeof(r) || r < 0)
+		int r = fs_base_ptrace(p->pid, p->sp[0].u_tid, -1, 0, &base);
+		if (write(p->fd, &r, sizeof(r)) != sizeof(r) || r < 0)
 			_exit(1);
 	}
 	/* P has patched and clones T next (trusted_process_t_next); P's end
 	 * closed instead: its start failed, and B has nothing to serve */
 	char next;
-	if (read(cfg->fd, &next, 1) != 1)
+	if (read(p->fd, &next, 1) != 1)
 		_exit(0);
 	b_watch_arm_slot0();
-	if (b_thread(b_watch_p, NULL) != 0)
+	if (b_thread(b_watch_p, p) != 0)
 		_exit(1);
 	for (;;)
 		pause();
@@ -110,10 +111,8 @@ pid_t trusted_process_spawn(const struct trusted_process_config *c, int sibling,
 		 * P's memory and descriptor table only to exit); P is single-
 		 * threaded here, so the child may run libc as after fork */
 		long r = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0L);
-		if (r == 0) {
-			b_set_cfg(c);
-			run();
-		}
+		if (r == 0)
+			run(b_set_cfg(c));
 		if (r > 0) {
 			*b = (pid_t)r;
 			return 0;
@@ -127,8 +126,7 @@ pid_t trusted_process_spawn(const struct trusted_process_config *c, int sibling,
 	if (mid == 0) {
 		if (fork() != 0)
 			_exit(0);
-		b_set_cfg(c);
-		run();
+		run(b_set_cfg(c));
 	}
 	return mid;
 }

@@ -142,7 +142,7 @@ int b_write_open(int s, const char *path, long flags, long mode, const char **wh
 		return open_existing(s, path, flags, why);
 	/* a file made here carries no set-id bit (chmod may not give one,
 	 * path_op.c) and has the program's umask */
-	mode_t m = (mode_t)mode & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(b_cfg());
+	mode_t m = (mode_t)mode & (ACCESSPERMS | S_ISVTX) & ~path_p_umask(s);
 	long f = (flags & ~(long)(O_CLOEXEC | O_TRUNC)) | O_CREAT | O_EXCL | O_NOFOLLOW | B_OPEN_EXTRA;
 	for (int i = 0; i < CREATE_TRIES; i++) {
 		int fd = open2(path, f, m);
@@ -166,7 +166,7 @@ int b_write_open(int s, const char *path, long flags, long mode, const char **wh
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t pass_tag;
 
-long b_hand_over(struct secure_page *sp, int fd, long flags)
+long b_hand_over(int s, struct secure_page *sp, int fd, long flags)
 {
 	pthread_mutex_lock(&pass_lock);
 	uint64_t tag = ++pass_tag;
@@ -180,7 +180,7 @@ long b_hand_over(struct secure_page *sp, int fd, long flags)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	ssize_t n = sendmsg(b_cfg()->pass_fd, &msg, MSG_NOSIGNAL);
+	ssize_t n = sendmsg(b_proc_of_slot(s)->pass_fd, &msg, MSG_NOSIGNAL);
 	int e = errno;
 	close(fd);
 	if (n != (ssize_t)sizeof(tag)) {
@@ -196,16 +196,16 @@ long b_hand_over(struct secure_page *sp, int fd, long flags)
 
 /* after the verdict is published: T's byte says the descriptor was taken
  * (or P is gone: the socket hangs up) */
-void b_hand_over_done(void)
+void b_hand_over_done(int s)
 {
-	struct pollfd p = { .fd = b_cfg()->pass_fd, .events = POLLIN };
+	struct pollfd p = { .fd = b_proc_of_slot(s)->pass_fd, .events = POLLIN };
 	char b;
 	for (;;) {
 		int r = poll(&p, 1, -1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 || (p.revents & (POLLHUP | POLLERR)) ||
-		    recv(b_cfg()->pass_fd, &b, 1, MSG_DONTWAIT) <= 0)
+		    recv(p.fd, &b, 1, MSG_DONTWAIT) <= 0)
 			break;
 		if (p.revents & POLLIN)
 			break;

@@ -22,7 +22,7 @@ int b_write_open(int s, const char *path, long flags, long mode, const char **wh
  * the hand-over stays B's alone until T has acknowledged it, which the
  * server waits for after it published (b_hand_over_done).  Returns
  * SP_V_RECV or -errno. */
-long b_hand_over(struct secure_page *sp, int fd, long flags);
-void b_hand_over_done(void);
+long b_hand_over(int s, struct secure_page *sp, int fd, long flags);
+void b_hand_over_done(int s);
 
 #endif
