@@ -93,7 +93,7 @@ void plan_cache_hint(const char *path, bool planned)
 	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
 	if (i >= PLAN_MAX_HINTS)
 		return;
-	if (i >= hints->needs || strcmp(needs_line[i], path))
+	if (i >= hints->needs || !needs_line[i] || strcmp(needs_line[i], path))
 		hints->differs = 1;
 	memcpy(hints->path[i], path, len + 1);
 	if (planned)
