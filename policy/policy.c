@@ -397,12 +397,24 @@ static int known_list(struct policy *p, struct known *dir)
  * one fails as in realpath.  A link is read and its target put in its
  * place (the components before it are real, so a target without '..' is
  * resolved the same way, from what is known); a target with '..', one
- * too long, or the 40th link in a row goes to realpath, as does any
- * doubt. */
-static char *real_path_at(struct policy *p, const char *norm, char *real, int links);
+ * ending in '/' or '.' (it must name a directory: the kernel says ENOTDIR
+ * where it is a file, a difference normalising would lose), one too
+ * long, or a 41st link goes to realpath, as does any doubt: realpath of
+ * the path first asked (orig), never of one with links already replaced,
+ * whose realpath would count its links from 0 again and resolve a chain
+ * the kernel ends at 40 (ELOOP). */
+static char *real_path_at(struct policy *p, const char *norm, char *real, int links,
+			  const char *orig);
+
+static int names_a_directory(const char *target)
+{
+	size_t n = strlen(target);
+	return n && (target[n - 1] == '/' ||
+		     (target[n - 1] == '.' && (n == 1 || target[n - 2] == '/')));
+}
 
 static char *follow_link(struct policy *p, const char *norm, size_t i, const char *target,
-			 char *real, int links)
+			 char *real, int links, const char *orig)
 {
 	char raw[2 * PATH_MAX], next[PATH_MAX];
 	size_t dir = i;
@@ -411,19 +423,20 @@ static char *follow_link(struct policy *p, const char *norm, size_t i, const cha
 	int n = target[0] == '/'
 			? snprintf(raw, sizeof(raw), "%s%s", target, norm + i)
 			: snprintf(raw, sizeof(raw), "%.*s%s%s", (int)dir, norm, target, norm + i);
-	if (links >= 40 || strstr(target, "..") || n < 0 || (size_t)n >= sizeof(raw) ||
-	    path_normalise(raw, next, sizeof(next)) < 0)
-		return realpath(norm, real);
-	return real_path_at(p, next, real, links + 1);
+	if (links >= 40 || strstr(target, "..") || names_a_directory(target) || n < 0 ||
+	    (size_t)n >= sizeof(raw) || path_normalise(raw, next, sizeof(next)) < 0)
+		return realpath(orig, real);
+	return real_path_at(p, next, real, links + 1, orig);
 }
 
-static char *real_path_at(struct policy *p, const char *norm, char *real, int links)
+static char *real_path_at(struct policy *p, const char *norm, char *real, int links,
+			  const char *orig)
 {
 	size_t n = strlen(norm);
 	char target[PATH_MAX];
 
 	if (n >= PATH_MAX || norm[0] != '/')
-		return realpath(norm, real);
+		return realpath(orig, real);
 	for (size_t i = 1; i <= n; i++) {
 		if (norm[i] && norm[i] != '/')
 			continue;
@@ -434,9 +447,9 @@ static char *real_path_at(struct policy *p, const char *norm, char *real, int li
 		if (k && k->kind == KNOWN_LINK) {
 			ssize_t t = readlink(head, target, sizeof(target) - 1);
 			if (t < 0)
-				return realpath(norm, real);
+				return realpath(orig, real);
 			target[t] = 0;
-			return follow_link(p, norm, i, target, real, links);
+			return follow_link(p, norm, i, target, real, links, orig);
 		}
 		if (k)
 			continue;
@@ -456,13 +469,13 @@ static char *real_path_at(struct policy *p, const char *norm, char *real, int li
 		if (t >= 0) {
 			target[t] = 0;
 			if (!known_add(p, norm, i, KNOWN_LINK))
-				return realpath(norm, real);
-			return follow_link(p, norm, i, target, real, links);
+				return realpath(orig, real);
+			return follow_link(p, norm, i, target, real, links, orig);
 		}
 		if (errno == ENOENT || errno == ENOTDIR)
 			return NULL; /* as realpath: a component is missing */
 		if (errno != EINVAL || !known_add(p, norm, i, KNOWN_PLAIN))
-			return realpath(norm, real);
+			return realpath(orig, real);
 	}
 	memcpy(real, norm, n + 1);
 	return real;
@@ -470,7 +483,7 @@ static char *real_path_at(struct policy *p, const char *norm, char *real, int li
 
 static char *real_path(struct policy *p, const char *norm, char *real)
 {
-	return real_path_at(p, norm, real, 0);
+	return real_path_at(p, norm, real, 0, norm);
 }
 
 int policy_resolve_existing(struct policy *p, const char *path, char *out)

@@ -193,9 +193,14 @@ static int proc_is_ours(int *threads)
 	if (fd >= 0)
 		close(fd);
 	st[got > 0 ? got : 0] = 0;
-	/* the threads, from the same read (else counted in /proc/self/task) */
+	/* the threads, from the same read (else counted in /proc/self/task):
+	 * only a line read whole, its newline in the buffer.  A read cut
+	 * inside the number (a long Groups line puts it at the 4095th byte)
+	 * would give 1 for 12 */
 	const char *th = strstr(st, "\nThreads:\t");
-	*threads = th ? atoi(th + 10) : 0;
+	char *th_end = NULL;
+	long th_n = th ? strtol(th + 10, &th_end, 10) : 0;
+	*threads = th && *th_end == '\n' && th_n > 0 && th_n < INT_MAX ? (int)th_n : 0;
 	const char *ns = strstr(st, "\nNSpid:");
 	if (ns) {
 		ns += 7;
