@@ -191,6 +191,11 @@ $(BUILD)/selftests/rev17_test: $(BUILD)/sandpit $(BUILD)/selftests/rev17_prog
 $(BUILD)/selftests/rev17_prog: selftests/programs/rev17_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
+# rev20_test runs `sandpit run` on a program that writes the plan hint page
+$(BUILD)/selftests/rev20_test: $(BUILD)/sandpit $(BUILD)/selftests/rev20_prog
+$(BUILD)/selftests/rev20_prog: selftests/programs/rev20_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -ldl
 # minijail_test runs `sandpit run` on tiny under minijail files
 $(BUILD)/selftests/minijail_test: $(BUILD)/sandpit $(BUILD)/selftests/tiny
 # profile_test drives `sandpit profile`, then `sandpit run` with its policy;

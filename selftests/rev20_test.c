@@ -31,6 +31,7 @@
 #include "sandpit.h"
 #include "policy/policy.h"
 #include "policy_util.h"
+#include "build_dir.h"
 
 static void *shared_page(size_t n)
 {
@@ -702,6 +703,62 @@ TEST_F(rp, calls_with_data_in_s_as_natively)
 	EXPECT_EQ(0, o->differ);
 	EXPECT_EQ(-EACCES, o->sendto_boxed);
 	EXPECT_EQ(3, got); /* sendto and sendmsg natively, sendmsg boxed */
+}
+
+/* ---- (b) the hint page, which the program can write: its words reach
+ * the parent (names only, and needs/differs only to skip a rewrite) and
+ * P's own patcher, which compared the library it planned inside with
+ * needs_line[n] for n below the page's `needs`: the program set needs 15
+ * and n 14, dlopened a library, and strcmp read needs_line[14], NULL
+ * (SIGSEGV in sandpit's patcher, in both modes).  Now P keeps its own
+ * count.  Run twice: as it is (the control), then forged */
+static void hint_case(struct __test_metadata *_metadata, const char *how, int *status, char *out,
+		      size_t outlen)
+{
+	char cli[PATH_MAX], prog[PATH_MAX];
+	snprintf(cli, sizeof(cli), "%s/sandpit", bindir);
+	snprintf(prog, sizeof(prog), "%s/selftests/rev20_prog", bindir);
+	int pfd[2];
+	ASSERT_EQ(0, pipe2(pfd, O_CLOEXEC));
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		dup2(pfd[1], 1);
+		execl(cli, cli, "run", "--", prog, how, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t got = 0;
+	ssize_t n;
+	while (got < outlen - 1 && (n = read(pfd[0], out + got, outlen - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = 0;
+	close(pfd[0]);
+	ASSERT_EQ(c, waitpid(c, status, 0));
+}
+
+TEST(hint_page_needs_forged)
+{
+	char out[1024];
+	int st;
+	int runs = 0;
+	hint_case(_metadata, "none", &st, out, sizeof(out));
+	runs++;
+	TH_LOG("control: status %#x: %s", st, out);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	ASSERT_NE(NULL, strstr(out, "page 1"));
+	ASSERT_NE(NULL, strstr(out, "dlopen 1"));
+	hint_case(_metadata, "forge", &st, out, sizeof(out));
+	runs++;
+	TH_LOG("forged: status %#x: %s", st, out);
+	EXPECT_EQ(2, runs);
+	ASSERT_NE(NULL, strstr(out, "forged"));
+	/* found in rev20: exit status 139 (SIGSEGV) before "dlopen" */
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_NE(NULL, strstr(out, "dlopen 1"));
 }
 
 TEST_HARNESS_MAIN

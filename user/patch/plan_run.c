@@ -24,6 +24,10 @@ static const uint8_t *preload;
 static size_t preload_len;
 static struct plan_hints *hints;
 static const char *needs_line[PLAN_MAX_HINTS]; /* the list read, a line each */
+/* how many of needs_line are set: this process's own count, never the
+ * hint page's (the program can write that page: a count there larger
+ * than the lines read had strcmp read needs_line's NULLs) */
+static uint32_t needs_lines;
 
 static uint64_t dev_of(unsigned major, unsigned minor)
 {
@@ -93,7 +97,7 @@ void plan_cache_hint(const char *path, bool planned)
 	i = __atomic_fetch_add(&hints->n, 1, __ATOMIC_RELAXED);
 	if (i >= PLAN_MAX_HINTS)
 		return;
-	if (i >= hints->needs || !needs_line[i] || strcmp(needs_line[i], path))
+	if (i >= needs_lines || strcmp(needs_line[i], path))
 		hints->differs = 1;
 	memcpy(hints->path[i], path, len + 1);
 	if (planned)
@@ -219,7 +223,7 @@ void plan_cache_run_child(int prog_fd, void *hint_page)
 		}
 	}
 	if (lines && lines == preloaded && lines <= PLAN_MAX_HINTS)
-		hints->needs = lines;
+		hints->needs = needs_lines = lines;
 	free(buf);
 	plan_cache_dir_done(dfd);
 	preload = block;
