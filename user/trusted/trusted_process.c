@@ -12,6 +12,7 @@
  * P's slots, and denial_log.c explains and counts refusals, calling
  * nothing of B's. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/prctl.h>
@@ -27,6 +28,34 @@
 #include "user/trusted/fs_base.h"
 #include "user/trusted/slot_fds.h"
 #include "user/trusted/trusted_process.h"
+
+/* One byte from P on its socket; 0 at its end.  Its end is also P's
+ * death (its pidfd): N holds P's descriptor table, so P's end of the pair
+ * hangs up only once B lets N go, and B, waiting for the byte, would
+ * never (P killed before it said "T next": B and N left for ever, as
+ * b_watch_p knows). */
+static int byte_from_p(struct b_proc *p, char *c)
+{
+	struct pollfd pf[2] = { { .fd = p->fd, .events = POLLIN },
+				{ .fd = p->notif_fd >= 0 ? p->pidfd : -1, .events = POLLIN } };
+	while (pf[1].fd >= 0) {
+		int r = poll(pf, 2, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			b_notifier_release(p); /* P gone (or no poll): its end hangs up */
+			pf[1].fd = -1;
+		} else if (pf[0].revents) {
+			break;
+		}
+	}
+	for (;;) {
+		ssize_t n = read(p->fd, c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n == 1;
+	}
+}
 
 static void __attribute__((noreturn)) run(struct b_proc *p)
 {
@@ -85,7 +114,7 @@ static void __attribute__((noreturn)) run(struct b_proc *p)
 		/* P names B its ptracer, then asks: can B stop P's thread? */
 		char go;
 		uint64_t base;
-		if (read(p->fd, &go, 1) != 1)
+		if (!byte_from_p(p, &go))
 			_exit(1);
 		int r = fs_base_ptrace(p->pid, p->sp[0].u_tid, -1, 0, &base);
 		if (write(p->fd, &r, sizeof(r)) != sizeof(r) || r < 0)
@@ -94,7 +123,7 @@ static void __attribute__((noreturn)) run(struct b_proc *p)
 	/* P has patched and clones T next (trusted_process_t_next); P's end
 	 * closed instead: its start failed, and B has nothing to serve */
 	char next;
-	if (read(p->fd, &next, 1) != 1)
+	if (!byte_from_p(p, &next))
 		_exit(0);
 	b_watch_arm_slot0();
 	if (b_thread(b_watch_p, p) != 0)
