@@ -27,6 +27,8 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <linux/sched.h>
+#include <sched.h>
 #include <kselftest_harness.h>
 #include "sandpit.h"
 #include "policy/policy.h"
@@ -703,6 +705,89 @@ TEST_F(rp, calls_with_data_in_s_as_natively)
 	EXPECT_EQ(0, o->differ);
 	EXPECT_EQ(-EACCES, o->sendto_boxed);
 	EXPECT_EQ(3, got); /* sendto and sendmsg natively, sendmsg boxed */
+}
+
+/* ---- (e) the same read's NSpid line (rev19's check): 500 groups put it
+ * past the 4 KiB read, and its absence was taken for a kernel without
+ * the line.  As rev19: clone3 set_tid gives the child the same pid in a
+ * new pid namespace and in the one whose /proc it still has */
+struct nsg_out {
+	long pid, self_pid, r, nspid_at;
+	char err[256];
+};
+
+TEST(nspid_past_one_read_with_the_same_pid_is_refused)
+{
+	if (getuid() != 0)
+		SKIP(return, "needs root for clone3 set_tid and setgroups");
+	struct nsg_out *o = shared_page(sizeof(*o));
+	ASSERT_NE(NULL, o);
+	o->r = 1;
+	fflush(NULL);
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		static gid_t g[500];
+		for (int i = 0; i < 500; i++)
+			g[i] = 1000000 + (gid_t)i;
+		if (setgroups(500, g))
+			_exit(84);
+		if (unshare(CLONE_NEWPID))
+			_exit(80);
+		pid_t init = fork();
+		if (init < 0)
+			_exit(81);
+		if (init > 0) {
+			int s;
+			waitpid(init, &s, 0);
+			_exit(WIFEXITED(s) ? WEXITSTATUS(s) : 90);
+		}
+		for (pid_t want = 20000 + (getppid() % 1000) * 7; want < 32700; want += 13) {
+			pid_t tids[2] = { want, want };
+			struct clone_args ca = { .exit_signal = SIGCHLD,
+						 .set_tid = (uintptr_t)tids,
+						 .set_tid_size = 2 };
+			long q = syscall(SYS_clone3, &ca, sizeof(ca));
+			if (q < 0 && (errno == EEXIST || errno == EBUSY))
+				continue;
+			if (q < 0)
+				_exit(82);
+			if (q == 0) {
+				char b[32] = "", st[65536];
+				ssize_t n = readlink("/proc/self", b, sizeof(b) - 1);
+				b[n > 0 ? n : 0] = 0;
+				o->pid = getpid();
+				o->self_pid = strtol(b, NULL, 10);
+				int fd = open("/proc/self/status", O_RDONLY);
+				size_t got = 0;
+				while (fd >= 0 && (n = read(fd, st + got, sizeof(st) - 1 - got)) > 0)
+					got += (size_t)n;
+				st[got] = 0;
+				char *ns = strstr(st, "\nNSpid:");
+				o->nspid_at = ns ? ns + 1 - st : -1;
+				o->r = sandpit_start(NULL);
+				snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
+				_exit(o->r == 0 ? 0 : 3);
+			}
+			int s;
+			waitpid(q, &s, 0);
+			_exit(WIFEXITED(s) ? WEXITSTATUS(s) : 91);
+		}
+		_exit(83);
+	}
+	int st;
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	TH_LOG("status %#x; pid %ld, /proc/self %ld, NSpid at byte %ld; sandpit_start %ld (%s)", st,
+	       o->pid, o->self_pid, o->nspid_at, o->r, o->err);
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 82 || WEXITSTATUS(st) == 83)
+		SKIP(return, "clone3 set_tid refused (%d)", WEXITSTATUS(st));
+	ASSERT_EQ(o->pid, o->self_pid);
+	ASSERT_LT(4095, o->nspid_at); /* the attack ran: past one read */
+	/* found in rev20: sandpit_start 0 (the line never read); now the
+	 * file is read to its end */
+	EXPECT_EQ(-EOPNOTSUPP, o->r);
+	EXPECT_NE(NULL, strstr(o->err, "NSpid shows 2 levels"));
 }
 
 /* ---- (b) the hint page, which the program can write: its words reach

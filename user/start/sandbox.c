@@ -187,12 +187,20 @@ static int proc_is_ours(int *threads)
 	 * still have (its threads' tids then differ).  NSpid lists this
 	 * process's pids from /proc's namespace down to its own: one field
 	 * when they are the same namespace (no line before Linux 4.1) */
-	char st[4096];
+	/* read to its end: a long Groups line (hundreds of groups) put NSpid
+	 * past one 4 KiB read, and the check was skipped as on a kernel
+	 * without the line */
+	static char st[65536];
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd < 0 ? -1 : read(fd, st, sizeof(st) - 1);
+	size_t got = 0;
+	ssize_t n1 = 0;
+	while (fd >= 0 && got < sizeof(st) - 1 &&
+	       ((n1 = read(fd, st + got, sizeof(st) - 1 - got)) > 0 || (n1 < 0 && errno == EINTR)))
+		got += n1 > 0 ? (size_t)n1 : 0;
+	int whole = fd >= 0 && n1 == 0;
 	if (fd >= 0)
 		close(fd);
-	st[got > 0 ? got : 0] = 0;
+	st[got] = 0;
 	/* the threads, from the same read (else counted in /proc/self/task):
 	 * only a line read whole, its newline in the buffer.  A read cut
 	 * inside the number (a long Groups line puts it at the 4095th byte)
@@ -202,12 +210,18 @@ static int proc_is_ours(int *threads)
 	long th_n = th ? strtol(th + 10, &th_end, 10) : 0;
 	*threads = th && *th_end == '\n' && th_n > 0 && th_n < INT_MAX ? (int)th_n : 0;
 	const char *ns = strstr(st, "\nNSpid:");
+	if (!ns && !whole)
+		return start_fail(-EOPNOTSUPP, "sandpit_start: /proc/self/status is longer than sandpit "
+				  "reads (%zu bytes): cannot tell its pid namespace", got);
 	if (ns) {
 		ns += 7;
 		int fields = 0;
-		for (const char *c = ns; *c && *c != '\n'; c++)
+		const char *c = ns;
+		for (; *c && *c != '\n'; c++)
 			if (*c != ' ' && *c != '\t' && (c == ns || c[-1] == ' ' || c[-1] == '\t'))
 				fields++;
+		if (!*c && !whole) /* the line cut by the buffer's end */
+			fields = -1;
 		if (fields != 1)
 			return start_fail(-EOPNOTSUPP,
 					  "sandpit_start: /proc is of another pid namespace (NSpid shows "
