@@ -648,7 +648,13 @@ TEST_F(rp, calls_with_data_in_s_as_natively)
 	struct sockaddr_in in = { .sin_family = AF_INET };
 	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t sl = sizeof(in);
-	ASSERT_EQ(0, bind(ls, (struct sockaddr *)&in, sizeof(in)));
+	if (bind(ls, (struct sockaddr *)&in, sizeof(in)) < 0) {
+		int e = errno;
+		close(ls);
+		close(us);
+		/* the strict-only guest of check-kernels has no loopback address */
+		SKIP(return, "no loopback address to bind (%s)", strerror(e));
+	}
 	ASSERT_EQ(0, listen(ls, 8));
 	ASSERT_EQ(0, getsockname(ls, (struct sockaddr *)&in, &sl));
 	int port = ntohs(in.sin_port);
