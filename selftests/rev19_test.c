@@ -29,6 +29,7 @@
 #include <kselftest_harness.h>
 #include "sandpit.h"
 #include "policy/policy.h"
+#include "pidns_util.h"
 #include "policy_util.h"
 
 /* ---- readdir as a file system without d_type gives it (xfs without
@@ -303,42 +304,16 @@ TEST(proc_of_parent_pid_namespace_with_the_same_pid_is_refused)
 	pid_t c = fork();
 	ASSERT_LE(0, c);
 	if (c == 0) {
-		if (unshare(CLONE_NEWPID))
-			_exit(80);
-		pid_t init = fork(); /* the namespace's pid 1 */
-		if (init < 0)
-			_exit(81);
-		if (init > 0) {
-			int s;
-			waitpid(init, &s, 0);
-			_exit(WIFEXITED(s) ? WEXITSTATUS(s) : 90);
-		}
-		for (pid_t want = 20000 + (getppid() % 1000) * 7; want < 32700; want += 13) {
-			pid_t tids[2] = { want, want };
-			struct clone_args ca = { .exit_signal = SIGCHLD,
-						 .set_tid = (uintptr_t)tids,
-						 .set_tid_size = 2 };
-			long q = syscall(SYS_clone3, &ca, sizeof(ca));
-			if (q < 0 && (errno == EEXIST || errno == EBUSY))
-				continue;
-			if (q < 0)
-				_exit(82);
-			if (q == 0) {
-				char b[32] = "";
-				ssize_t n = readlink("/proc/self", b, sizeof(b) - 1);
-				b[n > 0 ? n : 0] = 0;
-				o->pid = getpid();
-				o->self_pid = strtol(b, NULL, 10);
-				o->nspid_fields = count_nspid();
-				o->r = sandpit_start(NULL);
-				snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
-				_exit(o->r == 0 ? 0 : 3);
-			}
-			int s;
-			waitpid(q, &s, 0);
-			_exit(WIFEXITED(s) ? WEXITSTATUS(s) : 91);
-		}
-		_exit(83);
+		same_pid_in_a_new_pid_namespace();
+		char b[32] = "";
+		ssize_t n = readlink("/proc/self", b, sizeof(b) - 1);
+		b[n > 0 ? n : 0] = 0;
+		o->pid = getpid();
+		o->self_pid = strtol(b, NULL, 10);
+		o->nspid_fields = count_nspid();
+		o->r = sandpit_start(NULL);
+		snprintf(o->err, sizeof(o->err), "%s", sandpit_error());
+		_exit(o->r == 0 ? 0 : 3);
 	}
 	int st;
 	ASSERT_EQ(c, waitpid(c, &st, 0));
