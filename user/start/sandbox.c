@@ -197,9 +197,11 @@ static int proc_is_ours(int *threads)
 	while (fd >= 0 && got < sizeof(st) - 1 &&
 	       ((n1 = read(fd, st + got, sizeof(st) - 1 - got)) > 0 || (n1 < 0 && errno == EINTR)))
 		got += n1 > 0 ? (size_t)n1 : 0;
-	int whole = fd >= 0 && n1 == 0;
+	int whole = fd >= 0 && n1 == 0, err = fd < 0 || n1 < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
+	if (err) /* no descriptor left (RLIMIT_NOFILE), say */
+		return start_fail(-err, "sandpit_start: /proc/self/status: %s", strerror(err));
 	st[got] = 0;
 	/* the threads, from the same read (else counted in /proc/self/task):
 	 * only a line read whole, its newline in the buffer.  A read cut
