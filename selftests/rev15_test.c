@@ -320,6 +320,11 @@ static int body_mem(void *a)
 	static struct map m[NMAPS];
 	static unsigned char snap[P], key[512];
 	unsigned char out[64], out2[64];
+	/* B confirms slot 0 from the kernel a moment after the start (its
+	 * count of the slot's starts, in S, moves then): not a change of the
+	 * calls' making, so the pages are compared only after it */
+	for (int i = 0; i < 5000 && !__atomic_load_n(&sp->started, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
 	int nm = read_maps(m);
 	if (nm <= 0)
 		return 1;
