@@ -296,22 +296,6 @@ TEST_F(tmpdir, aliases_through_links_are_realpaths_once_components_are_known)
 	policy_free(p);
 }
 
-/* what policy_resolve_existing must give: realpath of the longest head of
- * path that resolves, the rest as written */
-static int resolved_by_realpath(const char *path, char *out)
-{
-	char head[PATH_MAX], real[PATH_MAX];
-	size_t cut = strlen(path);
-
-	memcpy(head, path, cut + 1);
-	while (!realpath(cut ? head : "/", real)) {
-		char *slash = strrchr(head, '/');
-		cut = slash ? (size_t)(slash - head) : 0;
-		head[cut] = 0;
-	}
-	snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut);
-	return 0;
-}
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -363,7 +347,7 @@ TEST_F(tmpdir, links_followed_from_what_is_known_resolve_as_realpath)
 		for (size_t i = 0; i < na; i++) {
 			const char *name = asked[round == 2 ? na - 1 - i : i];
 			at(t, self->dir, name);
-			ASSERT_EQ(0, resolved_by_realpath(t, want));
+			ASSERT_EQ(0, realpath_reference(t, want));
 			ASSERT_EQ(0, policy_resolve_existing(round == 2 ? q : p, t, got));
 			EXPECT_STREQ(want, got) TH_LOG("%s (round %d)", name, round);
 			compared++;

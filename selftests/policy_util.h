@@ -1,6 +1,8 @@
 /* Helpers shared by the policy model's tests and its BPF back end's. */
 #ifndef SANDPIT_SELFTEST_POLICY_UTIL_H
 #define SANDPIT_SELFTEST_POLICY_UTIL_H
+#include <errno.h>
+#include <limits.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,5 +131,25 @@ static inline void default_policy_with(const char *lines, char path[32])
 	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd))
 		abort();
 	free(text);
+}
+/* What policy_resolve_existing must give, by realpath(3), the function
+ * its real_path stands in for: realpath of the longest head of path that
+ * resolves, the rest as written; -errno when not even "/" does */
+static inline int realpath_reference(const char *path, char *out)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	size_t cut = strlen(path);
+	memcpy(head, path, cut + 1);
+	while (!realpath(cut ? head : "/", real)) {
+		if (!cut)
+			return -errno;
+		char *slash = strrchr(head, '/');
+		cut = slash ? (size_t)(slash - head) : 0;
+		head[cut] = 0;
+	}
+	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut) >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
 }
 #endif

@@ -47,24 +47,7 @@ static void rm_rf(const char *d)
 }
 
 /* ---- (c) policy_resolve_existing against the same cut-back made with
- * realpath(3), the function real_path stands in for */
-static int ref_resolve(const char *path, char *out)
-{
-	char head[PATH_MAX], real[PATH_MAX];
-	size_t cut = strlen(path);
-	memcpy(head, path, cut + 1);
-	while (!realpath(cut ? head : "/", real)) {
-		if (!cut)
-			return -errno;
-		char *slash = strrchr(head, '/');
-		cut = slash ? (size_t)(slash - head) : 0;
-		head[cut] = 0;
-	}
-	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + cut) >=
-	    PATH_MAX)
-		return -ENAMETOOLONG;
-	return 0;
-}
+ * realpath(3) (realpath_reference, policy_util.h) */
 
 FIXTURE(rp) { char dir[PATH_MAX]; };
 FIXTURE_SETUP(rp)
@@ -99,7 +82,7 @@ static int compare(struct __test_metadata *_metadata, const char *dir, const cha
 		char path[PATH_MAX], want[PATH_MAX], got[PATH_MAX], got2[PATH_MAX];
 		struct policy *fresh;
 		J(path, dir, rel[i]);
-		int rw = ref_resolve(path, want);
+		int rw = realpath_reference(path, want);
 		int rg = policy_resolve_existing(shared, path, got);
 		if (policy_new(&fresh))
 			return -1000;
@@ -209,7 +192,7 @@ TEST_F(rp, link_with_trailing_slash_to_a_file)
 		errno = 0;
 		ASSERT_EQ(NULL, realpath(a, want));
 		EXPECT_EQ(ENOTDIR, errno);
-		ASSERT_EQ(0, ref_resolve(a, want));
+		ASSERT_EQ(0, realpath_reference(a, want));
 		ASSERT_EQ(0, policy_resolve_existing(p, a, got));
 		asked++;
 		TH_LOG("%s: realpath-based '%s', real_path '%s'", rel[i], want, got);
@@ -256,7 +239,7 @@ TEST_F(rp, more_than_forty_links_fail)
 		J(a, d, rel[i]);
 		errno = 0;
 		int native = realpath(a, want) ? 0 : -errno;
-		ASSERT_EQ(0, ref_resolve(a, want));
+		ASSERT_EQ(0, realpath_reference(a, want));
 		ASSERT_EQ(0, policy_resolve_existing(p, a, got));
 		policy_free(p);
 		asked++;
