@@ -35,7 +35,6 @@
 #include "pidns_util.h"
 #include "policy_util.h"
 #include "build_dir.h"
-#include "kernel_probe.h"
 #include "sandbox_util.h"
 
 static void rm_rf(const char *d)
