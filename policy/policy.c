@@ -390,22 +390,6 @@ static int known_list(struct policy *p, struct known *dir)
 	return 0;
 }
 
-/* realpath(norm) for a normalised absolute path (no '.', '..' or '//'),
- * which is its own real path when no component is a symbolic link.  A
- * component not yet known is read (readlink), or, from the second such
- * child of one directory on, found in that directory's listing; a missing
- * one fails as in realpath.  A link is read and its target put in its
- * place (the components before it are real, so a target without '..' is
- * resolved the same way, from what is known); a target with '..', one
- * ending in '/' or '.' (it must name a directory: the kernel says ENOTDIR
- * where it is a file, a difference normalising would lose), one too
- * long, or a 41st link goes to realpath, as does any doubt: realpath of
- * the path first asked (orig), never of one with links already replaced,
- * whose realpath would count its links from 0 again and resolve a chain
- * the kernel ends at 40 (ELOOP). */
-static char *real_path_at(struct policy *p, const char *norm, char *real, int links,
-			  const char *orig);
-
 static int names_a_directory(const char *target)
 {
 	size_t n = strlen(target);
@@ -413,77 +397,96 @@ static int names_a_directory(const char *target)
 		     (target[n - 1] == '.' && (n == 1 || target[n - 2] == '/')));
 }
 
-static char *follow_link(struct policy *p, const char *norm, size_t i, const char *target,
-			 char *real, int links, const char *orig)
+/* cur with its link, the component ending at cur[i], replaced by target,
+ * normalised into cur again (raw: scratch of 2 * PATH_MAX); -1 where
+ * realpath must decide: a target with '..', one ending in '/' or '.' (it
+ * must name a directory: the kernel says ENOTDIR where it is a file, a
+ * difference normalising would lose), or one too long */
+static int follow_link(char *cur, size_t i, const char *target, char *raw)
 {
-	char raw[2 * PATH_MAX], next[PATH_MAX];
 	size_t dir = i;
-	while (dir > 0 && norm[dir - 1] != '/')
-		dir--; /* the link's directory: norm[0, dir) */
+	while (dir > 0 && cur[dir - 1] != '/')
+		dir--; /* the link's directory: cur[0, dir) */
 	int n = target[0] == '/'
-			? snprintf(raw, sizeof(raw), "%s%s", target, norm + i)
-			: snprintf(raw, sizeof(raw), "%.*s%s%s", (int)dir, norm, target, norm + i);
-	if (links >= 40 || strstr(target, "..") || names_a_directory(target) || n < 0 ||
-	    (size_t)n >= sizeof(raw) || path_normalise(raw, next, sizeof(next)) < 0)
-		return realpath(orig, real);
-	return real_path_at(p, next, real, links + 1, orig);
+			? snprintf(raw, 2 * PATH_MAX, "%s%s", target, cur + i)
+			: snprintf(raw, 2 * PATH_MAX, "%.*s%s%s", (int)dir, cur, target, cur + i);
+	if (strstr(target, "..") || names_a_directory(target) || n < 0 ||
+	    (size_t)n >= 2 * PATH_MAX || path_normalise(raw, cur, PATH_MAX) < 0)
+		return -1;
+	return 0;
 }
 
-static char *real_path_at(struct policy *p, const char *norm, char *real, int links,
-			  const char *orig)
+/* realpath(orig) for a normalised absolute path (no '.', '..' or '//'),
+ * which is its own real path when no component is a symbolic link.  A
+ * component not yet known is read (readlink), or, from the second such
+ * child of one directory on, found in that directory's listing; a missing
+ * one fails as in realpath.  A link is read and its target put in its
+ * place (the components before it are real, so a target without '..' is
+ * resolved the same way, from what is known, starting over from the
+ * root); what follow_link refuses, or a 41st link, goes to realpath, as
+ * does any doubt: realpath of the path first asked (orig), never of one
+ * with links already replaced, whose realpath would count its links from
+ * 0 again and resolve a chain the kernel ends at 40 (ELOOP).  A loop, not
+ * a recursion: a policy is built on its caller's stack, which may be a
+ * small thread's, and a chain of 40 links then takes no more of it than
+ * one (the three buffers here). */
+static char *real_path(struct policy *p, const char *orig, char *real)
 {
-	size_t n = strlen(norm);
-	char target[PATH_MAX];
+	char cur[PATH_MAX], target[PATH_MAX], raw[2 * PATH_MAX];
+	size_t n = strlen(orig);
+	int links = 0;
 
-	if (n >= PATH_MAX || norm[0] != '/')
+	if (n >= PATH_MAX || orig[0] != '/')
 		return realpath(orig, real);
+	memcpy(cur, orig, n + 1);
 	for (size_t i = 1; i <= n; i++) {
-		if (norm[i] && norm[i] != '/')
+		if (cur[i] && cur[i] != '/')
 			continue;
-		char head[PATH_MAX];
-		memcpy(head, norm, i);
-		head[i] = 0;
-		struct known *k = known_find(p, norm, i);
+		char end = cur[i];
+		ssize_t t;
+		struct known *k = known_find(p, cur, i);
 		if (k && k->kind == KNOWN_LINK) {
-			ssize_t t = readlink(head, target, sizeof(target) - 1);
+			cur[i] = 0; /* the head, cur[0, i), for readlink */
+			t = readlink(cur, target, sizeof(target) - 1);
+			cur[i] = end;
 			if (t < 0)
 				return realpath(orig, real);
-			target[t] = 0;
-			return follow_link(p, norm, i, target, real, links, orig);
-		}
-		if (k)
+		} else if (k) {
 			continue;
-		size_t pl = i;
-		while (pl > 1 && norm[pl - 1] != '/')
-			pl--;
-		struct known *parent = known_find(p, norm, pl > 1 ? pl - 1 : 1);
-		if (parent && parent->kind == KNOWN_LISTED) {
-			errno = ENOENT; /* not in the listing */
-			return NULL;
-		}
-		if (parent && ++parent->misses >= 2 && known_list(p, parent) == 0) {
-			i = pl - 1; /* this component again, from the listing */
-			continue;
-		}
-		ssize_t t = readlink(head, target, sizeof(target) - 1);
-		if (t >= 0) {
-			target[t] = 0;
-			if (!known_add(p, norm, i, KNOWN_LINK))
+		} else {
+			size_t pl = i;
+			while (pl > 1 && cur[pl - 1] != '/')
+				pl--;
+			struct known *parent = known_find(p, cur, pl > 1 ? pl - 1 : 1);
+			if (parent && parent->kind == KNOWN_LISTED) {
+				errno = ENOENT; /* not in the listing */
+				return NULL;
+			}
+			if (parent && ++parent->misses >= 2 && known_list(p, parent) == 0) {
+				i = pl - 1; /* this component again, from the listing */
+				continue;
+			}
+			cur[i] = 0;
+			t = readlink(cur, target, sizeof(target) - 1);
+			cur[i] = end;
+			if (t < 0) {
+				if (errno == ENOENT || errno == ENOTDIR)
+					return NULL; /* as realpath: a component is missing */
+				if (errno != EINVAL || !known_add(p, cur, i, KNOWN_PLAIN))
+					return realpath(orig, real);
+				continue;
+			}
+			if (!known_add(p, cur, i, KNOWN_LINK))
 				return realpath(orig, real);
-			return follow_link(p, norm, i, target, real, links, orig);
 		}
-		if (errno == ENOENT || errno == ENOTDIR)
-			return NULL; /* as realpath: a component is missing */
-		if (errno != EINVAL || !known_add(p, norm, i, KNOWN_PLAIN))
+		target[t] = 0;
+		if (links++ >= 40 || follow_link(cur, i, target, raw) < 0)
 			return realpath(orig, real);
+		n = strlen(cur);
+		i = 0; /* the new path from its root: i++ makes it 1 */
 	}
-	memcpy(real, norm, n + 1);
+	memcpy(real, cur, n + 1);
 	return real;
-}
-
-static char *real_path(struct policy *p, const char *norm, char *real)
-{
-	return real_path_at(p, norm, real, 0, norm);
 }
 
 int policy_resolve_existing(struct policy *p, const char *path, char *out)

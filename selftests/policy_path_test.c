@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +359,123 @@ TEST_F(tmpdir, links_followed_from_what_is_known_resolve_as_realpath)
 	policy_free(q);
 	nftw(self->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	mkdir(self->dir, 0700); /* for the teardown's rmdir */
+}
+
+/* A policy is built on its caller's stack (sandpit_start is a library
+ * call: the caller may be a thread with a small stack).  A grant through a
+ * chain of links is followed a link at a time; on a 64 KiB stack with an
+ * inaccessible region below it (a step past its end is a SIGSEGV, never a
+ * write into other memory), painted to see how deep it went */
+#define STACK_PAINT 0xa5
+#define STACK_GUARD (1024 * 1024)
+
+struct chain_grant {
+	char path[PATH_MAX];  /* granted: a link at the head of a chain */
+	char alias[PATH_MAX]; /* realpath's answer for it, "" where it fails */
+	char below[PATH_MAX]; /* path/x, asked of policy_resolve_existing */
+	char got[PATH_MAX];
+	int ran, grant_rc, resolve_rc, has_alias;
+	size_t ngrants;
+};
+
+static void *grant_through_chain(void *arg)
+{
+	struct chain_grant *g = arg;
+	struct policy *p;
+
+	if (policy_new(&p) < 0)
+		return NULL;
+	g->grant_rc = policy_grant(p, g->path, 0, NULL, 0);
+	g->ngrants = policy_ngrants(p);
+	g->has_alias = g->alias[0] && has_grant(p, g->alias);
+	g->resolve_rc = policy_resolve_existing(p, g->below, g->got);
+	policy_free(p);
+	g->ran = 1;
+	return NULL;
+}
+
+static void *do_nothing(void *arg)
+{
+	return arg;
+}
+
+/* fn(arg) on a thread whose stack is `size` bytes, painted first; the
+ * bytes it touched, counted from the top (glibc's thread block, kept at
+ * the top of a stack it is given, included) */
+static size_t on_small_stack(size_t size, void *(*fn)(void *), void *arg)
+{
+	char *m = mmap(NULL, STACK_GUARD + size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+	size_t used = size;
+
+	if (m == MAP_FAILED || mprotect(m, STACK_GUARD, PROT_NONE) < 0)
+		abort();
+	memset(m + STACK_GUARD, STACK_PAINT, size);
+	if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, m + STACK_GUARD, size) ||
+	    pthread_create(&t, &attr, fn, arg) || pthread_join(t, NULL))
+		abort();
+	pthread_attr_destroy(&attr);
+	for (const unsigned char *c = (unsigned char *)m + STACK_GUARD; used && *c == STACK_PAINT;
+	     c++)
+		used--;
+	munmap(m, STACK_GUARD + size);
+	return used;
+}
+
+TEST(a_grant_through_forty_links_resolves_on_a_small_thread_stack)
+{
+	/* n0 -> d, n1 -> n0, ...: n0 is one link, n39 forty, n40 forty-one */
+	static const int heads[] = { 0, 39, 40 };
+	char dir[] = "/tmp/policy_stack.XXXXXX", real[PATH_MAX], t[PATH_MAX];
+	struct chain_grant g;
+	size_t used[3], size = 64 * 1024;
+	long min = sysconf(_SC_THREAD_STACK_MIN);
+
+	if (min > 0 && (size_t)min > size)
+		size = (size_t)min;
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_NE(NULL, realpath(dir, real));
+	ASSERT_EQ(0, mkdir(at(t, real, "d"), 0700));
+	for (int i = 0; i <= 40; i++) {
+		char name[16], target[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(target, sizeof(target), i ? "n%d" : "d", i - 1);
+		ASSERT_EQ(0, symlink(target, at(t, real, name)));
+	}
+	on_small_stack(size, do_nothing, NULL);
+	size_t idle = on_small_stack(size, do_nothing, NULL);
+	/* each twice, measured the second time: the first call of a function
+	 * binds it (the dynamic linker's frame, a few KiB) */
+	for (int k = 0; k < 6; k++) {
+		int h = heads[k % 3];
+		memset(&g, 0, sizeof(g));
+		snprintf(t, sizeof(t), "n%d", h);
+		at(g.path, real, t);
+		at(g.below, g.path, "x");
+		int rerr = realpath(g.path, g.alias) ? 0 : errno;
+		if (rerr)
+			g.alias[0] = 0;
+		EXPECT_EQ(h < 40 ? 0 : ELOOP, rerr) TH_LOG("realpath of n%d", h);
+		EXPECT_STREQ(h < 40 ? at(t, real, "d") : "", g.alias);
+		used[k % 3] = on_small_stack(size, grant_through_chain, &g);
+		ASSERT_EQ(1, g.ran);
+		EXPECT_EQ(0, g.grant_rc);
+		/* the link and, where realpath has an answer, that answer */
+		EXPECT_EQ(h < 40 ? 2u : 1u, g.ngrants) TH_LOG("n%d", h);
+		EXPECT_EQ(h < 40, g.has_alias) TH_LOG("n%d", h);
+		ASSERT_EQ(0, g.resolve_rc);
+		ASSERT_EQ(0, realpath_reference(g.below, t));
+		EXPECT_STREQ(t, g.got);
+		if (k >= 3)
+			TH_LOG("n%d (%d links): %zu of %zu stack bytes, %zu for a thread that "
+			       "does nothing", h, h + 1, used[k % 3], size, idle);
+	}
+	/* forty links take what one does: the same buffers, reused, not a
+	 * frame a link (recursion took some 20 KiB a link) */
+	EXPECT_GE(used[0] + 1024, used[1]);
+	nftw(real, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 TEST_F(tmpdir, a_write_grant_through_a_symlink_is_refused_naming_its_target)
