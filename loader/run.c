@@ -315,6 +315,32 @@ static int wait_child(pid_t child, int may_filter)
 	return WEXITSTATUS(status);
 }
 
+/* The trusted process B (P's sibling: clone(CLONE_PARENT)) and the
+ * notifier N (an orphan, which the command takes in as the run's
+ * subreaper) end once P has; they are reaped here, so that nothing of the
+ * run outlives the command: B ended about a millisecond after it, and
+ * under a PID 1 that reaps nothing (a container's, this machine's) each
+ * run left two zombies for good.  Bounded: one still there after 5 s is
+ * said and left to init. */
+#define REAP_MS 5000
+static void reap_helpers(void)
+{
+	for (int ms = 0;;) {
+		pid_t r = waitpid(-1, NULL, __WALL | WNOHANG);
+		if (r > 0 || (r < 0 && errno == EINTR))
+			continue;
+		if (r < 0)
+			return; /* ECHILD: none left */
+		if (ms++ == REAP_MS) {
+			fprintf(stderr, "sandpit: a process of sandpit's has not ended %d s after the "
+					"program; left running\n",
+				REAP_MS / 1000);
+			return;
+		}
+		usleep(1000);
+	}
+}
+
 /* Without --log, a program that fails after refusals gets one closing
  * line: how many, the first, what refused it and what would allow it.
  * The count is B's (user/trusted/denial_log.c), written to a pipe whose writing
@@ -522,6 +548,9 @@ int run_main(int argc, char **argv)
 	void *hints = mmap(NULL, SANDPIT_PLAN_HINT_BYTES, PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	fflush(NULL);
+	/* N, made an orphan at start, comes to the command (reap_helpers);
+	 * not inherited by the child */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid_t child = fork();
 	if (child < 0)
 		return run_fail(RUN_EXIT_SANDPIT, "fork: %s", strerror(errno));
@@ -532,6 +561,7 @@ int run_main(int argc, char **argv)
 		int strict = a.opts.mode == SANDPIT_MODE_STRICT ||
 			     (env_mode && !strcmp(env_mode, "strict"));
 		int status = wait_child(child, !strict);
+		reap_helpers();
 		if (report[0] >= 0 && status != 0)
 			closing_line(report[0]);
 		if (hints != MAP_FAILED)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -576,6 +577,43 @@ TEST_F(run, closing_line_counts_the_refusals_and_names_the_grant)
 	EXPECT_EQ(NULL, strstr(r.out, " refused;")) TH_LOG("%s", r.out);
 	free(r.out);
 	want_stderr = 0;
+}
+
+/* Nothing the run started outlives the command: the trusted process B
+ * (the command's child) and the notifier N (an orphan) are reaped before
+ * `sandpit run` returns.  This test is the subreaper of what the command
+ * leaves, so a B or N still there when the command has been waited for
+ * comes to it, running or a zombie.  Ten runs a mode, half of them with a
+ * refusal (the closing line, which only B writes, proves B served them). */
+TEST_F(run, nothing_of_the_run_outlives_the_command)
+{
+	char *refused[] = { "cat", self->secret, NULL }, *fine[] = { "true", NULL };
+	int left = 0, closing = 0;
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	want_stderr = 1;
+	for (int i = 0; i < 10; i++) {
+		struct result r;
+		ASSERT_EQ(0, sandboxed(variant->mode, NULL, i & 1 ? refused : fine, NULL, NULL, NULL,
+				       &r));
+		result_text(&r);
+		EXPECT_EQ(i & 1 ? 1 : 0, r.status) TH_LOG("%s", r.out);
+		closing += strstr(r.out, " refused; the first: ") != NULL;
+		free(r.out);
+		/* what is there now came from this run: none is the test's own */
+		for (;;) {
+			pid_t p = waitpid(-1, NULL, __WALL | WNOHANG);
+			if (p < 0) {
+				EXPECT_EQ(ECHILD, errno);
+				break;
+			}
+			left++;
+			if (p == 0) /* one still running: it ends, and is counted once */
+				waitpid(-1, NULL, __WALL);
+		}
+	}
+	want_stderr = 0;
+	EXPECT_EQ(5, closing);
+	EXPECT_EQ(0, left);
 }
 
 /* The closing line's grant is for the refusal it names: a read refused,
