@@ -78,16 +78,26 @@ static int proc_dir(const char *dir)
 /* Whether an absolute path reaches something with no link on the way (the
  * last component excepted when it is not followed): then the walk below
  * would read no link, and one openat2 that refuses every link tells so
- * faster than a readlink per component.  Any doubt (a link, a missing
- * component, no openat2) answers no and the walk decides. */
+ * faster than a readlink per component.  So too where the openat2 finds a
+ * component missing (ENOENT): it met no link before it (a link would have
+ * been ELOOP first), and the walk, which keeps every name from a missing
+ * one on as it is, would read the same text; unless a '..' follows
+ * (the kernel cannot walk back out of what is not there: the walk says
+ * so), and so only in a path without '..' (nor a name too long, which the
+ * walk refuses even past a missing one).  Python's imports and ld.so's
+ * search ask mostly for names that are not there: a readlink per
+ * component each.  Any other doubt (a link, no openat2) answers no and
+ * the walk decides. */
 static int no_link_on_the_way(const char *abs, int follow_last, int *keep)
 {
+	int odd = 0; /* a '..', or a name the walk finds too long wherever it is */
 	/* the walk gives /proc/self and /proc/thread-self P's pid, even where
 	 * they are the last component and not followed */
 	for (const char *c = abs; *c;) {
 		size_t n = strcspn(c, "/");
 		if ((n == 4 && !memcmp(c, "self", 4)) || (n == 11 && !memcmp(c, "thread-self", 11)))
 			return 0;
+		odd |= (n == 2 && !memcmp(c, "..", 2)) || n > NAME_MAX;
 		c += n + (c[n] == '/');
 	}
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
@@ -95,7 +105,7 @@ static int no_link_on_the_way(const char *abs, int follow_last, int *keep)
 	long fd = syscall(SYS_openat2, AT_FDCWD, abs, &how, sizeof(how));
 
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT && !odd;
 	if (keep)
 		*keep = (int)fd;
 	else
@@ -213,7 +223,7 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 	}
 	if ((flags & PATH_OPENAT2) && no_link_on_the_way(pend, follow_last, fd)) {
 		int r = path_normalise(pend, out, outlen);
-		if (r < 0 && fd) {
+		if (r < 0 && fd && *fd >= 0) {
 			close(*fd);
 			*fd = -1;
 		}

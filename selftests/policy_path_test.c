@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kselftest_harness.h>
@@ -572,6 +573,65 @@ TEST_F(tmpdir, a_missing_tail_is_kept_for_creation)
 	ASSERT_EQ(0, symlink("/nonexistent-dir/x", at(link, self->dir, "out")));
 	ASSERT_EQ(0, resolve(NULL, link, 0, self->out));
 	EXPECT_STREQ("/nonexistent-dir/x", self->out);
+}
+
+/* A name that is not there, with no link before it, is resolved from
+ * openat2's ENOENT alone: no readlink per component (Python's imports and
+ * ld.so's search ask mostly for such names).  Proved in a child whose
+ * readlinks fail (EPERM, a seccomp filter): the shortcut's text comes
+ * back, while a link on the way, a '..' or the walk alone still read
+ * links there and so fail.  Both ways agree on each (resolve). */
+TEST_F(tmpdir, a_missing_name_without_a_link_before_it_needs_no_readlink)
+{
+	char sub[PATH_MAX], rel[PATH_MAX], p[PATH_MAX], longname[NAME_MAX + 2];
+	if (!kernel_has_openat2())
+		SKIP(return, "no openat2");
+	ASSERT_EQ(0, mkdir(at(sub, self->dir, "sub"), 0755));
+	ASSERT_EQ(0, symlink("sub", at(rel, self->dir, "rel")));
+	memset(longname, 'n', NAME_MAX + 1);
+	longname[NAME_MAX + 1] = 0;
+
+	ASSERT_EQ(0, resolve(self->dir, "sub/missing/x", 0, self->out));
+	EXPECT_STREQ(at(p, self->dir, "sub/missing/x"), self->out);
+	ASSERT_EQ(0, resolve(self->dir, "rel/missing", 0, self->out));
+	EXPECT_STREQ(at(p, self->dir, "sub/missing"), self->out);
+	EXPECT_EQ(-ENOENT, resolve(self->dir, "sub/missing/../x", 0, self->out));
+	snprintf(p, sizeof(p), "sub/missing/%s", longname);
+	EXPECT_EQ(-ENAMETOOLONG, resolve(self->dir, p, 0, self->out));
+
+	pid_t c = fork();
+	ASSERT_LE(0, c);
+	if (c == 0) {
+		scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+		if (!f || seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(readlink), 0) ||
+		    seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(readlinkat), 0) ||
+		    seccomp_load(f))
+			_exit(100);
+		char out[PATH_MAX], want[PATH_MAX];
+		int bad = 0;
+		at(want, self->dir, "sub/missing/x");
+		/* the shortcut: the text, no readlink */
+		if (path_resolve(getpid(), self->dir, "sub/missing/x", PATH_OPENAT2, out, sizeof(out)) ||
+		    strcmp(out, want))
+			bad |= 1;
+		/* the walk alone reads links: refused here */
+		if (path_resolve(getpid(), self->dir, "sub/missing/x", 0, out, sizeof(out)) != -EPERM)
+			bad |= 2;
+		/* a link on the way: openat2 says ELOOP, and the walk reads it */
+		if (path_resolve(getpid(), self->dir, "rel/missing", PATH_OPENAT2, out, sizeof(out)) !=
+		    -EPERM)
+			bad |= 4;
+		/* a '..': the walk decides */
+		if (path_resolve(getpid(), self->dir, "sub/missing/../x", PATH_OPENAT2, out,
+				 sizeof(out)) != -EPERM)
+			bad |= 8;
+		_exit(bad);
+	}
+	int st;
+	ASSERT_EQ(c, waitpid(c, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	rmdir(sub);
 }
 
 TEST_F(tmpdir, a_file_is_not_a_directory)
