@@ -76,7 +76,12 @@
 #define O_CLOEXEC 02000000
 #define EFD_CLOEXEC  O_CLOEXEC
 #define EFD_NONBLOCK 04000
-#define B_YIELDS 2000 /* about a millisecond of B being busy elsewhere */
+/* T's turns of the CPU to B before it sleeps until B publishes (MB_T_WAIT_B):
+ * B's server follows T onto its CPU (b_serve.c), so a yield is how B gets
+ * it; a check that takes longer (a cold file system, B's first calls) is
+ * cheaper slept through, one futex each side, than yielded through, one
+ * call a turn (a few hundred at each start when it was 2000) */
+#define B_YIELDS 4
 /* how long U may take to end after its exit was accepted: a yield costs 1,
  * a 10 ms wait EXIT_WAIT_COST, so about 2 s in all */
 #define EXIT_BUDGET    200000
@@ -824,8 +829,8 @@ trusted_thread_main:
 	CHECK_B
 	jmp .Lring
 .Lb_wait:
-	/* B needs a CPU: yield ours rather than sleep, which lets B run at
-	 * once if it shares this CPU and costs nothing if it has its own */
+	/* B needs a CPU: yield ours a few times first, which lets B run at
+	 * once on this CPU, where its server follows T (B_YIELDS) */
 	mov $B_YIELDS, %ebp
 1:	mov SP_SEQ(%r15), %rax
 	cmp %rax, %rbx
