@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -34,6 +35,11 @@ enum answer_kind b_answer_kind(long nr)
 	case SYS_getxattr:
 	case SYS_lgetxattr:
 		return ANSWER_XATTR;
+	case SYS_statfs:
+		return ANSWER_STATFS;
+	case SYS_listxattr:
+	case SYS_llistxattr:
+		return ANSWER_LISTXATTR;
 	}
 	return ANSWER_NONE;
 }
@@ -134,7 +140,10 @@ static long answer_readlink(int fd, const struct secure_page *sp, struct sp_answ
  * (fgetxattr and getxattrat(AT_EMPTY_PATH) say EBADF, 6.18), but its magic
  * link in B's own /proc/self/fd is one: the walk jumps to the
  * descriptor's object and stops there, link or not, and nothing of U's
- * is on the way.  A value longer than the answer's room goes to T (0). */
+ * is on the way.  A value longer than the answer's room is E2BIG: handed
+ * to T, the checked text would be walked again, and a directory swapped
+ * for a link meanwhile would lead T to a file outside the grants
+ * (rev21_test race_getxattr_of_a_long_value_*). */
 static long answer_xattr(int s, int fd, struct secure_page *sp, struct sp_answer *a)
 {
 	char name[256], proc[40];
@@ -147,12 +156,34 @@ static long answer_xattr(int s, int fd, struct secure_page *sp, struct sp_answer
 	ssize_t r = getxattr(proc, name, ask ? a->bytes : NULL, ask);
 	if (r < 0) {
 		int err = errno;
-		if ((err == ERANGE && size > SP_ANSWER_MAX) || err == ENOENT || err == EBADF ||
-		    err == ENOSYS)
-			return 0; /* longer than the room, or no /proc here: T's */
+		if (err == ERANGE && size > SP_ANSWER_MAX)
+			return answered(a, -E2BIG, 0, 0);
+		if (err == ENOENT || err == EBADF || err == ENOSYS)
+			return 0; /* no /proc here: T's */
 		return answered(a, -err, 0, 0);
 	}
 	return answered(a, r, size ? (uint32_t)r : 0, 2);
+}
+
+/* listxattr(path, list, size), llistxattr: as getxattr, the names of B's
+ * descriptor's object through B's own /proc/self/fd; a list longer than
+ * the answer's room is E2BIG, never T's walk of the text again */
+static long answer_listxattr(int fd, struct secure_page *sp, struct sp_answer *a)
+{
+	char proc[40];
+	size_t size = (size_t)sp->args[2];
+	size_t ask = size < SP_ANSWER_MAX ? size : SP_ANSWER_MAX;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t r = listxattr(proc, ask ? (char *)a->bytes : NULL, ask);
+	if (r < 0) {
+		int err = errno;
+		if (err == ERANGE && size > SP_ANSWER_MAX)
+			return answered(a, -E2BIG, 0, 0);
+		if (err == ENOENT || err == EBADF || err == ENOSYS)
+			return 0; /* no /proc here: T's */
+		return answered(a, -err, 0, 0);
+	}
+	return answered(a, r, size ? (uint32_t)r : 0, 1);
 }
 
 /* The answer about the object B checked: fd's own (leaf ""), or, for a
@@ -195,6 +226,18 @@ long b_answer(int s, enum answer_kind kind, int fd, const char *leaf, struct sec
 		return answer_readlink(fd, sp, a);
 	case ANSWER_XATTR:
 		return answer_xattr(s, fd, sp, a);
+	case ANSWER_STATFS: {
+		/* fstatfs takes an O_PATH descriptor: the file system of the
+		 * object B checked, not of where T's walk of the text would go */
+		struct statfs sfs;
+		_Static_assert(sizeof(sfs) == 120, "the kernel's struct statfs");
+		if (fstatfs(fd, &sfs) < 0)
+			return errno == EBADF || errno == ENOSYS ? 0 : -errno;
+		memcpy(a->bytes, &sfs, sizeof(sfs));
+		return answered(a, 0, sizeof(sfs), 1);
+	}
+	case ANSWER_LISTXATTR:
+		return answer_listxattr(fd, sp, a);
 	case ANSWER_NONE:
 		break;
 	}
