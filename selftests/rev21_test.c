@@ -299,10 +299,11 @@ static int leak_calls(void *arg)
 		int fd = open(p, O_RDONLY);
 		LO->res[LO->n++] = fd < 0 ? -errno : (close(fd), 0);
 	}
-	/* under a deny inside the grant */
-	const char *denied[] = { "secret/file/x", "secret/nofile/x" };
-	for (int i = 0; i < 2; i++)
-		LO->res[LO->n++] = stat(J(p, LO->grant, denied[i]), &st) ? -errno : 0;
+	/* under a deny inside the grant, and, the control, in the grant */
+	const char *in[] = { "secret/file/x", "secret/nofile/x", "gfile/x", "nodir/..",
+			     "gloop/x", "nofile/x" };
+	for (int i = 0; i < 6; i++)
+		LO->res[LO->n++] = stat(J(p, LO->grant, in[i]), &st) ? -errno : 0;
 	return 0;
 }
 
@@ -320,6 +321,8 @@ static void leak_case(struct __test_metadata *_metadata, const char *dir)
 	ASSERT_EQ(0, close(open(J(a, LO->out, "file"), O_CREAT | O_WRONLY, 0600)));
 	ASSERT_EQ(0, mkdir(J(a, LO->out, "dir"), 0755));
 	ASSERT_EQ(0, symlink("loop", J(a, LO->out, "loop")));
+	ASSERT_EQ(0, close(open(J(a, LO->grant, "gfile"), O_CREAT | O_WRONLY, 0600)));
+	ASSERT_EQ(0, symlink("gloop", J(a, LO->grant, "gloop")));
 	char lines[PATH_MAX + 32];
 	snprintf(lines, sizeof(lines), "path deny %s/secret\n", LO->grant);
 	ASSERT_EQ(0, policy_with(LO->policy, sizeof(LO->policy), dir, "p.policy", lines));
@@ -328,27 +331,29 @@ static void leak_case(struct __test_metadata *_metadata, const char *dir)
 				     .policy_file = LO->policy };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(leak_calls, NULL, &o, 30)));
 	ASSERT_EQ(1, LO->reached);
-	ASSERT_EQ(14, LO->n);
+	ASSERT_EQ(18, LO->n);
 	for (int i = 0; i < LO->n; i++)
 		TH_LOG("call %d: %ld", i, LO->res[i]);
 }
 
 /* Found: outside every grant (and under a deny) a name that is there
- * answers ENOTDIR, ENOENT or ELOOP where one that is not answers EACCES:
- * B returns the walk's error before it checks the grants.  The program
- * learns which files exist, which are directories and which are links
- * outside its grants, one stat each (the walk's, the same before
- * 110e866) */
-TEST_F(tree, the_errno_of_a_name_outside_the_grants_tells_whether_it_is_there_found)
+ * answered ENOTDIR, ENOENT or ELOOP where one that is not answered
+ * EACCES: B returned the walk's error before it checked the grants (the
+ * same before 110e866).  The program learnt which files exist, which are
+ * directories and which are links outside its grants, one stat each.
+ * Now where the walk failed is checked first: outside what the program
+ * may see, EACCES; inside a grant, the kernel's errno as before */
+TEST_F(tree, the_errno_of_a_name_outside_the_grants_never_tells_whether_it_is_there)
 {
 	leak_case(_metadata, self->dir);
-	long want[14] = {
-		-ENOTDIR, -ENOTDIR, -EACCES, -EACCES, /* file/x: there; nofile/x: not */
-		-EACCES, -EACCES, -ENOENT, -ENOENT, /* dir/..: there; nodir/..: not */
-		-ELOOP, -ELOOP, -EACCES, -EACCES,   /* loop/x: a link; noloop/x: not */
-		-ENOTDIR, -EACCES,                  /* under the deny */
+	long want[18] = {
+		-EACCES, -EACCES, -EACCES, -EACCES, /* file/x: there; nofile/x: not */
+		-EACCES, -EACCES, -EACCES, -EACCES, /* dir/..: there; nodir/..: not */
+		-EACCES, -EACCES, -EACCES, -EACCES, /* loop/x: a link; noloop/x: not */
+		-EACCES, -EACCES,                   /* under the deny */
+		-ENOTDIR, -ENOENT, -ELOOP, -ENOENT, /* in the grant: as natively */
 	};
-	for (int k = 0; k < 14; k++) {
+	for (int k = 0; k < 18; k++) {
 		EXPECT_EQ(want[k], LO->res[k]) TH_LOG("call %d", k);
 	}
 }
@@ -633,9 +638,12 @@ static int big_calls(void *arg)
 	return 0;
 }
 
-/* found: 70-200 of the outside file's value a run; now a value longer
- * than the answer's room is E2BIG, never T's walk of the text */
-TEST_F(tree, race_getxattr_of_a_long_value_never_reaches_a_link_swapped_in)
+/* Found, open (docs/LIMITS.md): a value longer than B's answer has room
+ * for goes to T by the checked text, which a swap in between leads to the
+ * outside file's value (70-200 times a run).  The fix that refuses such a
+ * value (E2BIG) breaks answer_test's native 4,000-byte value: the lead's
+ * choice */
+TEST_F(tree, race_getxattr_of_a_long_value_reaches_a_link_swapped_in_found)
 {
 	if (!suite_has_openat2())
 		SKIP(return, "write grants need openat2");
@@ -664,12 +672,11 @@ TEST_F(tree, race_getxattr_of_a_long_value_never_reaches_a_link_swapped_in)
 	       BO->last_other);
 	ASSERT_LT(500, BO->calls);
 	ASSERT_LT(500, BO->flips);
-	/* the grant's file reached (E2BIG: too long for B's answer) and the
-	 * swapped link refused */
-	EXPECT_LT(0, BO->big);
+	/* the grant's value, the swapped link refused, and the outside's */
+	EXPECT_LT(0, BO->own);
 	EXPECT_LT(0, BO->refused);
-	EXPECT_EQ(0, BO->own);
-	EXPECT_EQ(0, BO->hits);
+	EXPECT_LT(0, BO->hits);
+	EXPECT_EQ(0, BO->big);
 	EXPECT_EQ(0, BO->other);
 }
 
