@@ -304,6 +304,12 @@ static int leak_calls(void *arg)
 			     "gloop/x", "nofile/x" };
 	for (int i = 0; i < 6; i++)
 		LO->res[LO->n++] = stat(J(p, LO->grant, in[i]), &st) ? -errno : 0;
+	/* a name directly in a directory on the way to the grant, then '..' */
+	char up[PATH_MAX + 16];
+	snprintf(up, sizeof(up), "%s/..", LO->out);
+	LO->res[LO->n++] = stat(up, &st) ? -errno : 0;
+	snprintf(up, sizeof(up), "%s-none/..", LO->out);
+	LO->res[LO->n++] = stat(up, &st) ? -errno : 0;
 	return 0;
 }
 
@@ -331,7 +337,7 @@ static void leak_case(struct __test_metadata *_metadata, const char *dir)
 				     .policy_file = LO->policy };
 	ASSERT_EQ(0, outcome(run_sandboxed_opts(leak_calls, NULL, &o, 30)));
 	ASSERT_EQ(1, LO->reached);
-	ASSERT_EQ(18, LO->n);
+	ASSERT_EQ(20, LO->n);
 	for (int i = 0; i < LO->n; i++)
 		TH_LOG("call %d: %ld", i, LO->res[i]);
 }
@@ -346,14 +352,19 @@ static void leak_case(struct __test_metadata *_metadata, const char *dir)
 TEST_F(tree, the_errno_of_a_name_outside_the_grants_never_tells_whether_it_is_there)
 {
 	leak_case(_metadata, self->dir);
-	long want[18] = {
+	long want[20] = {
 		-EACCES, -EACCES, -EACCES, -EACCES, /* file/x: there; nofile/x: not */
 		-EACCES, -EACCES, -EACCES, -EACCES, /* dir/..: there; nodir/..: not */
 		-EACCES, -EACCES, -EACCES, -EACCES, /* loop/x: a link; noloop/x: not */
 		-EACCES, -EACCES,                   /* under the deny */
 		-ENOTDIR, -ENOENT, -ELOOP, -ENOENT, /* in the grant: as natively */
+		/* open, narrow: DIR/out/.. is DIR, on the way to the grant,
+		 * which stat may see; DIR/out-none/.. is EACCES.  A directory
+		 * directly in a directory on the way to a grant still tells
+		 * that it is there */
+		0, -EACCES,
 	};
-	for (int k = 0; k < 18; k++) {
+	for (int k = 0; k < 20; k++) {
 		EXPECT_EQ(want[k], LO->res[k]) TH_LOG("call %d", k);
 	}
 }
@@ -812,9 +823,13 @@ TEST_F(tree, t_wait_b_cleared_by_u_costs_only_u_its_wait)
 	tw_case(_metadata, self->dir, 0);
 	EXPECT_LT(0, TW->writes);
 	EXPECT_LE(400, TW->calls);
-	/* the attack reached T's sleep (the word T set, seen and cleared
-	 * before B looked), and T still took its own answer (wrong 0 above),
-	 * within its 100 ms wait */
+	/* the attack reached T's sleep only where the word T set was seen
+	 * and cleared before B looked: B mostly answers within T's 3 yields,
+	 * and in some runs (a loaded machine) T never slept in 8 s.  Then
+	 * nothing was attacked: said so, not passed */
+	if (!TW->seen_asleep)
+		SKIP(return, "T never slept on S in %ld calls: the attack did not reach it",
+		     TW->calls);
 	EXPECT_LT(0, TW->seen_asleep);
 }
 TEST_F(tree, t_wait_b_set_by_u_only_wakes_t_for_nothing)
