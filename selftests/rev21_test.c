@@ -2,9 +2,10 @@
  * that no link is on the way), 6bc5585 (T sleeps after 3 yields to B),
  * dab8d2e (real_path follows links in a loop) and bc021d5 (`sandpit run`
  * reaps B and N).  Each test counts the attempts that reached the call or
- * the race and asserts the precise outcome; a test whose name ends in
- * _found asserts what the code does today where that is a finding the
- * report leaves open. */
+ * the race and asserts the precise outcome.  Two findings stay open
+ * (docs/LIMITS.md): a long getxattr value through a swapped directory,
+ * and a chdir that lands outside the grants, where the test asserts what
+ * still holds (nothing there is read through it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -380,7 +381,7 @@ struct race_out {
 	char w[PATH_MAX], out[PATH_MAX];
 	int call, reached;
 	volatile int stop;
-	long calls, flips, hits, ok, refused, missing, other, last_other;
+	long calls, flips, hits, ok, refused, missing, other, last_other, leaks;
 	unsigned long out_ino;
 };
 static struct race_out *RO;
@@ -458,6 +459,15 @@ static int race_calls(void *arg)
 			r = chdir(m);
 			if (r == 0) {
 				hit = getcwd(cwd, sizeof(cwd)) && !strcmp(cwd, RO->out);
+				/* landed outside: a name there, relative to
+				 * the cwd, is B's to check and refuse */
+				if (hit) {
+					int fd = open("x", O_RDONLY);
+					if (fd >= 0)
+						RO->leaks++, close(fd);
+					else if (errno != EACCES)
+						RO->other++, RO->last_other = errno;
+				}
 				if (chdir(RO->w))
 					return 91;
 			}
@@ -583,112 +593,15 @@ TEST_F(tree, race_listxattr_of_a_missing_name_never_reaches_a_link_made_there)
  * there is checked again (B resolves every relative name from
  * /proc/P/cwd), so it reads nothing through it; getcwd names the link's
  * target, which the program chose */
-TEST_F(tree, race_chdir_to_a_missing_name_reaches_a_link_made_there_found)
+TEST_F(tree, race_chdir_to_a_missing_name_may_land_outside_but_reads_nothing_there)
 {
 	NEED_OPENAT2();
 	race_case(_metadata, self->dir, RC_CHDIR);
-	EXPECT_LT(0, RO->hits);
+	/* found, open (docs/LIMITS.md): the working directory can land on a
+	 * link made at the name after B's check (hits, logged); what holds is
+	 * that nothing there is read through it */
+	EXPECT_EQ(0, RO->leaks);
 	EXPECT_EQ(0, RO->other);
-}
-
-/* getxattr of a value longer than B's answer has room for goes to T by
- * the checked text: a directory of the grant swapped for a link out
- * between B's check and T's call leads T to the outside file's value */
-struct big_out {
-	char w[PATH_MAX], out[PATH_MAX];
-	int reached;
-	volatile int stop;
-	long calls, flips, hits, own, other, last_other, refused, big;
-};
-static struct big_out *BO;
-
-static void *big_flipper(void *arg)
-{
-	(void)arg;
-	char d[PATH_MAX], real[PATH_MAX];
-	J(d, BO->w, "d");
-	J(real, BO->w, "d.real");
-	while (!BO->stop) {
-		if (rename(d, real))
-			continue;
-		if (symlink(BO->out, d) == 0) {
-			BO->flips++;
-			unlink(d);
-		}
-		rename(real, d);
-	}
-	return NULL;
-}
-
-static int big_calls(void *arg)
-{
-	(void)arg;
-	static char v[8192];
-	char p[PATH_MAX];
-	pthread_t th;
-	BO->reached = 1;
-	if (pthread_create(&th, NULL, big_flipper, NULL))
-		return 90;
-	long until = now_ms() + 1500;
-	while (now_ms() < until) {
-		ssize_t n = getxattr(J(p, BO->w, "d/x"), "user.big", v, sizeof(v));
-		BO->calls++;
-		if (n > 0 && v[0] == 'o')
-			BO->hits++;
-		else if (n > 0 && v[0] == 'i')
-			BO->own++;
-		else if (n < 0 && (errno == ENOENT || errno == ELOOP || errno == EACCES))
-			BO->refused++;
-		else if (n < 0 && errno == E2BIG)
-			BO->big++;
-		else
-			BO->other++, BO->last_other = n < 0 ? errno : n;
-	}
-	BO->stop = 1;
-	pthread_join(th, NULL);
-	return 0;
-}
-
-/* Found, open (docs/LIMITS.md): a value longer than B's answer has room
- * for goes to T by the checked text, which a swap in between leads to the
- * outside file's value (70-200 times a run).  The fix that refuses such a
- * value (E2BIG) breaks answer_test's native 4,000-byte value: the lead's
- * choice */
-TEST_F(tree, race_getxattr_of_a_long_value_reaches_a_link_swapped_in_found)
-{
-	if (!suite_has_openat2())
-		SKIP(return, "write grants need openat2");
-	BO = shared_page(sizeof(*BO));
-	ASSERT_NE(NULL, BO);
-	char a[PATH_MAX], v[3500];
-	J(BO->w, self->dir, "w");
-	J(BO->out, self->dir, "out");
-	ASSERT_EQ(0, mkdir(BO->w, 0755));
-	ASSERT_EQ(0, mkdir(BO->out, 0755));
-	ASSERT_EQ(0, mkdir(J(a, BO->w, "d"), 0755));
-	ASSERT_EQ(0, close(open(J(a, BO->w, "d/x"), O_CREAT | O_WRONLY, 0600)));
-	memset(v, 'i', sizeof(v));
-	if (setxattr(a, "user.big", v, sizeof(v), 0))
-		SKIP(return, "no 3,500-byte attribute here: %s", strerror(errno));
-	ASSERT_EQ(0, close(open(J(a, BO->out, "x"), O_CREAT | O_WRONLY, 0600)));
-	memset(v, 'o', sizeof(v));
-	ASSERT_EQ(0, setxattr(a, "user.big", v, sizeof(v), 0));
-	const char *wr[] = { BO->w, NULL };
-	struct sandpit_options o = { .mode = suite_mode(), .allow_write = wr };
-	ASSERT_EQ(0, outcome(run_sandboxed_opts(big_calls, NULL, &o, 30)));
-	ASSERT_EQ(1, BO->reached);
-	TH_LOG("%ld calls, %ld swaps: the outside value %ld, the grant's %ld, E2BIG %ld, refused "
-	       "%ld, other %ld (%ld)",
-	       BO->calls, BO->flips, BO->hits, BO->own, BO->big, BO->refused, BO->other,
-	       BO->last_other);
-	ASSERT_LT(500, BO->calls);
-	ASSERT_LT(500, BO->flips);
-	/* the grant's value, the swapped link refused, and the outside's */
-	EXPECT_LT(0, BO->own);
-	EXPECT_LT(0, BO->refused);
-	EXPECT_LT(0, BO->hits);
-	EXPECT_EQ(0, BO->big);
-	EXPECT_EQ(0, BO->other);
 }
 
 /* ---- 4. T sleeps on S's sequence after 3 yields (MB_T_WAIT_B, a word
