@@ -198,13 +198,28 @@ int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *
 	return path_resolve_fd(pid, cwd, path, flags, out, outlen, NULL);
 }
 
-/* res holds the resolved prefix without a trailing slash ("" is the root). */
+static int resolve_walk(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+			size_t outlen, int *fd, char *res);
+
 int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		    size_t outlen, int *fd)
 {
+	char res[PATH_MAX];
 	if (fd)
 		*fd = -1;
-	char res[PATH_MAX], link[PATH_MAX], pend[2 * PATH_MAX + 2], tmp[2 * PATH_MAX + 2];
+	res[0] = '\0';
+	int r = resolve_walk(pid, cwd, path, flags, out, outlen, fd, res);
+	if (r < 0 && outlen)
+		snprintf(out, outlen, "%s", strlen(res) < outlen ? res : "");
+	return r;
+}
+
+/* res holds the resolved prefix without a trailing slash ("" is the root);
+ * the caller's, so that a failure can say where it happened. */
+static int resolve_walk(pid_t pid, const char *cwd, const char *path, int flags, char *out,
+			size_t outlen, int *fd, char *res)
+{
+	char link[PATH_MAX], pend[2 * PATH_MAX + 2], tmp[2 * PATH_MAX + 2];
 	const char *p, *q;
 	int links = 0, missing = 0, follow_last = !(flags & PATH_NOFOLLOW);
 	size_t rl, len;
@@ -229,7 +244,6 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 		}
 		return r;
 	}
-	res[0] = '\0';
 	p = pend;
 	for (;;) {
 		while (*p == '/')
@@ -256,7 +270,7 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 		if (len > NAME_MAX)
 			return -ENAMETOOLONG;
 		rl = strlen(res);
-		if (rl + 1 + len >= sizeof(res))
+		if (rl + 1 + len >= PATH_MAX)
 			return -ENAMETOOLONG;
 		res[rl] = '/';
 		memcpy(res + rl + 1, p, len);
@@ -274,8 +288,8 @@ int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, cha
 			if (pd < 0)
 				return pd;
 			if (pd == 1) {
-				if ((size_t)snprintf(res + rl, sizeof(res) - rl, "/%d", (int)pid) >=
-				    sizeof(res) - rl)
+				if ((size_t)snprintf(res + rl, PATH_MAX - rl, "/%d", (int)pid) >=
+				    PATH_MAX - rl)
 					return -ENAMETOOLONG;
 				continue;
 			}

@@ -38,7 +38,10 @@ int path_resolve(pid_t pid, const char *cwd, const char *path, int flags, char *
 /* The same; where one openat2 that refuses every link reached the path, *fd
  * is that descriptor (O_PATH, the last component not followed under
  * PATH_NOFOLLOW): the object the resolved text named when it was resolved,
- * for the caller to close.  Else -1. */
+ * for the caller to close.  Else -1.  On a failure, out holds the prefix
+ * the walk had resolved, the component that failed included ("" if it
+ * failed before any lookup): where the error says something about the
+ * tree, for B to check against the grants before it tells U. */
 int path_resolve_fd(pid_t pid, const char *cwd, const char *path, int flags, char *out,
 		    size_t outlen, int *fd);
 

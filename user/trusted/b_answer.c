@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -34,6 +35,11 @@ enum answer_kind b_answer_kind(long nr)
 	case SYS_getxattr:
 	case SYS_lgetxattr:
 		return ANSWER_XATTR;
+	case SYS_statfs:
+		return ANSWER_STATFS;
+	case SYS_listxattr:
+	case SYS_llistxattr:
+		return ANSWER_LISTXATTR;
 	}
 	return ANSWER_NONE;
 }
@@ -155,6 +161,26 @@ static long answer_xattr(int s, int fd, struct secure_page *sp, struct sp_answer
 	return answered(a, r, size ? (uint32_t)r : 0, 2);
 }
 
+/* listxattr(path, list, size), llistxattr: as getxattr, the names of B's
+ * descriptor's object through B's own /proc/self/fd; a list longer than
+ * the answer's room goes to T (0), as a long getxattr value does */
+static long answer_listxattr(int fd, struct secure_page *sp, struct sp_answer *a)
+{
+	char proc[40];
+	size_t size = (size_t)sp->args[2];
+	size_t ask = size < SP_ANSWER_MAX ? size : SP_ANSWER_MAX;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t r = listxattr(proc, ask ? (char *)a->bytes : NULL, ask);
+	if (r < 0) {
+		int err = errno;
+		if ((err == ERANGE && size > SP_ANSWER_MAX) || err == ENOENT || err == EBADF ||
+		    err == ENOSYS)
+			return 0; /* longer than the room, or no /proc here: T's */
+		return answered(a, -err, 0, 0);
+	}
+	return answered(a, r, size ? (uint32_t)r : 0, 1);
+}
+
 /* The answer about the object B checked: fd's own (leaf ""), or, for a
  * stat or statx of one component not followed, fd's entry leaf (fd the
  * directory: b_resolve). */
@@ -195,6 +221,18 @@ long b_answer(int s, enum answer_kind kind, int fd, const char *leaf, struct sec
 		return answer_readlink(fd, sp, a);
 	case ANSWER_XATTR:
 		return answer_xattr(s, fd, sp, a);
+	case ANSWER_STATFS: {
+		/* fstatfs takes an O_PATH descriptor: the file system of the
+		 * object B checked, not of where T's walk of the text would go */
+		struct statfs sfs;
+		_Static_assert(sizeof(sfs) == 120, "the kernel's struct statfs");
+		if (fstatfs(fd, &sfs) < 0)
+			return errno == EBADF || errno == ENOSYS ? 0 : -errno;
+		memcpy(a->bytes, &sfs, sizeof(sfs));
+		return answered(a, 0, sizeof(sfs), 1);
+	}
+	case ANSWER_LISTXATTR:
+		return answer_listxattr(fd, sp, a);
 	case ANSWER_NONE:
 		break;
 	}

@@ -1,5 +1,5 @@
 /* The path calls the trusted process B answers itself (a stat, statx,
- * access, readlink or getxattr), from the descriptor its resolution opened
+ * access, readlink, getxattr, statfs or listxattr), from the descriptor its resolution opened
  * (RESOLVE_NO_SYMLINKS, the last component not followed where the call
  * does not follow it; after a walk through links, the checked text opened
  * the same way), so that the kernel walks the path once and what is
@@ -20,6 +20,8 @@ enum answer_kind {
 	ANSWER_ACCESS,
 	ANSWER_READLINK,
 	ANSWER_XATTR,
+	ANSWER_STATFS,
+	ANSWER_LISTXATTR,
 };
 
 /* what B answers of call nr itself (ANSWER_NONE: T makes the call) */

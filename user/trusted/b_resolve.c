@@ -127,5 +127,15 @@ int b_resolve(int s, int dirfd, const char *path, int nofollow, char *out, int *
 	}
 	if (r < 0)
 		return r == -ENOENT ? -EBADF : r;
-	return path_resolve_fd(p->pid, base, path, how, out, PATH_MAX, fd);
+	r = path_resolve_fd(p->pid, base, path, how, out, PATH_MAX, fd);
+	/* A walk that fails tells what is where it failed: a file under which
+	 * a name was asked (ENOTDIR), a link (ELOOP, a target too long), a
+	 * name that is not there followed by '..' (ENOENT, where one that is
+	 * resolves).  Outside what the program may see, that is EACCES, as
+	 * any other name there */
+	if ((r == -ENOENT || r == -ENOTDIR || r == -ELOOP || r == -ENAMETOOLONG) && out[0] == '/' &&
+	    policy_check_path(b_cfg()->policy, p->pid, out, PA_READ) < 0 &&
+	    policy_check_ancestor(b_cfg()->policy, p->pid, out) < 0)
+		return -EACCES;
+	return r;
 }
