@@ -49,8 +49,11 @@ SANDPIT_API int sandpit_supported(void);
  * the point of no return kills the process rather than run it unsandboxed.
  * Before it forks its trusted process it drops every capability of the
  * process and sets no_new_privs (a failure after that leaves them so):
- * root keeps its uid, nothing more.  The policy's `path deny` lines win
- * over allow_read and allow_write. */
+ * root keeps its uid, nothing more.  A failure before the point of no
+ * return gives back the descriptors, memory and processes it made; once
+ * it has patched, the program's code stays patched (its calls still made
+ * as they are, through sandpit's entry).  The policy's `path deny` lines
+ * win over allow_read and allow_write. */
 SANDPIT_API int sandpit_start(const struct sandpit_options *opts);
 
 /* The mode in force (SANDPIT_MODE_NONE before a successful sandpit_start). */

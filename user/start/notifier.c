@@ -219,13 +219,19 @@ void start_notifier(struct start *s, const struct policy *pol, struct trusted_pr
 	c->notif_id = n.id;
 	c->notif_pid = pid;
 	c->slots_made = 1;
+	s->n_made = s->n_held = 1;
 }
 
-void start_notifier_close(struct trusted_process_config *c, int failed)
+void start_notifier_let_go(struct start *s, const struct trusted_process_config *c)
 {
-	if (c->notif_fd < 0)
-		return;
-	close(c->notif_fd);
-	if (failed)
+	if (s->n_held)
+		close(c->notif_fd);
+	s->n_held = 0;
+}
+
+void start_notifier_ended(struct start *s)
+{
+	if (s->n_made)
 		wait_gone();
+	s->n_made = 0;
 }

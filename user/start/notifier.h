@@ -19,10 +19,12 @@
  * fails: without N, start-up makes them all. */
 struct policy;
 void start_notifier(struct start *s, const struct policy *pol, struct trusted_process_config *c);
-/* P's copy of the listener closed (after B is forked, or when start-up
- * fails before); N ends when no one holds it.  On a failure, waits until
- * N has ended. */
-void start_notifier_close(struct trusted_process_config *c, int failed);
+/* P's copy of the listener closed, if it still holds it (once B is
+ * forked, or when start-up fails); N ends when no one holds it. */
+void start_notifier_let_go(struct start *s, const struct trusted_process_config *c);
+/* A start that failed: once P and B have let the listener go, N (if this
+ * start made one) waited for until it has ended. */
+void start_notifier_ended(struct start *s);
 /* N's pid while N lives, else 0 (the kernel clears it); then N's listener
  * or -errno, as N's start-up left it */
 extern int32_t sandpit_notifier_words[2];

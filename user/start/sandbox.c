@@ -233,15 +233,13 @@ static int proc_is_ours(int *threads)
 	return 0;
 }
 
-/* Single call, single thread, a mode that can run, grants the kernel can
+/* Single thread, a mode that can run, grants the kernel can
  * keep, a /proc of this process's own. */
 static int check_caller(struct start *s)
 {
 	const struct sandpit_options *opts = s->opts;
 	int r;
 
-	if (started)
-		return start_fail(-EBUSY, "sandpit_start: the sandbox is already running");
 	if ((r = resolve_mode(opts, &s->mode, &s->auto_chose)) < 0)
 		return r;
 	if (opts && (opts->flags & ~SANDPIT_OPT_CONNECT))
@@ -304,11 +302,8 @@ static int add_connects(struct start *s)
 			 : !conn || conn->kind != PK_NET ? "connect is not" : "setsockopt is not");
 		r = -EINVAL;
 	}
-	if (r < 0) {
-		policy_free(policy);
-		policy = NULL;
+	if (r < 0)
 		return start_fail(r, "policy: %s", s->perr);
-	}
 	return 0;
 }
 
@@ -327,13 +322,10 @@ static int build_policy(struct start *s)
 		for (size_t i = 0; i < policy_ngrants(policy); i++) {
 			const struct policy_grant *g = policy_grant_at(policy, i);
 			if (g->writable && !g->exact && !compat_has(COMPAT_OPENAT2)) {
-				r = start_fail(-EOPNOTSUPP, "%s: the write grant %s needs openat2, which "
-						      "this kernel %s", opts->policy_file, g->path,
-					 getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)"
-								  : "lacks");
-				policy_free(policy);
-				policy = NULL;
-				return r;
+				return start_fail(-EOPNOTSUPP, "%s: the write grant %s needs openat2, "
+						  "which this kernel %s", opts->policy_file, g->path,
+						  getenv("SANDPIT_KERNEL") ? "has turned off (SANDPIT_KERNEL)"
+									   : "lacks");
 			}
 		}
 		/* read, write, exit and rt_sigreturn reach the kernel past the
@@ -341,8 +333,6 @@ static int build_policy(struct start *s)
 		if (s->mode == SANDPIT_MODE_STRICT &&
 		    (r = policy_strict_check(policy, opts->policy_file, NULL, NULL, s->perr,
 					     sizeof(s->perr))) < 0) {
-			policy_free(policy);
-			policy = NULL;
 			return start_fail(r, "%s%s", s->perr,
 				    !s->auto_chose ? ""
 				    : getenv("SANDPIT_KERNEL") && *getenv("SANDPIT_KERNEL")
@@ -360,11 +350,8 @@ static int build_policy(struct start *s)
 		return r;
 	/* the plan cache is outside every grant, whatever the policy says */
 	s->perr[0] = 0;
-	if ((r = deny_plan_cache(policy, s->perr, sizeof(s->perr))) < 0) {
-		policy_free(policy);
-		policy = NULL;
+	if ((r = deny_plan_cache(policy, s->perr, sizeof(s->perr))) < 0)
 		return start_fail(r, "policy: %s", s->perr[0] ? s->perr : strerror(-r));
-	}
 	return 0;
 }
 
@@ -483,7 +470,7 @@ static int configure(struct start *s)
 				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sigtab == MAP_FAILED)
 		return start_fail(-errno, "cannot allocate the handler table: %s", strerror(errno));
-	sandpit_sigtab = sigtab;
+	sandpit_sigtab = s->sigtab = sigtab;
 	tp = (struct trusted_process_config){ .pid = s->pid, .fd = s->b_fd, .fd_lo = s->fd_lo,
 					      .fd_hi = s->fd_hi, .nslots = s->nslots, .sp = sp,
 					      .mb = mb,
@@ -549,46 +536,47 @@ static int fork_trusted_process(struct start *s)
 	 * pair, B's end in B only, P's in sandpit's block where B's end of
 	 * T<->B was (P must not hold that, or T would never see B hang up) */
 	int pass[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pass) < 0) {
-		r = -errno;
-		start_notifier_close(&tp, 1);
-		return start_fail(r, "socketpair: %s", strerror(-r));
-	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pass) < 0)
+		return start_fail(-errno, "socketpair: %s", strerror(errno));
 	tp.pass_fd = pass[1];
 	tp.pass_peer = pass[0];
-	s->mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
+	pid_t mid = trusted_process_spawn(&tp, b_sibling, &s->bpid);
+	s->b_forked = mid >= 0;
+	s->mid = mid > 0 ? mid : 0;
 	if (s->mid > 0 && s->reaper) {
 		/* B an orphan before the program takes in orphans again */
-		int rr = trusted_process_reap(s->mid);
-		s->mid = rr < 0 ? rr : 0;
+		mid = trusted_process_reap(s->mid);
+		s->mid = 0;
 	}
 	close(pass[1]);
 	/* N's listener is B's alone (or no one's, and N ends) */
-	start_notifier_close(&tp, s->mid < 0);
-	/* the program's file is B's alone: the program gets its own opens of
-	 * it from B (b_exe.c), never this descriptor */
+	start_notifier_let_go(s, &tp);
+	if (mid < 0) {
+		close(pass[0]);
+		return start_fail(mid, "cannot start the trusted process: %s", strerror(-mid));
+	}
+	/* B's end of T<->B is B's alone from here on: P's number of it holds
+	 * P's end of the pair B opens descriptors on */
+	r = dup3(pass[0], s->b_fd, O_CLOEXEC) < 0 ? -errno : 0;
+	close(pass[0]);
+	if (r < 0)
+		return start_fail(r, "cannot close the trusted process's descriptor");
+	return 0;
+}
+
+/* What is B's alone leaves P once T runs (B has its copies): the
+ * program's file (the program gets its own opens of it from B, b_exe.c)
+ * and the command's count of refusals. */
+static void hand_over_to_b(void)
+{
 	if (program_fd >= 0) {
 		close(program_fd);
 		program_fd = -1;
 	}
-	if (s->mid < 0) {
-		close(pass[0]);
-		return start_fail(s->mid, "cannot start the trusted process: %s", strerror(-s->mid));
-	}
-	if (dup3(pass[0], s->b_fd, O_CLOEXEC) < 0) {
-		r = -errno;
-		close(pass[0]);
-		close(s->tb_fd); /* B sees P's end go and exits */
-		trusted_process_started(s->mid, s->bpid, -1);
-		return start_fail(r, "cannot close the trusted process's descriptor");
-	}
-	close(pass[0]);
-	/* the count is B's: P (and so U) keeps no descriptor to it */
 	if (tp.report_fd >= 0) {
 		close(tp.report_fd);
 		unsetenv("SANDPIT_REPORT_FD");
 	}
-	return 0;
 }
 
 /* Every other slot's eventfds, then the program's soft RLIMIT_NOFILE as
@@ -601,11 +589,8 @@ static int make_slot_descriptors(struct start *s)
 
 	if (r >= 0)
 		r = slots_restore_limit(&s->place);
-	if (r < 0) {
-		close(s->tb_fd); /* B sees P's end go and exits */
-		trusted_process_started(s->mid, s->bpid, -1);
+	if (r < 0)
 		return start_fail(r, "cannot make sandpit's descriptors: %s", strerror(-r));
-	}
 	return 0;
 }
 
@@ -615,19 +600,20 @@ static int make_slot_descriptors(struct start *s)
  * set thread pointers, it can. */
 static int trusted_process_ready(struct start *s)
 {
-	s->bpid = trusted_process_started(s->mid, s->bpid, s->tb_fd);
-	if (s->bpid < 0)
-		return start_fail(s->bpid, "the trusted process did not start");
-	prctl(PR_SET_PTRACER, s->bpid, 0, 0, 0); /* Yama: let B read our memory */
+	pid_t b = trusted_process_started(s->mid, s->bpid, s->tb_fd);
+	s->mid = 0; /* reaped */
+	if (b < 0)
+		return start_fail(b, "the trusted process did not start");
+	s->bpid = b;
+	/* Yama: let B read our memory */
+	s->ptracer = prctl(PR_SET_PTRACER, s->bpid, 0, 0, 0) == 0;
 	int r2 = tp.fs_by_ptrace ? trusted_process_check_ptrace(s->tb_fd) : 0;
-	if (r2 < 0) {
-		kill(s->bpid, SIGKILL);
+	if (r2 < 0)
 		return start_fail(r2, "strict mode on a CPU without FSGSBASE needs the trusted process to "
 				"set thread pointers by ptrace, and ptrace is refused here (%s; Yama "
 				"ptrace_scope 2 or 3, a tracer already attached, or a container "
 				"that forbids it?): use filter mode",
 			    strerror(-r2));
-	}
 	return 0;
 }
 
@@ -645,10 +631,8 @@ static int clone_trusted_thread(struct start *s)
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0);
 	long ttid = sandpit_clone_trusted(s->sp);
 	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0);
-	if (ttid < 0) {
-		kill(s->bpid, SIGKILL);
+	if (ttid < 0)
 		return start_fail((int)ttid, "cannot start the trusted thread: %s", strerror((int)-ttid));
-	}
 	return 0;
 }
 
@@ -715,26 +699,77 @@ static void enter_seccomp(struct start *s)
 	}
 }
 
-/* The steps of start-up, in docs/design/startup.md's order.  A failure before T
- * runs returns an error and leaves nothing applied; after it, the process
- * dies rather than run unsandboxed (invariant 5). */
+/* A start that failed before T runs: everything its steps made given
+ * back, last first, so that the caller finds its process as it was but
+ * for what cannot be taken back (docs/LIMITS.md): the capabilities and
+ * no_new_privs once dropped, the code once patched.  B first: told there
+ * is nothing to serve and waited for (it alone holds its end of T<->B,
+ * and P's number of that end holds the pass socket by then, closed
+ * first), then N, which ends once P and B have let its listener go.
+ * Every number of the block is sandpit's (slots.c placed it where none
+ * was open).  Returns err. */
+static int give_back(struct start *s, int err)
+{
+	if (s->b_fd >= 0 && s->b_fd == s->fds[1])
+		s->fds[1] = -1;
+	if (s->b_fd >= 0)
+		close(s->b_fd);
+	start_notifier_let_go(s, &tp);
+	if (s->mid > 0)
+		trusted_process_reap(s->mid);
+	if (s->b_forked)
+		trusted_process_end(s->tb_fd, s->bpid);
+	start_notifier_ended(s);
+	if (s->ptracer)
+		prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+	for (int i = 0; i < SLOTS_PLACED; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	if (s->fd_lo >= 0 && s->nslots > 1)
+		syscall(SYS_close_range, slots_t_fd(s->fd_lo, 1), slots_maps_fd(s->fd_lo, s->nslots) - 1, 0);
+	slots_restore_limit(&s->place);
+	sandpit_exec_patch_release();
+	if (s->sigtab) {
+		munmap(s->sigtab, sizeof(struct sigtab));
+		sandpit_sigtab = NULL;
+	}
+	if (s->sp && s->sp->fprog[1])
+		munmap((void *)(uintptr_t)s->sp->fprog[1], (size_t)s->sp->fprog[0] * 8);
+	start_unmap_secure_memory(s);
+	if (s->table)
+		munmap((void *)s->table, s->table_len);
+	if (!started && policy) {
+		policy_free(policy);
+		policy = NULL;
+	}
+	tp = (struct trusted_process_config){ .notif_fd = -1 };
+	plan_cache_let_go();
+	return err;
+}
+
+/* The steps of start-up, in docs/design/startup.md's order.  A failure
+ * before T runs returns an error and gives back what the steps made
+ * (give_back), but for the capabilities and no_new_privs once dropped and
+ * the code once patched; after it, the process dies rather than run
+ * unsandboxed (invariant 5). */
 int sandpit_start(const struct sandpit_options *opts)
 {
-	struct start s = { .opts = opts, .mode = SANDPIT_MODE_NONE };
+	struct start s = { .opts = opts, .mode = SANDPIT_MODE_NONE, .smfd = -1, .mb = MAP_FAILED,
+			   .fds = { -1, -1, -1, -1, -1 }, .fd_lo = -1, .tb_fd = -1, .b_fd = -1,
+			   .maps_fd = -1 };
 	int r;
 
 	start_errbuf[0] = 0;
+	if (started)
+		return start_fail(-EBUSY, "sandpit_start: the sandbox is already running");
 	plan_cache_hold(); /* until T: after it, never a descriptor of sandpit's below the block */
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = start_map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
 	    (r = configure(&s)) < 0 || (r = drop_capabilities()) < 0 ||
 	    (orphans_away(&s, 1), start_notifier(&s, policy, &tp), r = fork_trusted_process(&s),
 	     orphans_away(&s, 0), r) < 0 ||
-	    (r = make_slot_descriptors(&s)) < 0) {
-		slots_restore_limit(&s.place);
-		plan_cache_let_go();
-		return r;
-	}
+	    (r = make_slot_descriptors(&s)) < 0)
+		return give_back(&s, r);
 	start_protect_ranges(&s);
 	start_patch_code(&s);
 	r = trusted_process_ready(&s);
@@ -743,13 +778,12 @@ int sandpit_start(const struct sandpit_options *opts)
 	plan_cache_let_go();
 	if (r >= 0 && trusted_process_t_next(s.tb_fd) < 0)
 		r = start_fail(-EPIPE, "the trusted process is gone");
-	if (r < 0) {
-		close(s.tb_fd); /* B sees P's end go and exits */
-		return r;
-	}
-	if ((r = clone_trusted_thread(&s)) < 0)
-		return r;
+	if (r >= 0)
+		r = clone_trusted_thread(&s);
+	if (r < 0)
+		return give_back(&s, r);
 	/* ---- point of no return: T runs */
+	hand_over_to_b();
 	start_seal_secure_memory(&s);
 	set_up_thread(&s);
 	enter_seccomp(&s);

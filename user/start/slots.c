@@ -151,18 +151,23 @@ static int flush(const int *from, const int *to, int k)
 	return 0;
 }
 
-int slots_make_eventfds(const struct slots_place *pl)
+/* the batch: eventfds made below the block (from) and their numbers in
+ * it (to), the first *k of them pending */
+static int from[BATCH], to[BATCH];
+
+static int make_eventfds(const struct slots_place *pl, int *pending)
 {
-	static int from[BATCH], to[BATCH];
 	int k = 0, lo = pl->fd_lo, end = slots_maps_fd(lo, pl->nslots), r;
 	for (int fd = slots_t_fd(lo, 1); fd < end; fd++) {
 		/* T's never blocks: T polls it */
 		int e = eventfd(0, (fd - lo) % 2 ? EFD_CLOEXEC : EFD_CLOEXEC | EFD_NONBLOCK);
+		*pending = k;
 		if (e < 0)
 			return -errno;
 		if (e < lo) {
 			from[k] = e;
 			to[k++] = fd;
+			*pending = k;
 			if (k == BATCH && (r = flush(from, to, k)) < 0)
 				return r;
 			k %= BATCH;
@@ -176,16 +181,32 @@ int slots_make_eventfds(const struct slots_place *pl)
 			close(e);
 			if ((r = flush(from, to, k)) < 0)
 				return r;
-			k = 0;
+			k = *pending = 0;
 			fd--;
 			continue;
 		}
 		/* no batch: no target is pending, so e is fd or above the
 		 * block */
-		if (e != fd && (dup3(e, fd, O_CLOEXEC) < 0 || close(e) < 0))
-			return -errno;
+		if (e != fd && dup3(e, fd, O_CLOEXEC) < 0) {
+			r = -errno;
+			close(e);
+			return r;
+		}
+		if (e != fd)
+			close(e);
 	}
 	return flush(from, to, k);
+}
+
+/* on a failure, the batch's eventfds below the block closed: those in
+ * it are the block's, which a failed start closes whole */
+int slots_make_eventfds(const struct slots_place *pl)
+{
+	int k = 0, r = make_eventfds(pl, &k);
+	if (r < 0)
+		for (int i = 0; i < k; i++)
+			close(from[i]);
+	return r;
 }
 
 int slots_restore_limit(struct slots_place *pl)

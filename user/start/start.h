@@ -36,9 +36,14 @@ struct start {
 	int fds[SLOTS_PLACED], nslots, fd_lo, fd_hi, tb_fd, b_fd, maps_fd;
 	struct slots_place place;       /* where they are; the program's RLIMIT_NOFILE */
 	pid_t pid, tid;
-	pid_t mid;                      /* B's intermediate child, if any */
+	pid_t mid;                      /* B's intermediate child, if any, until reaped */
 	int reaper;                     /* a subreaper, not one while sandpit's orphans are made */
 	pid_t bpid;                     /* B, as clone said it (0 if not yet known), then as B says */
+	/* what a failed start gives back besides the above (sandbox.c,
+	 * give_back): N made, P's copy of its listener, B forked, B named
+	 * ptracer, the handler table */
+	int n_made, n_held, b_forked, ptracer;
+	void *sigtab;
 	struct patch_config pc;
 	struct patch_stats ps;
 	int patched;                    /* patch_process's result */
@@ -53,6 +58,8 @@ void __attribute__((noreturn)) start_die(const char *what, long err);
 
 /* start_memory.c */
 int start_map_secure_memory(struct start *s);
+/* what start_map_secure_memory made, given back (a start that failed) */
+void start_unmap_secure_memory(struct start *s);
 /* a range U may never write, remap or re-protect, in sp's list */
 void start_add_range(void *sp, uintptr_t lo, uintptr_t hi);
 void start_protect_ranges(struct start *s);

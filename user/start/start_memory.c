@@ -49,7 +49,6 @@ void start_add_range(void *ctx, uintptr_t lo, uintptr_t hi)
 int start_map_secure_memory(struct start *s)
 {
 	s->smfd = memfd_create("sandpit-secure", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	s->mb = MAP_FAILED;
 	if (s->smfd < 0 || ftruncate(s->smfd, (off_t)S_LEN) < 0 ||
 	    !(s->region = map_region(s->smfd)) ||
 	    (s->mb = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
@@ -57,6 +56,20 @@ int start_map_secure_memory(struct start *s)
 		return start_fail(-errno, "cannot allocate secure memory: %s", strerror(errno));
 	s->sp = (struct secure_page *)(s->region + SM_ALT_REGION);
 	return 0;
+}
+
+void start_unmap_secure_memory(struct start *s)
+{
+	if (s->mb != MAP_FAILED)
+		munmap(s->mb, MB_LEN);
+	if (s->region)
+		munmap((void *)s->region, SM_ALT_REGION + S_LEN);
+	if (s->smfd >= 0)
+		close(s->smfd);
+	s->mb = MAP_FAILED;
+	s->region = 0;
+	s->sp = NULL;
+	s->smfd = -1;
 }
 
 /* What U may never write, remap or re-protect (invariant 3): S, the

@@ -124,18 +124,12 @@ int start_finish_patching(struct start *s)
 	struct patch_stats *ps = &s->ps;
 	int r = s->patched;
 
-	if (r < 0) {
-		kill(s->bpid, SIGKILL);
+	if (r < 0)
 		return start_fail(r, "cannot patch system calls: %s", strerror(-r));
-	}
-	if (!r && (r = sandpit_exec_patch_init(&s->pc, sandpit_entry)) < 0) {
-		kill(s->bpid, SIGKILL);
+	if (!r && (r = sandpit_exec_patch_init(&s->pc, sandpit_entry)) < 0)
 		return start_fail(r, "cannot reserve the run-time patcher's memory: %s", strerror(-r));
-	}
-	if (s->sp->nranges > SM_MAX_RANGES) {
-		kill(s->bpid, SIGKILL);
+	if (s->sp->nranges > SM_MAX_RANGES)
 		return start_fail(-E2BIG, "too many protected ranges (%lu)", (unsigned long)s->sp->nranges);
-	}
 	if (getenv("SANDPIT_DEBUG"))
 		fprintf(stderr,
 			"sandpit: patched %u of %u sites in %u modules in %ld us (left: %u sigreturn, "

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -167,6 +168,29 @@ int trusted_process_check_ptrace(int fd)
 	if (write(fd, &go, 1) != 1 || read(fd, &r, sizeof(r)) != sizeof(r))
 		return -EPIPE;
 	return r;
+}
+
+void trusted_process_end(int fd, pid_t b)
+{
+	char buf[64];
+
+	shutdown(fd, SHUT_WR);
+	for (int waited = 0; waited < 100;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int r = poll(&pf, 1, 100);
+		if (r < 0 && errno != EINTR)
+			return;
+		if (r == 0 && ++waited == 10 && b > 0)
+			kill(b, SIGKILL); /* its end still open: B is not reaped, b is B */
+		if (r <= 0)
+			continue;
+		/* B's words (ready, the ptrace check) read and dropped */
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return; /* its end closed (or reset: closed with a word unread) */
+	}
 }
 
 int trusted_process_t_next(int fd)

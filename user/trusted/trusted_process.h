@@ -35,6 +35,15 @@ int trusted_process_reap(pid_t mid);
  * 0 or -errno. */
 int trusted_process_check_ptrace(int fd);
 
+/* A start that failed, P's side, on its end of cfg->fd: B told there is
+ * nothing to serve (P's end shut for writing: B reads its end and exits
+ * wherever it is in its start), and waited for until its end of the pair,
+ * which only B holds, has closed: B's descriptors are gone and it is
+ * exiting.  b: B's pid if known (else 0), killed if B has not ended
+ * within a second.  Only a B stopped from outside, its pid unknown, is
+ * not waited for past 10 s: it exits as soon as it runs again. */
+void trusted_process_end(int fd, pid_t b);
+
 /* P's word on its end of cfg->fd that it has patched and clones slot 0's
  * T next: until it, B's watchers leave slot 0 alone (nothing of it runs
  * while P patches).  0 or -EPIPE. */

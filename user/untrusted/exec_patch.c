@@ -155,6 +155,13 @@ int sandpit_exec_patch_init(const struct patch_config *start_cfg,
 	return 0;
 }
 
+void sandpit_exec_patch_release(void)
+{
+	if (arena && arena != MAP_FAILED)
+		munmap(arena, ARENA_LEN + STACK_LEN);
+	arena = arena_top = stack = NULL;
+}
+
 /* ---- the pending ranges ---- */
 
 /* Forget [lo, hi) in v (its protection changed or it went away). */

@@ -133,6 +133,8 @@ extern int sandpit_exec_patch_on __attribute__((visibility("hidden")));
 int sandpit_exec_patch_init(const struct patch_config *start_cfg,
 			    long (*entry)(long nr, long a0, long a1, long a2, long a3, long a4, long a5))
 	__attribute__((visibility("hidden")));
+/* its memory given back (a start that failed after sandpit_exec_patch_init) */
+void sandpit_exec_patch_release(void) __attribute__((visibility("hidden")));
 long sandpit_exec_call(long nr, long a[6], long (*make)(long nr, const long a[6]))
 	__attribute__((visibility("hidden")));
 int sandpit_exec_fault(uintptr_t addr) __attribute__((visibility("hidden")));
