@@ -532,4 +532,172 @@ TEST_F_TIMEOUT(r, b_killed_at_chosen_moments, 600)
 	EXPECT_LE(1, self->t.post);
 }
 
+/* ---- the caller's signal handlers while sandpit_start runs ---- */
+
+static volatile long ticks, chld_reaped, handler_ppid;
+static void on_alrm(int sig)
+{
+	(void)sig;
+	int e = errno;
+	struct stat st;
+	struct timespec t;
+	ticks++;
+	handler_ppid = getppid();
+	fstat(0, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	errno = e;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig;
+	int e = errno;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		chld_reaped++;
+	errno = e;
+}
+
+struct sig_report {
+	int rc, open_err, wrong;
+	long before, during, after, reaped, last_wrong;
+	char msg[256];
+};
+
+/* P with a handler of its own: a timer's every 50 us (a profiler's, much
+ * faster), or a SIGCHLD handler that reaps whatever ends (a server's).
+ * The start must run (the timer's handler, run while start-up patched,
+ * crashed P each time; the SIGCHLD handler reaped B's intermediate child
+ * and every start failed with ECHILD); then the sandbox enforces. */
+static int sig_p(void *arg)
+{
+	struct sig_report *r = arg;
+	static const char *rd[] = { "/tmp", NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = rd };
+	int timer = r->rc == 1;
+	struct sigaction sa = { .sa_handler = timer ? on_alrm : on_chld, .sa_flags = SA_RESTART };
+	sigaction(timer ? SIGALRM : SIGCHLD, &sa, NULL);
+	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+	if (timer) {
+		setitimer(ITIMER_REAL, &it, NULL);
+		while (ticks < 20)
+			;
+	}
+	r->before = ticks;
+	r->rc = sandpit_start(&o);
+	r->during = ticks - r->before;
+	r->reaped = chld_reaped;
+	snprintf(r->msg, sizeof(r->msg), "%s", r->rc ? sandpit_error() : "");
+	if (timer)
+		setitimer(ITIMER_REAL, &off, NULL);
+	r->after = ticks;
+	if (r->rc == 0) {
+		int fd = open("/var", O_RDONLY | O_DIRECTORY);
+		r->open_err = fd < 0 ? errno : -fd;
+	}
+	return 0;
+}
+
+TEST(timer_handler_never_runs_inside_sandpit_start)
+{
+	struct sig_report *r = shared_page(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	for (int i = 0; i < 5; i++) {
+		memset(r, 0, sizeof(*r));
+		r->rc = 1;
+		fflush(NULL);
+		pid_t p = fork();
+		if (p == 0)
+			_exit(sig_p(r));
+		int st;
+		ASSERT_EQ(p, waitpid(p, &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("attempt %d: P ended %#x", i, st);
+		EXPECT_LE(20, r->before); /* the timer ran before the call */
+		EXPECT_EQ(0, r->rc) TH_LOG("%s", r->msg);
+		EXPECT_LT(r->before, r->after); /* and across the call */
+		EXPECT_EQ(EACCES, r->open_err);
+	}
+	munmap(r, sizeof(*r));
+}
+
+TEST(sigchld_handler_that_reaps_does_not_take_sandpits_children)
+{
+	struct sig_report *r = shared_page(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	for (int i = 0; i < 3; i++) {
+		memset(r, 0, sizeof(*r));
+		fflush(NULL);
+		pid_t p = fork();
+		if (p == 0)
+			_exit(sig_p(r));
+		int st;
+		ASSERT_EQ(p, waitpid(p, &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("attempt %d: P ended %#x", i, st);
+		EXPECT_EQ(0, r->rc) TH_LOG("%s", r->msg);
+		EXPECT_EQ(0, r->reaped);
+		EXPECT_EQ(EACCES, r->open_err);
+	}
+	munmap(r, sizeof(*r));
+}
+
+/* A handler the program installed before sandpit_start (a profiler's, a
+ * crash reporter's), whose own call (getppid) lands while a call of the
+ * program's is in flight (an open B refuses): it must not answer that
+ * call.  The kernel ran such a handler past sandpit's signal entry, in
+ * the middle of the request, and strict mode's open returned the
+ * handler's getppid. */
+static void on_alrm_ppid(int sig)
+{
+	(void)sig;
+	int e = errno;
+	ticks++;
+	handler_ppid = getppid();
+	errno = e;
+}
+
+static int handler_before_start(struct sig_report *r)
+{
+	static const char *rd[] = { "/tmp", NULL };
+	struct sandpit_options o = { .mode = suite_mode(), .allow_read = rd };
+	struct sigaction sa = { .sa_handler = on_alrm_ppid, .sa_flags = SA_RESTART };
+	sigaction(SIGALRM, &sa, NULL);
+	r->rc = sandpit_start(&o);
+	if (r->rc)
+		return 1;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < 8; i++) {
+		/* the handler lands in the program's own code too */
+		for (volatile int k = 0; k < 3000000; k++)
+			;
+		errno = 0;
+		int fd = open("/var", O_RDONLY);
+		if (fd != -1 || errno != EACCES) {
+			r->wrong++;
+			r->last_wrong = fd;
+		}
+	}
+	r->during = ticks;
+	r->after = handler_ppid;
+	return 0;
+}
+
+TEST(handler_installed_before_start_never_answers_an_interrupted_call)
+{
+	struct sig_report *r = shared_page(sizeof(*r));
+	ASSERT_NE(NULL, r);
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(handler_before_start(r));
+	int st;
+	ASSERT_EQ(p, waitpid(p, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("P ended %#x (start %d)", st, r->rc);
+	TH_LOG("%ld handler runs; %d of 8 opens answered otherwise (last %ld; the handler's getppid %ld)",
+	       r->during, r->wrong, r->last_wrong, r->after);
+	EXPECT_LT(0, r->during);
+	EXPECT_EQ(getpid(), r->after); /* the handler's call ran, in the sandbox */
+	EXPECT_EQ(0, r->wrong);
+	munmap(r, sizeof(*r));
+}
+
 TEST_HARNESS_MAIN
