@@ -44,7 +44,7 @@ MODE_TESTS := $(addprefix $(BUILD)/selftests/,rev7_test rev8_test rev_guard_test
                 answer_test unwind_test eintr_test nofile_test once_test fault_test \
                 rev4_test rev4_meta_test rev4_signal_test progs_test rev9_test rev10_test \
                 net_test rev11_test rev12_test rev13_test rev15_test rev16_test rev17_test rev18_test rev19_test rev20_test rev21_test \
-                start_failure_test)
+                start_failure_test rev21b_test)
 # `sandpit run` runs both modes itself: once as it is, once without FSGSBASE
 RUN_TESTS := $(addprefix $(BUILD)/selftests/,run_test run_command_test run_attack_test run_tiny_test \
                 run_plan_cache_test)

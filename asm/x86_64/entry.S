@@ -114,7 +114,7 @@ sandpit_syscall_stub:
 /* clone: keep U's registers where the new thread will find them (the
  * mailbox); it resumes at our return address with rax = 0 */
 3:	cmpl $0, sandpit_u_active(%rip)
-	je 1b
+	je 5f
 	mov %rbx, %gs:MB_CLONE_REGS + CR_RBX
 	mov %rbp, %gs:MB_CLONE_REGS + CR_RBP
 	mov %r12, %gs:MB_CLONE_REGS + CR_R12
@@ -132,6 +132,22 @@ sandpit_syscall_stub:
 	mov 8(%rsp), %rcx
 	mov %rcx, %gs:MB_CLONE_REGS + CR_RIP
 	jmp 1b
+/* clone with no sandbox (a start that failed after patching): with a
+ * stack of its own the new task cannot return through the frames below
+ * (they are on this one), so the call is made here, each task leaving by
+ * the return address, the child's put on its stack where the trampoline's
+ * red-zone step back leaves its rsp at the stack it asked for.  Without
+ * one the child has this stack, copied (the entry's C path) */
+5:	test %rsi, %rsi
+	je 1b
+	mov 8(%rsp), %rcx
+	mov %rcx, -STEP(%rsi)
+	lea -STEP(%rsi), %rsi
+	popfq
+	.cfi_adjust_cfa_offset -8
+	syscall
+	lea STEP(%rsi), %rsi
+	ret
 	.cfi_endproc
 	.size sandpit_syscall_stub, .-sandpit_syscall_stub
 

@@ -699,6 +699,31 @@ static void enter_seccomp(struct start *s)
 	}
 }
 
+/* The program's handlers installed before the start: the kernel would
+ * run them as they are, past sandpit's signal entry, in the middle of a
+ * request to T (whose mailbox a handler's own request overwrote: the
+ * interrupted call returned the handler's result).  Read while every
+ * signal is blocked, then installed again through the entry once the
+ * sandbox runs, as the program would install them then; the caller's
+ * mask back last, through the entry too. */
+static struct k_sigaction handlers_before[SIGTAB_N];
+
+static void keep_handlers(void)
+{
+	for (int sig = 1; sig < SIGTAB_N && sig <= 64; sig++)
+		if (sig == SIGKILL || sig == SIGSTOP ||
+		    raw(SYS_rt_sigaction, sig, 0, (long)&handlers_before[sig], 8, 0) < 0)
+			handlers_before[sig].handler = 0;
+}
+
+static void give_handlers_back(struct start *s)
+{
+	for (int sig = 1; sig < SIGTAB_N && sig <= 64; sig++)
+		if (handlers_before[sig].handler > 1) /* neither SIG_DFL nor SIG_IGN */
+			sandpit_entry(SYS_rt_sigaction, sig, (long)&handlers_before[sig], 0, 8, 0, 0);
+	sandpit_entry(SYS_rt_sigprocmask, SIG_SETMASK, (long)&s->caller_mask, 0, 8, 0, 0);
+}
+
 /* A start that failed before T runs: everything its steps made given
  * back, last first, so that the caller finds its process as it was but
  * for what cannot be taken back (docs/LIMITS.md): the capabilities and
@@ -744,6 +769,7 @@ static int give_back(struct start *s, int err)
 	}
 	tp = (struct trusted_process_config){ .notif_fd = -1 };
 	plan_cache_let_go();
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&s->caller_mask, 0, 8, 0);
 	return err;
 }
 
@@ -762,6 +788,17 @@ int sandpit_start(const struct sandpit_options *opts)
 	start_errbuf[0] = 0;
 	if (started)
 		return start_fail(-EBUSY, "sandpit_start: the sandbox is already running");
+	/* no handler of the program's runs while start-up patches its code
+	 * (it would run code half written) or makes and reaps its children
+	 * (a SIGCHLD handler's waitpid(-1) took B's intermediate child, and
+	 * no start ever succeeded); what comes meanwhile is delivered once
+	 * the caller's mask is back, when T runs or the start has failed.
+	 * The raw call: glibc's sigprocmask leaves its own two open.  The
+	 * faults' signals stay open: blocked, a fault kills (sandpit asks
+	 * itself things by one, sandpit_ask_self) */
+	uint64_t all = ~0ull & ~(1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) | 1ull << (SIGFPE - 1) |
+				  1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1) | 1ull << (SIGSYS - 1));
+	raw(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&s.caller_mask, 8, 0);
 	plan_cache_hold(); /* until T: after it, never a descriptor of sandpit's below the block */
 	if ((r = check_caller(&s)) < 0 || (r = build_policy(&s)) < 0 || (r = build_table(&s)) < 0 ||
 	    (r = start_map_secure_memory(&s)) < 0 || (r = make_descriptors(&s)) < 0 ||
@@ -785,8 +822,10 @@ int sandpit_start(const struct sandpit_options *opts)
 	/* ---- point of no return: T runs */
 	hand_over_to_b();
 	start_seal_secure_memory(&s);
+	keep_handlers();
 	set_up_thread(&s);
 	enter_seccomp(&s);
+	give_handlers_back(&s);
 	started = 1;
 	mode_in_force = s.mode;
 	return 0;

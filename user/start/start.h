@@ -43,6 +43,7 @@ struct start {
 	 * give_back): N made, P's copy of its listener, B forked, B named
 	 * ptracer, the handler table */
 	int n_made, n_held, b_forked, ptracer;
+	uint64_t caller_mask;           /* the caller's signal mask, while start-up blocks all */
 	void *sigtab;
 	struct patch_config pc;
 	struct patch_stats ps;

@@ -92,19 +92,41 @@ static int leave_native(void *ctx, long nr)
 }
 
 
+/* Every trampoline region this process's starts have made: a start that
+ * failed after patching leaves its trampolines in use (the patched sites
+ * jump there), and the next start, which finds those sites patched and
+ * makes no trampolines for them, must protect them too (invariant 3).
+ * Past SM_MAX_RANGES only counted: such a start then has too many ranges
+ * and fails (start_finish_patching). */
+static uintptr_t made[SM_MAX_RANGES][2];
+static unsigned nmade;
+
+static void note_region(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+	if (nmade < SM_MAX_RANGES) {
+		made[nmade][0] = lo;
+		made[nmade][1] = hi;
+	}
+	nmade++;
+	start_add_range(ctx, lo, hi);
+}
+
 /* Every executable mapping (or those sandpit_patch_only names, and the
- * vDSO); each trampoline region becomes a protected range.  The result is
+ * vDSO); each trampoline region becomes a protected range, with those of
+ * an earlier start that failed.  The result is
  * judged once B is up (finish_patching). */
 void start_patch_code(struct start *s)
 {
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	for (unsigned i = 0; i < nmade; i++)
+		start_add_range(s->sp, i < SM_MAX_RANGES ? made[i][0] : 0, i < SM_MAX_RANGES ? made[i][1] : 0);
 	int strict = s->mode == SANDPIT_MODE_STRICT;
 	s->pc = (struct patch_config){ .stub = (uintptr_t)sandpit_syscall_stub,
 				       .rdtsc_stub = strict ? (uintptr_t)sandpit_rdtsc_stub : 0,
 				       .rdtscp_stub = strict ? (uintptr_t)sandpit_rdtscp_stub : 0,
 				       .skip_lo = (uintptr_t)__start_sandpit_text,
 				       .skip_hi = (uintptr_t)__stop_sandpit_text,
-				       .on_region = start_add_range, .ctx = s->sp,
+				       .on_region = note_region, .ctx = s->sp,
 				       .leave_native = s->mode == SANDPIT_MODE_FILTER ? leave_native
 										: NULL,
 				       .want = nonly ? want_module : NULL };

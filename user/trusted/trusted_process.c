@@ -165,7 +165,9 @@ int trusted_process_check_ptrace(int fd)
 {
 	char go = 1;
 	int r;
-	if (write(fd, &go, 1) != 1 || read(fd, &r, sizeof(r)) != sizeof(r))
+	/* MSG_NOSIGNAL: B gone is this call's -EPIPE, never the program's
+	 * SIGPIPE (which would end it inside sandpit_start) */
+	if (send(fd, &go, 1, MSG_NOSIGNAL) != 1 || read(fd, &r, sizeof(r)) != sizeof(r))
 		return -EPIPE;
 	return r;
 }
@@ -196,7 +198,7 @@ void trusted_process_end(int fd, pid_t b)
 int trusted_process_t_next(int fd)
 {
 	char next = 'T';
-	return write(fd, &next, 1) == 1 ? 0 : -EPIPE;
+	return send(fd, &next, 1, MSG_NOSIGNAL) == 1 ? 0 : -EPIPE; /* as above */
 }
 
 int trusted_process_reap(pid_t mid)

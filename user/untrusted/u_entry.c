@@ -231,11 +231,31 @@ static long dispatch(long nr, const long a[6])
 	return r;
 }
 
+/* No sandbox (a start that failed after patching): the call made as it
+ * is, from here, but for the new tasks that would share this stack and
+ * return through the frames on it, which the parent still needs: vfork
+ * made as fork, a clone that shares memory and waits for the child
+ * without a stack of its own as one that copies it (what the program may
+ * do in such a child, exec or _exit, it does the same), and clone3,
+ * whose stack this path cannot give the child, refused with ENOSYS as
+ * the sandbox refuses it, so that libc uses clone (made in the stub). */
+static long no_sandbox_call(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	enum { CLONE_VM_ = 0x100, CLONE_VFORK_ = 0x4000 };
+	if (nr == __NR_clone3)
+		return -38; /* ENOSYS */
+	if (nr == __NR_vfork)
+		nr = __NR_fork;
+	if (nr == __NR_clone && !a1 && (a0 & CLONE_VFORK_))
+		a0 &= ~(long)(CLONE_VM_ | CLONE_VFORK_);
+	return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, a5);
+}
+
 long sandpit_entry_from(long nr, long a0, long a1, long a2, long a3, long a4, long a5,
 			long caller)
 {
 	if (!__atomic_load_n(&sandpit_u_active, __ATOMIC_RELAXED))
-		return sandpit_raw_syscall6(nr, a0, a1, a2, a3, a4, a5);
+		return no_sandbox_call(nr, a0, a1, a2, a3, a4, a5);
 	/* a handler's calls in between have callers of their own */
 	struct u_state *st = u_self();
 	uint64_t outer = st->caller;
