@@ -320,25 +320,30 @@ static int wait_child(pid_t child, int may_filter)
  * subreaper) end once P has; they are reaped here, so that nothing of the
  * run outlives the command: B ended about a millisecond after it, and
  * under a PID 1 that reaps nothing (a container's, this machine's) each
- * run left two zombies for good.  Bounded: one still there after 5 s is
- * said and left to init. */
-#define REAP_MS 5000
+ * run left two zombies for good.  A blocking wait, each one as it ends;
+ * bounded by an alarm: one still there after 5 s is said and left to
+ * init. */
+#define REAP_S 5
+static volatile sig_atomic_t reap_late;
+static void reap_alarm(int sig)
+{
+	(void)sig;
+	reap_late = 1;
+}
+
 static void reap_helpers(void)
 {
-	for (int ms = 0;;) {
-		pid_t r = waitpid(-1, NULL, __WALL | WNOHANG);
-		if (r > 0 || (r < 0 && errno == EINTR))
-			continue;
-		if (r < 0)
-			return; /* ECHILD: none left */
-		if (ms++ == REAP_MS) {
-			fprintf(stderr, "sandpit: a process of sandpit's has not ended %d s after the "
-					"program; left running\n",
-				REAP_MS / 1000);
-			return;
-		}
-		usleep(1000);
-	}
+	struct sigaction sa = { .sa_handler = reap_alarm }; /* no SA_RESTART: the wait ends */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(REAP_S);
+	pid_t r;
+	while ((r = waitpid(-1, NULL, __WALL)) > 0 || (r < 0 && errno == EINTR && !reap_late))
+		;
+	alarm(0);
+	if (reap_late)
+		fprintf(stderr, "sandpit: a process of sandpit's has not ended %d s after the "
+				"program; left running\n",
+			REAP_S);
 }
 
 /* Without --log, a program that fails after refusals gets one closing

@@ -157,6 +157,10 @@ static struct policy *policy;
 static struct trusted_process_config tp;
 
 
+
+/* the signals the caller had handlers for as it called (SigCgt) */
+static uint64_t caught_before = ~0ull;
+
 /* B reads P and its threads in /proc under the numbers they see as their
  * pids, and a grant of /proc/self means /proc/<P's pid>: a /proc of
  * another pid namespace (one made without a /proc of its own) shows other
@@ -211,6 +215,12 @@ static int proc_is_ours(int *threads)
 	char *th_end = NULL;
 	long th_n = th ? strtol(th + 10, &th_end, 10) : 0;
 	*threads = th && *th_end == '\n' && th_n > 0 && th_n < INT_MAX ? (int)th_n : 0;
+	/* the signals with a handler (keep_handlers), from the same read: a
+	 * line read whole, else every signal asked */
+	const char *cg = strstr(st, "\nSigCgt:\t");
+	char *cg_end = NULL;
+	unsigned long long cg_v = cg ? strtoull(cg + 9, &cg_end, 16) : 0;
+	caught_before = cg && cg_end == cg + 9 + 16 && *cg_end == '\n' ? cg_v : ~0ull;
 	const char *ns = strstr(st, "\nNSpid:");
 	if (!ns && !whole)
 		return start_fail(-EOPNOTSUPP, "sandpit_start: /proc/self/status is longer than sandpit "
@@ -708,10 +718,13 @@ static void enter_seccomp(struct start *s)
  * mask back last, through the entry too. */
 static struct k_sigaction handlers_before[SIGTAB_N];
 
+/* only those the kernel lists as caught (SigCgt, read with the thread
+ * count: the caller's one thread changes none of them meanwhile) are
+ * asked: 64 calls at every start otherwise */
 static void keep_handlers(void)
 {
 	for (int sig = 1; sig < SIGTAB_N && sig <= 64; sig++)
-		if (sig == SIGKILL || sig == SIGSTOP ||
+		if (sig == SIGKILL || sig == SIGSTOP || !(caught_before >> (sig - 1) & 1) ||
 		    raw(SYS_rt_sigaction, sig, 0, (long)&handlers_before[sig], 8, 0) < 0)
 			handlers_before[sig].handler = 0;
 }
