@@ -869,7 +869,9 @@ static void others_mapping(unsigned long ino, int fd)
 		closedir(d);
 }
 
-ssize_t write(int fd, const void *buf, size_t n)
+/* P's T-next byte, sent on its end of T<->B (send, MSG_NOSIGNAL; a
+ * write before): P killed there */
+static void kill_at_t_next(int fd, const void *buf, size_t n)
 {
 	if (tno && tno->armed && n == 1 && *(const char *)buf == 'T' && fd >= 1024) {
 		tno->armed = 0;
@@ -879,7 +881,18 @@ ssize_t write(int fd, const void *buf, size_t n)
 		tno->hit = 1;
 		raise(SIGKILL);
 	}
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	kill_at_t_next(fd, buf, n);
 	return syscall(SYS_write, fd, buf, n);
+}
+
+ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	kill_at_t_next(fd, buf, n);
+	return syscall(SYS_sendto, fd, buf, n, flags, NULL, 0);
 }
 
 static int alive(pid_t pid)
